@@ -1,0 +1,110 @@
+"""Per-joint actuator parameters as arrays, the form the tensor functions and :class:`ActuatorChain` consume.
+
+Each field is ``(J,)`` (one value per joint, shared by all envs) or ``(E, J)`` (per-env, e.g. randomized gains). The
+dataclass is frozen: swap a field with ``dataclasses.replace`` or write rows of an ``(E, J)`` array in place
+(``params.kp[env_ids] = sampled``) after :meth:`JointParams.expand`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, fields, replace
+from typing import Any, Literal
+
+import numpy as np
+
+from realgap.actuators._xp import Array, as_like, is_torch
+from realgap.actuators.spec import ActuatorSpec
+
+
+@dataclass(frozen=True)
+class JointParams:
+    """Actuator parameters per joint (or per env and joint).
+
+    Attributes:
+        kp: Stiffness, N·m/rad.
+        kd: Damping, N·m·s/rad.
+        peak_torque: Peak/stall torque ``τ_peak`` (envelope box), N·m.
+        no_load_speed: ``ω_0`` of the stall line, rad/s; ``inf`` where the spec has none (box only).
+        coulomb_friction: ``f_c``, N·m.
+        viscous_friction: ``f_v``, N·m·s/rad.
+        friction_velocity_scale: ``v_s``, rad/s.
+
+    Shape:
+        Every field ``(J,)`` or ``(E, J)``, same ``J``, same backend.
+    """
+
+    kp: Array
+    kd: Array
+    peak_torque: Array
+    no_load_speed: Array
+    coulomb_friction: Array
+    viscous_friction: Array
+    friction_velocity_scale: Array
+
+    def __post_init__(self) -> None:
+        n = self.kp.shape[-1]
+        backend = is_torch(self.kp)
+        for f in fields(self):
+            a = getattr(self, f.name)
+            if is_torch(a) != backend:
+                raise ValueError(f"JointParams.{f.name}: mixes numpy and torch arrays")
+            if a.ndim not in (1, 2) or a.shape[-1] != n:
+                raise ValueError(f"JointParams.{f.name}: shape {tuple(a.shape)} must be ({n},) or (num_envs, {n})")
+
+    @property
+    def num_joints(self) -> int:
+        """``J``."""
+        return int(self.kp.shape[-1])
+
+    @classmethod
+    def from_specs(
+        cls,
+        specs: Sequence[ActuatorSpec],
+        *,
+        backend: Literal["numpy", "torch"] = "numpy",
+        device: Any = None,
+        dtype: Any = None,
+    ) -> JointParams:
+        """Stack one spec per joint (e.g. from :func:`realgap.actuators.spec.resolve_joint_specs`) into ``(J,)`` arrays.
+
+        Args:
+            specs: The spec of each joint, in the simulator's joint order.
+            backend: ``"numpy"`` (float64 by default) or ``"torch"`` (float32 by default; torch is imported here,
+                only when asked for).
+            device: Torch device.
+            dtype: Array dtype override.
+        """
+        if not specs:
+            raise ValueError("JointParams.from_specs needs at least one joint spec")
+        columns = {
+            "kp": [s.kp for s in specs],
+            "kd": [s.kd for s in specs],
+            "peak_torque": [s.peak_torque for s in specs],
+            "no_load_speed": [math.inf if s.no_load_speed is None else s.no_load_speed for s in specs],
+            "coulomb_friction": [s.coulomb_friction for s in specs],
+            "viscous_friction": [s.viscous_friction for s in specs],
+            "friction_velocity_scale": [s.friction_velocity_scale for s in specs],
+        }
+        if backend == "torch":
+            import torch
+
+            dt = dtype or torch.get_default_dtype()
+            return cls(**{k: torch.tensor(v, dtype=dt, device=device) for k, v in columns.items()})
+        if backend != "numpy":
+            raise ValueError(f"backend must be 'numpy' or 'torch', got {backend!r}")
+        return cls(**{k: np.asarray(v, dtype=dtype or np.float64) for k, v in columns.items()})
+
+    def expand(self, num_envs: int) -> JointParams:
+        """Per-env copies ``(E, J)`` of every field, ready for per-env randomization (rows written in place)."""
+        out = {}
+        for f in fields(self):
+            a = getattr(self, f.name)
+            shape = (num_envs, self.num_joints)
+            out[f.name] = a.expand(shape).clone() if is_torch(a) else np.broadcast_to(a, shape).copy()
+        return replace(self, **out)
+
+    def to_like(self, ref: Array) -> JointParams:
+        """The same parameters in ``ref``'s backend, dtype and device."""
+        return replace(self, **{f.name: as_like(getattr(self, f.name), ref) for f in fields(self)})

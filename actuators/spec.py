@@ -1,0 +1,297 @@
+"""Datasheet-level actuator specification: gearbox, torque/speed envelope, friction, latency, PD gains.
+
+Every number is at the *joint* (output) side: torques in N·m (N for a prismatic joint), speeds in rad/s (m/s),
+inertias in kg·m² (kg). The spec only validates; it never rewrites a field (derived values are properties).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+from realgap.actuators.models import explicit_pd_stability_margin
+
+
+def _require(ok: bool, owner: str, field: str, value: object, rule: str) -> None:
+    if not ok:
+        raise ValueError(f"{owner}: {field} {rule}, got {value!r}")
+
+
+def _finite(x: float) -> bool:
+    return isinstance(x, int | float) and math.isfinite(x)
+
+
+@dataclass(frozen=True)
+class Gearbox:
+    """A rotor followed by ``k`` reduction stages, for the reflected inertia (MuJoCo ``armature``) at the joint.
+
+    Convention: shaft 0 carries the rotor; stage ``i`` (1-based) reduces speed by ``N_i`` from shaft ``i-1`` to shaft
+    ``i``; shaft ``k`` is the joint. ``stage_inertias[i]`` is the inertia spinning with shaft ``i`` (``I_0`` the
+    rotor, then e.g. the planet carrier of each stage). Kinetic energy gives
+
+        J_reflected = sum_i I_i · (prod_{m > i} N_m)²,        total ratio N = prod_m N_m,
+
+    so a single stage with rotor inertia I_m gives N²·I_m. (mjlab writes the same sum with a leading ratio of 1 for
+    the rotor shaft.)
+
+    Attributes:
+        stage_ratios: ``(N_1, ..., N_k)``, each > 0 (input turns per output turn).
+        stage_inertias: ``(I_0, ..., I_k)``, kg·m², each >= 0; one more entry than ``stage_ratios``.
+    """
+
+    stage_ratios: tuple[float, ...]
+    stage_inertias: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        _require(len(self.stage_ratios) >= 1, "Gearbox", "stage_ratios", self.stage_ratios, "needs at least one stage")
+        _require(
+            len(self.stage_inertias) == len(self.stage_ratios) + 1,
+            "Gearbox",
+            "stage_inertias",
+            self.stage_inertias,
+            f"needs len(stage_ratios) + 1 = {len(self.stage_ratios) + 1} entries (rotor first)",
+        )
+        for i, n in enumerate(self.stage_ratios):
+            _require(_finite(n) and n > 0, "Gearbox", f"stage_ratios[{i}]", n, "must be a finite ratio > 0")
+        for i, inertia in enumerate(self.stage_inertias):
+            _require(_finite(inertia) and inertia >= 0, "Gearbox", f"stage_inertias[{i}]", inertia, "must be >= 0")
+
+    @classmethod
+    def single(cls, ratio: float, rotor_inertia: float) -> Gearbox:
+        """One stage of ratio ``N`` after a rotor of inertia ``I_m`` (kg·m²): reflected inertia ``N²·I_m``."""
+        return cls(stage_ratios=(ratio,), stage_inertias=(rotor_inertia, 0.0))
+
+    @property
+    def ratio(self) -> float:
+        """Total reduction ``N = prod_i N_i`` (rotor turns per joint turn)."""
+        return math.prod(self.stage_ratios)
+
+    @property
+    def reflected_inertia(self) -> float:
+        """``sum_i I_i · (prod_{m>i} N_m)²``, kg·m² at the joint."""
+        total = 0.0
+        for i, inertia in enumerate(self.stage_inertias):
+            total += inertia * math.prod(self.stage_ratios[i:]) ** 2
+        return total
+
+
+@dataclass(frozen=True)
+class PDGains:
+    """PD gains given directly: ``kp`` in N·m/rad (N/m), ``kd`` in N·m·s/rad (N·s/m)."""
+
+    kp: float
+    kd: float
+
+    def __post_init__(self) -> None:
+        _require(_finite(self.kp) and self.kp >= 0, "PDGains", "kp", self.kp, "must be >= 0")
+        _require(_finite(self.kd) and self.kd >= 0, "PDGains", "kd", self.kd, "must be >= 0")
+
+
+@dataclass(frozen=True)
+class BandwidthGains:
+    """PD gains from a closed-loop natural frequency and damping ratio on an inertia ``J``.
+
+    With ``ω = 2π·natural_freq_hz``: ``kp = J·ω²`` and ``kd = 2·ζ·J·ω``, i.e. the joint modelled as ``J·q̈ = τ``
+    has poles at ``ω`` with damping ratio ``ζ``. ``inertia="reflected"`` uses the gearbox's reflected inertia only
+    (mjlab's rule; with it the explicit stability margin is ``(ω·dt)²/4 + ζ·ω·dt``, independent of ``J``);
+    ``"total"`` adds :attr:`ActuatorSpec.link_inertia`.
+
+    Attributes:
+        natural_freq_hz: Natural frequency, Hz, > 0.
+        damping_ratio: Damping ratio ζ, > 0.
+        inertia: Which inertia ``J`` the gains are sized for.
+    """
+
+    natural_freq_hz: float
+    damping_ratio: float
+    inertia: Literal["reflected", "total"] = "reflected"
+
+    def __post_init__(self) -> None:
+        f, z = self.natural_freq_hz, self.damping_ratio
+        _require(_finite(f) and f > 0, "BandwidthGains", "natural_freq_hz", f, "must be > 0")
+        _require(_finite(z) and z > 0, "BandwidthGains", "damping_ratio", z, "must be > 0")
+        _require(self.inertia in ("reflected", "total"), "BandwidthGains", "inertia", self.inertia, "must be "
+                 "'reflected' or 'total'")  # fmt: skip
+
+    def resolve(self, inertia: float) -> PDGains:
+        """``PDGains(kp=J·ω², kd=2·ζ·J·ω)`` for ``J = inertia`` (kg·m²)."""
+        omega = 2.0 * math.pi * self.natural_freq_hz
+        return PDGains(kp=inertia * omega**2, kd=2.0 * self.damping_ratio * inertia * omega)
+
+
+@dataclass(frozen=True)
+class ActuatorSpec:
+    """One joint actuator (drive + gearbox) from datasheet numbers, at the joint side.
+
+    Torque envelope (see :func:`realgap.actuators.models.torque_speed_bounds`): instantaneous motoring torque is
+    bounded by the stall line ``τ_peak·(1 − |q̇|/ω_0)`` clipped to ``[0, τ_peak]``; braking (torque against the
+    velocity) up to ``τ_peak`` is always allowed. ``continuous_torque`` is the thermal (RMS) rating: validated and
+    exported, not used to clip. Friction ``τ_f = −(f_c·tanh(q̇/v_s) + f_v·q̇)``.
+
+    Attributes:
+        name: Group name, e.g. ``"g1_7520_22"``.
+        joint_names_expr: Regexes (``re.fullmatch``) selecting the joints this spec drives.
+        peak_torque: Peak (stall) torque ``τ_peak``, N·m, > 0. Box limit of the envelope.
+        continuous_torque: Continuous (RMS, thermal) torque, N·m, in ``(0, peak_torque]``.
+        velocity_limit: Joint velocity limit for the simulator, rad/s, > 0.
+        gains: :class:`PDGains` or :class:`BandwidthGains`.
+        gearbox: Rotor + stages; gives the reflected inertia. Exactly one of ``gearbox`` / ``armature``.
+        armature: Reflected inertia given directly, kg·m², >= 0 (when no gear data is published).
+        no_load_speed: ``ω_0``, rad/s, > 0, where the stall line reaches zero torque; ``None``: box limit only.
+        link_inertia: Lower bound of the link-side inertia about the joint axis, kg·m², >= 0. Used by
+            ``BandwidthGains(inertia="total")`` and the explicit-integration stability check, never by the simulator.
+        coulomb_friction: ``f_c``, N·m, >= 0.
+        viscous_friction: ``f_v``, N·m·s/rad, >= 0.
+        friction_velocity_scale: ``v_s`` of the tanh-smoothed Coulomb term, rad/s, > 0. Its slope ``f_c/v_s`` acts
+            as damping at rest and enters the stability check.
+        latency_range_s: ``(min, max)`` command latency, s, ``0 <= min <= max``.
+    """
+
+    name: str
+    joint_names_expr: tuple[str, ...]
+    peak_torque: float
+    continuous_torque: float
+    velocity_limit: float
+    gains: PDGains | BandwidthGains
+    gearbox: Gearbox | None = None
+    armature: float | None = None
+    no_load_speed: float | None = None
+    link_inertia: float = 0.0
+    coulomb_friction: float = 0.0
+    viscous_friction: float = 0.0
+    friction_velocity_scale: float = 0.1
+    latency_range_s: tuple[float, float] = (0.0, 0.0)
+
+    def __post_init__(self) -> None:
+        who = f"ActuatorSpec '{self.name}'"
+        _require(len(self.joint_names_expr) > 0, who, "joint_names_expr", self.joint_names_expr, "must not be empty")
+        for expr in self.joint_names_expr:
+            try:
+                re.compile(expr)
+            except re.error as err:
+                raise ValueError(f"{who}: joint_names_expr {expr!r} is not a valid regex ({err})") from err
+        positive = {
+            "peak_torque [N·m]": self.peak_torque,
+            "continuous_torque [N·m]": self.continuous_torque,
+            "velocity_limit [rad/s]": self.velocity_limit,
+            "friction_velocity_scale [rad/s]": self.friction_velocity_scale,
+        }
+        if self.no_load_speed is not None:
+            positive["no_load_speed [rad/s]"] = self.no_load_speed
+        non_negative = {
+            "link_inertia [kg·m²]": self.link_inertia,
+            "coulomb_friction [N·m]": self.coulomb_friction,
+            "viscous_friction [N·m·s/rad]": self.viscous_friction,
+        }
+        if self.armature is not None:
+            non_negative["armature [kg·m²]"] = self.armature
+        for field, value in positive.items():
+            _require(_finite(value) and value > 0, who, field, value, "must be > 0")
+        for field, value in non_negative.items():
+            _require(_finite(value) and value >= 0, who, field, value, "must be >= 0")
+        _require(self.continuous_torque <= self.peak_torque, who, "continuous_torque [N·m]", self.continuous_torque,
+                 f"must not exceed peak_torque ({self.peak_torque} N·m)")  # fmt: skip
+        _require(isinstance(self.gains, PDGains | BandwidthGains), who, "gains", self.gains,
+                 "must be PDGains or BandwidthGains")  # fmt: skip
+        _require((self.gearbox is None) != (self.armature is None), who, "gearbox/armature",
+                 (self.gearbox, self.armature), "needs exactly one of the two")  # fmt: skip
+        _require(len(self.latency_range_s) == 2, who, "latency_range_s", self.latency_range_s, "must be (min, max)")
+        lo, hi = self.latency_range_s
+        _require(_finite(lo) and lo >= 0, who, "latency_range_s min [s]", lo, "must be >= 0")
+        _require(_finite(hi) and hi >= lo, who, "latency_range_s max [s]", hi, f"must be >= min ({lo} s)")
+        if isinstance(self.gains, BandwidthGains):
+            j = self.reflected_inertia if self.gains.inertia == "reflected" else self.total_inertia
+            _require(j > 0, who, f"{self.gains.inertia} inertia [kg·m²]", j, "must be > 0 to derive gains from a "
+                     "bandwidth")  # fmt: skip
+
+    @property
+    def reflected_inertia(self) -> float:
+        """Reflected rotor/gear inertia at the joint (MuJoCo ``armature``), kg·m²."""
+        return self.gearbox.reflected_inertia if self.gearbox is not None else float(self.armature)
+
+    @property
+    def total_inertia(self) -> float:
+        """``reflected_inertia + link_inertia``, kg·m²: the smallest inertia the joint can present."""
+        return self.reflected_inertia + self.link_inertia
+
+    @property
+    def pd_gains(self) -> PDGains:
+        """Resolved gains (``kp`` N·m/rad, ``kd`` N·m·s/rad)."""
+        if isinstance(self.gains, PDGains):
+            return self.gains
+        j = self.reflected_inertia if self.gains.inertia == "reflected" else self.total_inertia
+        return self.gains.resolve(j)
+
+    @property
+    def kp(self) -> float:
+        """Proportional gain, N·m/rad."""
+        return self.pd_gains.kp
+
+    @property
+    def kd(self) -> float:
+        """Derivative gain, N·m·s/rad."""
+        return self.pd_gains.kd
+
+    def friction_slope(self) -> float:
+        """``dτ_f/dq̇`` magnitude at rest, ``f_c/v_s + f_v`` (N·m·s/rad): the damping the friction model adds."""
+        return self.coulomb_friction / self.friction_velocity_scale + self.viscous_friction
+
+    def explicit_stability_margin(self, dt: float, *, include_friction: bool = True) -> float:
+        """Explicit-PD stability margin on :attr:`total_inertia` (stable iff < 1), see
+        :func:`realgap.actuators.models.explicit_pd_stability_margin`."""
+        kd = self.kd + (self.friction_slope() if include_friction else 0.0)
+        return float(explicit_pd_stability_margin(self.kp, kd, self.total_inertia, dt))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-dict form (JSON/YAML-safe) for run folders and exported policy metadata."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ActuatorSpec:
+        """Inverse of :meth:`to_dict` (lists become tuples; unknown keys raise ``TypeError``)."""
+        d = dict(data)
+        g = dict(d.pop("gains"))
+        gains: PDGains | BandwidthGains = PDGains(**g) if "kp" in g else BandwidthGains(**g)
+        gb = d.pop("gearbox", None)
+        gearbox = None if gb is None else Gearbox(tuple(gb["stage_ratios"]), tuple(gb["stage_inertias"]))
+        d["joint_names_expr"] = tuple(d["joint_names_expr"])
+        if "latency_range_s" in d:
+            d["latency_range_s"] = tuple(d["latency_range_s"])
+        return cls(gains=gains, gearbox=gearbox, **d)
+
+
+def check_explicit_stability(specs: Sequence[ActuatorSpec], dt: float, *, include_friction: bool = True) -> None:
+    """Raise ``ValueError`` naming every spec whose explicit PD (+ friction slope) is unstable at step ``dt`` (s)."""
+    bad = []
+    for s in specs:
+        margin = s.explicit_stability_margin(dt, include_friction=include_friction)
+        if margin >= 1.0:
+            slope = s.friction_slope() if include_friction else 0.0
+            bad.append(
+                f"'{s.name}' (kp={s.kp:.4g}, kd={s.kd:.4g}, friction slope={slope:.4g}, J={s.total_inertia:.4g} kg·m²)"
+                f": margin {margin:.3f} >= 1"
+            )
+    if bad:
+        raise ValueError(
+            f"explicit PD at dt={dt} s blows up for: " + "; ".join(bad)
+            + ". Need (kp·dt² + 2·(kd + f_c/v_s + f_v)·dt) / (4·J) < 1: lower kd, raise friction_velocity_scale, "
+            "use a smaller dt or implicit PD."
+        )  # fmt: skip
+
+
+def resolve_joint_specs(joint_names: Sequence[str], actuators: Mapping[str, ActuatorSpec]) -> list[ActuatorSpec]:
+    """The spec of each joint, matched by ``re.fullmatch`` against every spec's ``joint_names_expr``.
+
+    Raises:
+        ValueError: A joint matches no spec or more than one (names the joint and the specs).
+    """
+    out = []
+    for joint in joint_names:
+        hits = [key for key, s in actuators.items() if any(re.fullmatch(e, joint) for e in s.joint_names_expr)]
+        if len(hits) != 1:
+            raise ValueError(f"joint '{joint}' matches {len(hits)} actuator specs {hits}; expected exactly one")
+        out.append(actuators[hits[0]])
+    return out

@@ -1,0 +1,55 @@
+"""Run folders: where a training run writes its checkpoints, logs and the record of how it was made.
+
+Layout: ``<log_root>/<experiment>/<YYYY-mm-dd_HH-MM-SS>[_<run_name>]/`` holding ``model_<it>.pt``, ``progress.csv``,
+TensorBoard event files and ``params/`` (resolved env and agent configs, rates, git state, command line).
+
+A run folder is created only after every input has been validated and the env has been built, so bad input never
+leaves a half-written run behind.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def new_run_dir(log_root: str | Path, experiment: str, run_name: str = "") -> Path:
+    """Create and return a fresh, empty run folder."""
+    stamp = datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
+    name = f"{stamp}_{run_name}" if run_name else stamp
+    path = Path(log_root) / experiment / name
+    path.mkdir(parents=True, exist_ok=False)
+    return path
+
+
+def git_state(repo: Path = REPO_ROOT) -> dict[str, Any]:
+    """Commit, branch and whether the working tree has uncommitted changes (empty if not a git checkout)."""
+
+    def git(*args: str) -> str:
+        out = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=10)
+        return out.stdout.strip() if out.returncode == 0 else ""
+
+    commit = git("rev-parse", "HEAD")
+    if not commit:
+        return {}
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return {"commit": commit, "branch": git("rev-parse", "--abbrev-ref", "HEAD"), "dirty": bool(status),
+            "changed_files": status.splitlines()}  # fmt: skip
+
+
+def write_params(run_dir: Path, env_cfg: Any, agent_cfg: Any, extra: dict[str, Any] | None = None) -> None:
+    """Write the resolved configs, git state and command line into ``run_dir/params``."""
+    from isaaclab.utils.io import dump_yaml
+
+    params = run_dir / "params"
+    params.mkdir(exist_ok=True)
+    dump_yaml(str(params / "env.yaml"), env_cfg)
+    dump_yaml(str(params / "agent.yaml"), agent_cfg)
+    record = {"argv": sys.argv, "git": git_state()} | (extra or {})
+    (params / "run.json").write_text(json.dumps(record, indent=2, default=str))

@@ -1,0 +1,180 @@
+"""Humanoid balance: a Unitree G1 stands on flat ground and keeps its balance under random pushes.
+
+The MDP reads as a table: observations, actions, rewards, terminations, events and curriculum below are named,
+weighted terms. Designed to learn on a CPU (DESIGN.md "A naive balance setup does not learn on the CPU"): the zero
+action is the default stance held by the PD servos, the action scale is bounded, initial exploration noise is small
+(agent_cfg.py), survival is paid from the first step, and pushes grow with a curriculum up to the configured magnitude.
+"""
+
+from __future__ import annotations
+
+import isaaclab.envs.mdp as mdp
+from isaaclab.envs import ManagerBasedRLEnvCfg
+from isaaclab.managers import CurriculumTermCfg as CurrTerm
+from isaaclab.managers import EventTermCfg as EventTerm
+from isaaclab.managers import ObservationGroupCfg as ObsGroup
+from isaaclab.managers import ObservationTermCfg as ObsTerm
+from isaaclab.managers import RewardTermCfg as RewTerm
+from isaaclab.managers import SceneEntityCfg
+from isaaclab.managers import TerminationTermCfg as DoneTerm
+from isaaclab.scene import InteractiveSceneCfg
+from isaaclab.sim import SimulationCfg
+from isaaclab.utils import configclass
+from isaaclab.utils.noise import UniformNoiseCfg as Unoise
+
+from realgap.envs.physics import default_device, newton_physics
+from realgap.envs.robots.g1 import G1, G1_ROOT_HEIGHT
+from realgap.envs.scene import ground_cfg, robot_cfg
+from realgap.tasks.balance import mdp as balance_mdp
+
+FALL_HEIGHT = 0.45
+"""Root (pelvis) height below which the robot has fallen, m (stance 0.757 m; a deep squat stays above 0.55 m)."""
+FALL_TILT = 1.0
+"""Torso tilt from vertical beyond which the robot has fallen, rad (57°)."""
+PUSH_MPS = (0.3, 0.6)
+"""Default push: horizontal velocity change, m/s (a firm shove on a 33 kg robot: 10-20 N·s), every 3-5 s."""
+
+
+def g1_actuators() -> dict:
+    """Placeholder until the datasheet actuator chain lands: explicit PD (Isaac Lab path) with armature."""
+    from isaaclab.actuators import IdealPDActuatorCfg
+
+    groups = {
+        "legs": ([".*_hip_.*", ".*_knee_joint", "waist_.*"], 300.0, 5.0, 88.0),
+        "feet": ([".*_ankle_.*"], 300.0, 5.0, 50.0),
+        "arms": ([".*_shoulder_.*", ".*_elbow_.*", ".*_wrist_.*"], 100.0, 1.0, 25.0),
+    }
+    return {
+        name: IdealPDActuatorCfg(
+            joint_names_expr=expr, stiffness=kp, damping=kd, armature=0.01, actuator_effort_limit=lim
+        )
+        for name, (expr, kp, kd, lim) in groups.items()
+    }
+
+
+@configclass
+class BalanceSceneCfg(InteractiveSceneCfg):
+    ground = ground_cfg()
+    robot = robot_cfg(G1, actuators=g1_actuators())
+
+
+@configclass
+class ActionsCfg:
+    # Joint position targets around the default pose: a = 0 is "hold the stance". Scale 0.25 rad per unit action,
+    # clipped to +-1 rad so no single action can throw a joint across its range.
+    joint_pos = mdp.JointPositionActionCfg(
+        asset_name="robot", joint_names=[".*"], scale=0.25, use_default_offset=True, preserve_order=True,
+        clip={".*": (-1.0, 1.0)},
+    )  # fmt: skip
+
+
+@configclass
+class ObservationsCfg:
+    @configclass
+    class PolicyCfg(ObsGroup):
+        """What the robot measures (IMU + encoders), with sensor-like noise."""
+
+        base_ang_vel = ObsTerm(func=mdp.base_ang_vel, noise=Unoise(n_min=-0.2, n_max=0.2))  # rad/s, gyro
+        projected_gravity = ObsTerm(func=mdp.projected_gravity, noise=Unoise(n_min=-0.05, n_max=0.05))  # IMU tilt
+        joint_pos = ObsTerm(func=mdp.joint_pos_rel, noise=Unoise(n_min=-0.01, n_max=0.01))  # rad, encoder
+        joint_vel = ObsTerm(func=mdp.joint_vel_rel, noise=Unoise(n_min=-1.5, n_max=1.5))  # rad/s, differentiated
+        actions = ObsTerm(func=mdp.last_action)
+
+        enable_corruption: bool = True
+        concatenate_terms: bool = True
+
+    @configclass
+    class CriticCfg(ObsGroup):
+        """Privileged critic: noise-free state plus what the robot cannot measure (base velocity and height)."""
+
+        base_lin_vel = ObsTerm(func=mdp.base_lin_vel)
+        base_ang_vel = ObsTerm(func=mdp.base_ang_vel)
+        projected_gravity = ObsTerm(func=mdp.projected_gravity)
+        base_height = ObsTerm(func=mdp.base_pos_z)
+        joint_pos = ObsTerm(func=mdp.joint_pos_rel)
+        joint_vel = ObsTerm(func=mdp.joint_vel_rel)
+        actions = ObsTerm(func=mdp.last_action)
+
+        enable_corruption: bool = False
+        concatenate_terms: bool = True
+
+    policy: PolicyCfg = PolicyCfg()
+    critic: CriticCfg = CriticCfg()
+
+
+@configclass
+class RewardsCfg:
+    # -- task: stay up, upright, at stance height (paid from the first step: never worse than standing still)
+    alive = RewTerm(func=mdp.is_alive, weight=2.0)
+    fall = RewTerm(func=mdp.is_terminated, weight=-100.0)
+    upright = RewTerm(func=mdp.flat_orientation_l2, weight=-5.0)
+    base_height = RewTerm(func=mdp.base_height_l2, weight=-10.0, params={"target_height": G1_ROOT_HEIGHT})
+    # -- settle back to the stance after a push
+    stance = RewTerm(func=mdp.joint_deviation_l1, weight=-0.1)
+    base_ang_vel = RewTerm(func=mdp.ang_vel_xy_l2, weight=-0.05)
+    # -- effort and smoothness (what the motors and the gearboxes pay for)
+    torque = RewTerm(func=mdp.joint_torques_l2, weight=-1.0e-5)
+    joint_acc = RewTerm(func=mdp.joint_acc_l2, weight=-2.5e-7)
+    action_rate = RewTerm(func=mdp.action_rate_l2, weight=-0.01)
+    joint_limits = RewTerm(func=mdp.joint_pos_limits, weight=-1.0)
+
+
+@configclass
+class TerminationsCfg:
+    time_out = DoneTerm(func=mdp.time_out, time_out=True)
+    fall_height = DoneTerm(func=mdp.root_height_below_minimum, params={"minimum_height": FALL_HEIGHT})
+    fall_tilt = DoneTerm(func=mdp.bad_orientation, params={"limit_angle": FALL_TILT})
+
+
+@configclass
+class EventsCfg:
+    reset_base = EventTerm(
+        func=mdp.reset_root_state_uniform,
+        mode="reset",
+        params={"pose_range": {"x": (-0.1, 0.1), "y": (-0.1, 0.1), "yaw": (-3.14, 3.14)},
+                "velocity_range": {"x": (-0.1, 0.1), "y": (-0.1, 0.1)}},
+    )  # fmt: skip
+    reset_joints = EventTerm(
+        func=mdp.reset_joints_by_offset,
+        mode="reset",
+        params={"position_range": (-0.05, 0.05), "velocity_range": (0.0, 0.0)},
+    )
+    push = EventTerm(
+        func=balance_mdp.push_robot,
+        mode="interval",
+        interval_range_s=(3.0, 5.0),
+        params={"magnitude_mps": PUSH_MPS, "asset_cfg": SceneEntityCfg("robot")},
+    )
+
+
+@configclass
+class CurriculumCfg:
+    metrics = CurrTerm(func=balance_mdp.balance_metrics, params={"push_term": "push", "window": 512})
+    push_level = CurrTerm(
+        func=balance_mdp.push_curriculum, params={"push_term": "push", "metrics_term": "metrics", "initial_scale": 0.3}
+    )
+
+
+@configclass
+class BalanceEnvCfg(ManagerBasedRLEnvCfg):
+    """G1 balance under pushes. Physics 200 Hz, PD servo 200 Hz, policy 50 Hz, targets held between policy steps."""
+
+    sim: SimulationCfg = SimulationCfg(device=default_device(), dt=0.005, physics=newton_physics(njmax=100, nconmax=40))
+    scene: BalanceSceneCfg = BalanceSceneCfg(num_envs=256, env_spacing=2.5)
+    observations: ObservationsCfg = ObservationsCfg()
+    actions: ActionsCfg = ActionsCfg()
+    rewards: RewardsCfg = RewardsCfg()
+    terminations: TerminationsCfg = TerminationsCfg()
+    events: EventsCfg = EventsCfg()
+    curriculum: CurriculumCfg = CurriculumCfg()
+    decimation: int = 4
+    episode_length_s: float = 10.0
+
+
+@configclass
+class BalanceEnvCfg_PLAY(BalanceEnvCfg):
+    """Evaluation: the configured pushes at full magnitude from the start (no curriculum), no observation noise."""
+
+    scene: BalanceSceneCfg = BalanceSceneCfg(num_envs=32, env_spacing=2.5)
+    observations: ObservationsCfg = ObservationsCfg(policy=ObservationsCfg.PolicyCfg(enable_corruption=False))
+    curriculum: CurriculumCfg = CurriculumCfg(push_level=None)

@@ -1,0 +1,168 @@
+"""MDP terms of the balance task that Isaac Lab does not ship: random pushes with a recorded magnitude, the task
+metrics (survival to time-out, time to fall, push survived) and the push curriculum.
+
+Everything else in the task's MDP table comes from ``isaaclab.envs.mdp``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import torch
+from isaaclab.managers import ManagerTermBase, SceneEntityCfg
+
+if TYPE_CHECKING:
+    from isaaclab.envs import ManagerBasedRLEnv
+    from isaaclab.managers import CurriculumTermCfg, EventTermCfg
+
+
+def _curriculum_term(env: ManagerBasedRLEnv, name: str) -> ManagerTermBase:
+    """The class-based curriculum term instance registered under ``name`` (the manager has no getter for it)."""
+    manager = env.curriculum_manager
+    return manager._term_cfgs[manager.active_terms.index(name)].func
+
+
+class push_robot(ManagerTermBase):
+    """Push: add a horizontal velocity of random direction and magnitude to the root (an impulse of m·Δv).
+
+    The magnitude is ``U(min, max) · scale`` m/s with a uniformly random heading; ``scale`` in [0, 1] is what the push
+    curriculum moves (1 = the configured pushes). The largest push each env received in its current episode is kept in
+    :attr:`max_push` for the metrics.
+
+    Params:
+        magnitude_mps: (min, max) horizontal velocity change, m/s.
+        asset_cfg: The pushed articulation.
+    """
+
+    def __init__(self, cfg: EventTermCfg, env: ManagerBasedRLEnv):
+        super().__init__(cfg, env)
+        lo, hi = cfg.params["magnitude_mps"]
+        if not 0.0 <= lo <= hi:
+            raise ValueError(f"push magnitude_mps must satisfy 0 <= min <= max, got ({lo}, {hi}) m/s")
+        self.scale = 1.0
+        self.max_push = torch.zeros(env.num_envs, device=env.device)
+
+    def reset(self, env_ids: torch.Tensor | None = None) -> None:
+        if env_ids is None:
+            self.max_push.zero_()
+        else:
+            self.max_push[env_ids] = 0.0
+
+    def __call__(
+        self,
+        env: ManagerBasedRLEnv,
+        env_ids: torch.Tensor,
+        magnitude_mps: tuple[float, float],
+        asset_cfg: SceneEntityCfg = SceneEntityCfg("robot"),
+    ) -> None:
+        asset = env.scene[asset_cfg.name]
+        n = len(env_ids)
+        lo, hi = magnitude_mps
+        magnitude = (lo + (hi - lo) * torch.rand(n, device=env.device)) * self.scale
+        heading = 2.0 * math.pi * torch.rand(n, device=env.device)
+        vel_w = asset.data.root_vel_w.torch[env_ids].clone()
+        vel_w[:, 0] += magnitude * torch.cos(heading)
+        vel_w[:, 1] += magnitude * torch.sin(heading)
+        asset.write_root_velocity_to_sim_index(root_velocity=vel_w, env_ids=env_ids)
+        self.max_push[env_ids] = torch.maximum(self.max_push[env_ids], magnitude)
+
+
+class balance_metrics(ManagerTermBase):
+    """Task metrics over the episodes that ended, logged every iteration as ``Curriculum/metrics/<name>``.
+
+    Called by the curriculum manager before the ending envs are reset, so the termination buffers still describe the
+    episode that just ended. Statistics are running means over about the last ``window`` ended episodes (plain mean
+    until that many have ended, exponential weights after), so they are comparable across iterations whatever the
+    number of resets per iteration.
+
+    Logged:
+        survival_rate: fraction of ended episodes that reached the time-out (not fallen).
+        time_to_fall_s: mean time from reset to the fall, over fallen episodes, s.
+        push_survived_mps: mean of the largest push (m/s) in episodes that reached the time-out.
+        push_fell_mps: mean of the largest push (m/s) in episodes that ended with a fall.
+
+    Params:
+        push_term: Name of the :class:`push_robot` event term.
+        window: Effective number of episodes in the running means.
+    """
+
+    def __init__(self, cfg: CurriculumTermCfg, env: ManagerBasedRLEnv):
+        super().__init__(cfg, env)
+        self.window = float(cfg.params.get("window", 512))
+        self.start_step = torch.zeros(env.num_envs, dtype=torch.long, device=env.device)
+        self.stats = {"survival_rate": math.nan, "time_to_fall_s": math.nan, "push_survived_mps": math.nan,
+                      "push_fell_mps": math.nan}  # fmt: skip
+        self.counts = dict.fromkeys(self.stats, 0)
+
+    def _update(self, key: str, values: torch.Tensor) -> None:
+        """Running mean: the plain mean of all episodes until ``window`` have ended, exponential after that."""
+        n = values.numel()
+        if n == 0:
+            return
+        self.counts[key] += n
+        weight = min(1.0, n / min(self.counts[key], self.window))
+        batch_mean = float(values.float().mean())
+        old = 0.0 if math.isnan(self.stats[key]) else self.stats[key]
+        self.stats[key] = (1.0 - weight) * old + weight * batch_mean
+
+    def __call__(
+        self, env: ManagerBasedRLEnv, env_ids: torch.Tensor, push_term: str = "push", window: int = 512
+    ) -> dict[str, float]:
+        if env.common_step_counter == 0:  # the initial reset of all envs ends no episode
+            return self._defined()
+        timed_out = env.termination_manager.time_outs[env_ids]
+        fell = env.termination_manager.terminated[env_ids]
+        alive_s = (env.common_step_counter - self.start_step[env_ids]).float() * env.step_dt
+        push = env.event_manager.get_term_cfg(push_term).func.max_push[env_ids]
+        ended = timed_out | fell
+        self._update("survival_rate", timed_out[ended])
+        self._update("time_to_fall_s", alive_s[fell])
+        self._update("push_survived_mps", push[timed_out])
+        self._update("push_fell_mps", push[fell])
+        self.start_step[env_ids] = env.common_step_counter
+        return self._defined()
+
+    def _defined(self) -> dict[str, float]:
+        """The statistics seen at least once (an undefined one is left out of the logs rather than logged as NaN)."""
+        return {k: v for k, v in self.stats.items() if not math.isnan(v)}
+
+
+class push_curriculum(ManagerTermBase):
+    """Raise the push scale while the policy survives, lower it when it falls too often.
+
+    Every ``update_every`` policy steps: scale += step if survival_rate ≥ promote_above, scale -= step if survival_rate
+    < demote_below; clipped to [min_scale, 1]. Scale 1 is the configured pushes, which evaluation always uses.
+
+    Params:
+        push_term: Name of the :class:`push_robot` event term.
+        metrics_term: Name of the :class:`balance_metrics` curriculum term (computed before this one).
+    """
+
+    def __init__(self, cfg: CurriculumTermCfg, env: ManagerBasedRLEnv):
+        super().__init__(cfg, env)
+        self.last_update = 0
+        env.event_manager.get_term_cfg(cfg.params["push_term"]).func.scale = cfg.params.get("initial_scale", 0.0)
+
+    def __call__(
+        self,
+        env: ManagerBasedRLEnv,
+        env_ids: torch.Tensor,
+        push_term: str = "push",
+        metrics_term: str = "metrics",
+        initial_scale: float = 0.0,
+        min_scale: float = 0.0,
+        step: float = 0.1,
+        promote_above: float = 0.8,
+        demote_below: float = 0.5,
+        update_every: int = 24 * 5,
+    ) -> float:
+        push = env.event_manager.get_term_cfg(push_term).func
+        if env.common_step_counter - self.last_update >= update_every:
+            self.last_update = env.common_step_counter
+            survival = _curriculum_term(env, metrics_term).stats["survival_rate"]
+            if survival >= promote_above:
+                push.scale = min(1.0, push.scale + step)
+            elif survival < demote_below:
+                push.scale = max(min_scale, push.scale - step)
+        return push.scale
