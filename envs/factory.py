@@ -12,11 +12,59 @@ from collections.abc import Iterator
 from typing import Any
 
 from realgap.envs.physics import apply_device, resolve_device
+from realgap.envs.rates import RateSpec, load_rate_profile
 from realgap.tasks import check_task
 
 
+def _realgap_actuator_cfgs(env_cfg: Any) -> list[Any]:
+    """Every realgap actuator config in the scene (they carry the rates their chains are built for)."""
+    found = []
+    for name in dir(env_cfg.scene):
+        asset = getattr(env_cfg.scene, name, None)
+        for act in (getattr(asset, "actuators", None) or {}).values():
+            if hasattr(act, "rates") and hasattr(act, "specs"):
+                found.append(act)
+    return found
+
+
+def apply_rates(env_cfg: Any, rates: RateSpec) -> None:
+    """Set the physics step, the decimation and every actuator chain's rates of ``env_cfg`` from ``rates``.
+
+    The one place rates change, so the simulator, the env and the actuators cannot disagree.
+    """
+    env_cfg.rates = rates.to_dict()
+    env_cfg.sim.dt = rates.sim_dt
+    env_cfg.decimation = rates.decimation
+    env_cfg.sim.render_interval = rates.decimation
+    for act in _realgap_actuator_cfgs(env_cfg):
+        act.rates = rates.to_dict()
+
+
+def check_rates(env_cfg: Any) -> RateSpec:
+    """The env's :class:`RateSpec`, after checking the simulator, the env and the actuators all follow it.
+
+    Raises:
+        ValueError: A setting disagrees with the rate spec (names both values).
+    """
+    rates = RateSpec.from_dict(env_cfg.rates)
+    if abs(env_cfg.sim.dt - rates.sim_dt) > 1e-12:
+        raise ValueError(f"sim.dt = {env_cfg.sim.dt} s but the rate spec says physics {rates.physics_hz} Hz "
+                         f"(dt {rates.sim_dt} s); set rates with realgap.envs.factory.apply_rates")  # fmt: skip
+    if env_cfg.decimation != rates.decimation:
+        raise ValueError(f"decimation = {env_cfg.decimation} but the rate spec says {rates.decimation} "
+                         f"(physics {rates.physics_hz} Hz / policy {rates.policy_hz} Hz)")  # fmt: skip
+    for act in _realgap_actuator_cfgs(env_cfg):
+        if RateSpec.from_dict(act.rates) != rates:
+            raise ValueError(f"an actuator chain was built for rates {act.rates}, the env runs {rates.to_dict()}")
+    return rates
+
+
 def load_cfgs(
-    task: str, device: str | None = None, num_envs: int | None = None, seed: int | None = None
+    task: str,
+    device: str | None = None,
+    num_envs: int | None = None,
+    seed: int | None = None,
+    rates: str | None = None,
 ) -> tuple[Any, Any]:
     """Env and agent configs of ``task`` with the CLI overrides applied.
 
@@ -25,6 +73,7 @@ def load_cfgs(
         device: ``cpu``, ``cuda`` or ``cuda:N``; None picks CUDA when present, else the CPU.
         num_envs: Parallel environments; None keeps the task default.
         seed: Seed for the env and the agent; None keeps the agent config's seed.
+        rates: A rate profile name (``configs/rates/<name>.yaml``) or YAML path; None keeps the task's rates.
 
     Raises:
         UnknownTaskError: ``task`` is not registered (the message lists the registered ids).
@@ -46,6 +95,9 @@ def load_cfgs(
     if seed is not None:
         agent_cfg.seed = seed
     env_cfg.seed = agent_cfg.seed
+    if rates is not None:
+        apply_rates(env_cfg, load_rate_profile(rates))
+    check_rates(env_cfg)
     return env_cfg, agent_cfg
 
 

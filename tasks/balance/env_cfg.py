@@ -22,7 +22,10 @@ from isaaclab.sim import SimulationCfg
 from isaaclab.utils import configclass
 from isaaclab.utils.noise import UniformNoiseCfg as Unoise
 
+from realgap.actuators.datasheets import G1_ACTUATORS
+from realgap.actuators.lab import realgap_actuator_cfg
 from realgap.envs.physics import default_device, newton_physics
+from realgap.envs.rates import load_rate_profile
 from realgap.envs.robots.g1 import G1, G1_ROOT_HEIGHT
 from realgap.envs.scene import ground_cfg, robot_cfg
 from realgap.tasks.balance import mdp as balance_mdp
@@ -33,29 +36,16 @@ FALL_TILT = 1.0
 """Torso tilt from vertical beyond which the robot has fallen, rad (57°)."""
 PUSH_MPS = (0.3, 0.6)
 """Default push: horizontal velocity change, m/s (a firm shove on a 33 kg robot: 10-20 N·s), every 3-5 s."""
-
-
-def g1_actuators() -> dict:
-    """Placeholder until the datasheet actuator chain lands: explicit PD (Isaac Lab path) with armature."""
-    from isaaclab.actuators import IdealPDActuatorCfg
-
-    groups = {
-        "legs": ([".*_hip_.*", ".*_knee_joint", "waist_.*"], 300.0, 5.0, 88.0),
-        "feet": ([".*_ankle_.*"], 300.0, 5.0, 50.0),
-        "arms": ([".*_shoulder_.*", ".*_elbow_.*", ".*_wrist_.*"], 100.0, 1.0, 25.0),
-    }
-    return {
-        name: IdealPDActuatorCfg(
-            joint_names_expr=expr, stiffness=kp, damping=kd, armature=0.01, actuator_effort_limit=lim
-        )
-        for name, (expr, kp, kd, lim) in groups.items()
-    }
+RATES = load_rate_profile("default")
+"""Physics 200 Hz, PD servo 200 Hz, policy 50 Hz, targets held (configs/rates/default.yaml)."""
 
 
 @configclass
 class BalanceSceneCfg(InteractiveSceneCfg):
     ground = ground_cfg()
-    robot = robot_cfg(G1, actuators=g1_actuators())
+    # Datasheet actuators (actuators/datasheets.py): explicit PD + torque-speed envelope + per-env command delay,
+    # armature = reflected rotor inertia N²·I_m, joint friction from the spec.
+    robot = robot_cfg(G1, actuators={"g1": realgap_actuator_cfg(G1_ACTUATORS, RATES)})
 
 
 @configclass
@@ -157,9 +147,14 @@ class CurriculumCfg:
 
 @configclass
 class BalanceEnvCfg(ManagerBasedRLEnvCfg):
-    """G1 balance under pushes. Physics 200 Hz, PD servo 200 Hz, policy 50 Hz, targets held between policy steps."""
+    """G1 balance under pushes. Rates from :data:`RATES`; change them with ``realgap.envs.factory.apply_rates``."""
 
-    sim: SimulationCfg = SimulationCfg(device=default_device(), dt=0.005, physics=newton_physics(njmax=100, nconmax=40))
+    sim: SimulationCfg = SimulationCfg(
+        device=default_device(),
+        dt=RATES.sim_dt,
+        physics=newton_physics(njmax=100, nconmax=40),
+        use_newton_actuators=False,  # realgap's actuator chain runs on the Isaac Lab side
+    )
     scene: BalanceSceneCfg = BalanceSceneCfg(num_envs=256, env_spacing=2.5)
     observations: ObservationsCfg = ObservationsCfg()
     actions: ActionsCfg = ActionsCfg()
@@ -167,8 +162,10 @@ class BalanceEnvCfg(ManagerBasedRLEnvCfg):
     terminations: TerminationsCfg = TerminationsCfg()
     events: EventsCfg = EventsCfg()
     curriculum: CurriculumCfg = CurriculumCfg()
-    decimation: int = 4
+    decimation: int = RATES.decimation
     episode_length_s: float = 10.0
+    rates: dict = RATES.to_dict()
+    """Physics / control / policy rates and target mode (RateSpec.to_dict()); recorded in every run folder."""
 
 
 @configclass

@@ -114,12 +114,13 @@ class balance_metrics(ManagerTermBase):
         timed_out = env.termination_manager.time_outs[env_ids]
         fell = env.termination_manager.terminated[env_ids]
         alive_s = (env.common_step_counter - self.start_step[env_ids]).float() * env.step_dt
-        push = env.event_manager.get_term_cfg(push_term).func.max_push[env_ids]
         ended = timed_out | fell
         self._update("survival_rate", timed_out[ended])
         self._update("time_to_fall_s", alive_s[fell])
-        self._update("push_survived_mps", push[timed_out])
-        self._update("push_fell_mps", push[fell])
+        if push_term in sum(env.event_manager.active_terms.values(), []):  # pushes may be switched off
+            push = env.event_manager.get_term_cfg(push_term).func.max_push[env_ids]
+            self._update("push_survived_mps", push[timed_out])
+            self._update("push_fell_mps", push[fell])
         self.start_step[env_ids] = env.common_step_counter
         return self._defined()
 

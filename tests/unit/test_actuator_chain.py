@@ -1,7 +1,5 @@
 """ActuatorChain: ideal-PD equivalence, servo rate, delay + interpolation order, envelope, numpy == torch, isolation."""
 
-import subprocess
-import sys
 from dataclasses import replace
 
 import numpy as np

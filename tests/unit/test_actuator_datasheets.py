@@ -52,7 +52,7 @@ def test_g1_reflected_inertias_match_mjlab():
 @pytest.mark.unit
 def test_g1_gains_measured_and_bandwidth_variant():
     assert (G1_ACTUATORS["hip_roll_knee"].kp, G1_ACTUATORS["hip_roll_knee"].kd) == (300.0, 5.0)
-    assert (G1_ACTUATORS["ankles"].kp, G1_ACTUATORS["ankles"].kd) == (150.0, 2.0)
+    assert (G1_ACTUATORS["ankles"].kp, G1_ACTUATORS["ankles"].kd) == (300.0, 2.0)
     assert (G1_ACTUATORS["arms"].kp, G1_ACTUATORS["arms"].kd) == (100.0, 1.0)
     # mjlab rule 10 Hz, ζ = 2 on 7520-22: kp = 0.025101925·(20π)² = 99.098, kd = 4·0.025101925·20π = 6.3085
     knee = G1_ACTUATORS_BANDWIDTH["hip_roll_knee"]

@@ -1,8 +1,6 @@
 """Unit tests of the DR profile schema and the shipped profiles (realgap.envs.dr_profile, configs/dr/*.yaml)."""
 
 import dataclasses
-import subprocess
-import sys
 
 import pytest
 import torch

@@ -28,7 +28,12 @@ def test_actuator_math_and_rates_load_neither_torch_nor_a_simulator():
 
 @pytest.mark.unit
 def test_randomization_math_and_robot_facts_load_no_simulator():
-    modules = ["realgap.envs.inertia", "realgap.envs.inertia_sampling", "realgap.envs.dr_profile", "realgap.envs.robots"]
+    modules = [
+        "realgap.envs.inertia",
+        "realgap.envs.inertia_sampling",
+        "realgap.envs.dr_profile",
+        "realgap.envs.robots",
+    ]
     assert _loaded_after_import(modules, SIMULATORS) == []
 
 
