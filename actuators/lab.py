@@ -21,7 +21,7 @@ from dataclasses import MISSING
 from typing import Any
 
 import torch
-from isaaclab.actuators import ActuatorBase, ActuatorBaseCfg
+from isaaclab.actuators import ActuatorBase, ActuatorBaseCfg, ImplicitActuatorCfg
 from isaaclab.utils import configclass
 from isaaclab.utils.types import ArticulationActions
 
@@ -120,4 +120,25 @@ def realgap_actuator_cfg(specs: Mapping[str, ActuatorSpec], rates: RateSpec, see
         joint_effort_limit=per_expr(lambda s: s.peak_torque),
         actuator_effort_limit=per_expr(lambda s: s.peak_torque),
         actuator_velocity_limit=per_expr(lambda s: s.velocity_limit),
+    )
+
+
+def implicit_actuator_cfg(specs: Mapping[str, ActuatorSpec]) -> ImplicitActuatorCfg:
+    """Isaac Lab's implicit PD (solver drive) with the same gains, armature, friction and effort limits as ``specs``.
+
+    The baseline realgap's explicit chain is compared against: no delay, no servo hold, no torque–speed line, and the
+    solver integrates the PD implicitly (stable at any gain, unlike an explicit PD).
+    """
+
+    def per_expr(value_of) -> dict[str, float]:
+        return {expr: float(value_of(s)) for s in specs.values() for expr in s.joint_names_expr}
+
+    return ImplicitActuatorCfg(
+        joint_names_expr=[e for s in specs.values() for e in s.joint_names_expr],
+        stiffness=per_expr(lambda s: s.kp),
+        damping=per_expr(lambda s: s.kd),
+        armature=per_expr(lambda s: s.reflected_inertia),
+        friction=per_expr(lambda s: s.coulomb_friction),
+        viscous_friction=per_expr(lambda s: s.viscous_friction),
+        joint_effort_limit=per_expr(lambda s: s.peak_torque),
     )

@@ -64,7 +64,8 @@ def load_cfgs(
     device: str | None = None,
     num_envs: int | None = None,
     seed: int | None = None,
-    rates: str | None = None,
+    rates: str | RateSpec | None = None,
+    dr_profile: Any = None,
 ) -> tuple[Any, Any]:
     """Env and agent configs of ``task`` with the CLI overrides applied.
 
@@ -73,12 +74,15 @@ def load_cfgs(
         device: ``cpu``, ``cuda`` or ``cuda:N``; None picks CUDA when present, else the CPU.
         num_envs: Parallel environments; None keeps the task default.
         seed: Seed for the env and the agent; None keeps the agent config's seed.
-        rates: A rate profile name (``configs/rates/<name>.yaml``) or YAML path; None keeps the task's rates.
+        rates: A rate profile name (``configs/rates/<name>.yaml``), YAML path or RateSpec; None keeps the task's.
+        dr_profile: A domain-randomization profile (``configs/dr/<name>.yaml`` name, YAML path or ``DRProfile``)
+            added to the env's events by :func:`realgap.envs.dr_apply.apply_dr_profile`; None adds nothing.
 
     Raises:
         UnknownTaskError: ``task`` is not registered (the message lists the registered ids).
         DeviceUnavailableError: CUDA requested without CUDA.
         MissingRobotSourceError: The robot's PyPI package is not installed.
+        ValueError: The DR profile names an asset, body or joint the task lacks, or asks what it cannot do.
     """
     check_task(task)
     device = resolve_device(device)
@@ -95,9 +99,15 @@ def load_cfgs(
     if seed is not None:
         agent_cfg.seed = seed
     env_cfg.seed = agent_cfg.seed
+    for act in _realgap_actuator_cfgs(env_cfg):
+        act.seed = env_cfg.seed  # per-env command delays drawn from the run's seed
     if rates is not None:
-        apply_rates(env_cfg, load_rate_profile(rates))
+        apply_rates(env_cfg, rates if isinstance(rates, RateSpec) else load_rate_profile(rates))
     check_rates(env_cfg)
+    if dr_profile is not None:
+        from realgap.envs.dr_apply import apply_dr_profile
+
+        apply_dr_profile(env_cfg, dr_profile, task=task)
     return env_cfg, agent_cfg
 
 

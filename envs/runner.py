@@ -71,6 +71,42 @@ class RealgapRunner(OnPolicyRunner):
         super().__init__(env, train_cfg, log_dir=log_dir, device=device)
         self._log_dir = log_dir
         self._wrap_logger()
+        scale = train_cfg.get("actor_output_init_scale")
+        if scale is not None:
+            self._scale_actor_output(float(scale))
+
+    def _scale_actor_output(self, scale: float) -> None:
+        """Shrink the actor's last linear layer so the initial mean action is ~0 (the task's "hold still" action).
+
+        A randomly initialised MLP outputs actions of order 1 for any observation; for a balance task that is a push
+        of its own. Scaling the output layer by ~0.01 (and zeroing its bias) starts PPO from "never worse than the
+        zero action" while leaving exploration to the distribution's std.
+        """
+        layers = [m for m in self.alg.actor.mlp.modules() if isinstance(m, torch.nn.Linear)]
+        with torch.no_grad():
+            layers[-1].weight.mul_(scale)
+            layers[-1].bias.zero_()
+
+    # -- multi-process CPU training ----------------------------------------------------------------------------
+    def _configure_multi_gpu(self) -> None:
+        """rsl-rl's multi-GPU setup, extended to CPU processes (gloo) so env sharding uses every core.
+
+        Under ``torchrun`` (WORLD_SIZE > 1) on the CPU each process steps its own share of the envs (warp runs a
+        CPU world on one thread), and PPO averages gradients and observation statistics across processes exactly as
+        it does across GPUs. On CUDA, rsl-rl's own NCCL path is used unchanged.
+        """
+        world_size = int(os.getenv("WORLD_SIZE", "1"))
+        if world_size <= 1 or not str(self.device).startswith("cpu"):
+            super()._configure_multi_gpu()
+            return
+        self.gpu_world_size = world_size
+        self.is_distributed = True
+        self.gpu_local_rank = int(os.getenv("LOCAL_RANK", "0"))
+        self.gpu_global_rank = int(os.getenv("RANK", "0"))
+        self.cfg["multi_gpu"] = {"global_rank": self.gpu_global_rank, "local_rank": self.gpu_local_rank,
+                                 "world_size": world_size}  # fmt: skip
+        if not torch.distributed.is_initialized():
+            torch.distributed.init_process_group(backend="gloo", rank=self.gpu_global_rank, world_size=world_size)
 
     # -- checkpoints -------------------------------------------------------------------------------------------
     def save(self, path: str, infos: dict | None = None) -> None:
@@ -110,7 +146,25 @@ class RealgapRunner(OnPolicyRunner):
             _set_rng_state(infos["rng"])
         if "env_state" in infos:
             self._set_env_state(infos["env_state"])
+        self._trim_progress()
         return infos
+
+    def _trim_progress(self) -> None:
+        """Drop progress rows of iterations after the checkpoint (a killed run may have logged past its last save)."""
+        if self._log_dir is None or self.logger.disable_logs:
+            return
+        if not (path := Path(self._log_dir) / "progress.csv").is_file():
+            return
+        with open(path, newline="") as fh:
+            rows = list(csv.DictReader(fh))
+        kept = [r for r in rows if int(r["iteration"]) < self.current_learning_iteration]
+        if len(kept) != len(rows):
+            fd, tmp = tempfile.mkstemp(prefix=".tmp_", suffix=".csv", dir=self._log_dir)
+            with os.fdopen(fd, "w", newline="") as fh:
+                writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+                writer.writeheader()
+                writer.writerows(kept)
+            os.replace(tmp, path)
 
     def _env_state(self) -> dict[str, Any]:
         """Curriculum state that lives in the env (the push scale), so a resumed run pushes as hard as before."""
@@ -147,6 +201,9 @@ class RealgapRunner(OnPolicyRunner):
         steps = self.cfg["num_steps_per_env"] * self.env.num_envs
         fps = steps / max(row["collect_s"] + row["learn_s"], 1e-9)
         summary = "  ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items())
+        fps *= self.gpu_world_size  # every process collects the same number of steps
+        if self.logger.disable_logs:  # multi-process: rank 0 reports for all
+            return
         print(f"[realgap] {summary}  steps/s={fps:.0f}", flush=True)
         if self._log_dir is None:
             return

@@ -4,7 +4,9 @@
     python scripts/play.py --checkpoint runs/balance_g1/<run>/model_300.pt --episodes 200 --num_envs 64
     python scripts/play.py --task Realgap-Balance-G1-v0 --zero_action     # baseline: hold the default pose
 
-Exports ``policy.onnx`` (observation normalizer folded in) and ``policy.pt`` (TorchScript) into <run>/exported/.
+Exports ``policy.onnx`` (observation normalizer folded in, metadata embedded), ``policy.pt`` (TorchScript) and
+``policy.json`` (joint order, action scale, gains, rates, observation layout...) into <run>/exported/, as
+``scripts/export.py`` does.
 """
 
 from __future__ import annotations
@@ -49,9 +51,10 @@ def main(argv: list[str] | None = None) -> int:
     with simulation(env_cfg):
         import torch
         from isaaclab.utils import to_dict
-        from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper, check_rsl_rl_version, handle_deprecated_rsl_rl_cfg
+        from isaaclab_rl.rsl_rl import check_rsl_rl_version, handle_deprecated_rsl_rl_cfg
 
         from realgap.envs.evaluation import rollout
+        from realgap.envs.nan_guard import FiniteVecEnv
 
         agent_cfg = handle_deprecated_rsl_rl_cfg(agent_cfg, check_rsl_rl_version())
         env = make_env(task, env_cfg)
@@ -62,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
                 return torch.zeros(obs.shape[0], action_dim, device=obs.device)
 
         else:
-            runner = RealgapRunner(RslRlVecEnvWrapper(env), to_dict(agent_cfg), log_dir=None, device=agent_cfg.device)
+            runner = RealgapRunner(FiniteVecEnv(env), to_dict(agent_cfg), log_dir=None, device=agent_cfg.device)
             runner.load(str(checkpoint))
             actor = runner.get_inference_policy(device=env.device)
 
@@ -76,17 +79,19 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {key:>22}: {value:.4g}" if isinstance(value, float) else f"  {key:>22}: {value}")
         if args.json:
             Path(args.json).write_text(json.dumps({"task": task, "policy": label} | stats.to_dict(), indent=2))
-        if checkpoint is not None and not args.no_export:
-            out = checkpoint.parent / "exported"
-            runner.export_policy_to_onnx(str(out), "policy.onnx")
-            runner.export_policy_to_jit(str(out), "policy.pt")
-            print(f"[realgap] exported {out / 'policy.onnx'} and {out / 'policy.pt'}")
         env.close()
+    if checkpoint is not None and not args.no_export:
+        from realgap.envs.export import export_checkpoint
+
+        _, result, _ = export_checkpoint(checkpoint, args.task, device=args.device)
+        print(f"[realgap] exported policy.onnx + policy.pt + policy.json (metadata) to {result.folder}/ "
+              f"(onnxruntime vs torch max |diff| {result.max_abs_diff:.1e})")  # fmt: skip
     return 0
 
 
 if __name__ == "__main__":
     from realgap.envs.cli import run_cli
+    from realgap.envs.export_metadata import ExportError
     from realgap.envs.runner import CheckpointError
 
-    run_cli(main, extra_errors=(CheckpointError,))
+    run_cli(main, extra_errors=(CheckpointError, ExportError))

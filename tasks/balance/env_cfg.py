@@ -24,6 +24,7 @@ from isaaclab.utils.noise import UniformNoiseCfg as Unoise
 
 from realgap.actuators.datasheets import G1_ACTUATORS
 from realgap.actuators.lab import realgap_actuator_cfg
+from realgap.envs.nan_guard import non_finite_state
 from realgap.envs.physics import default_device, newton_physics
 from realgap.envs.rates import load_rate_profile
 from realgap.envs.robots.g1 import G1, G1_ROOT_HEIGHT
@@ -48,14 +49,21 @@ class BalanceSceneCfg(InteractiveSceneCfg):
     robot = robot_cfg(G1, actuators={"g1": realgap_actuator_cfg(G1_ACTUATORS, RATES)})
 
 
+ACTION_SCALE: dict[str, float] = {
+    expr: 0.25 * spec.peak_torque / spec.kp for spec in G1_ACTUATORS.values() for expr in spec.joint_names_expr
+}
+"""Joint-target offset per unit action, rad: a unit action asks for 25 % of the joint's peak torque through its PD
+stiffness (mjlab's rule), so every action dimension has the same physical weight: ankles 0.042, hips 0.073, knees
+0.116, arms 0.0625, wrists 0.0125 rad."""
+
+
 @configclass
 class ActionsCfg:
-    # Joint position targets around the default pose: a = 0 is "hold the stance". Scale 0.25 rad per unit action,
-    # clipped to +-1 rad so no single action can throw a joint across its range.
+    # Joint position targets around the default pose: a = 0 is "hold the stance". The raw action is clipped to +-4
+    # (agent_cfg.clip_actions), i.e. at most 100 % of peak torque worth of target offset per joint.
     joint_pos = mdp.JointPositionActionCfg(
-        asset_name="robot", joint_names=[".*"], scale=0.25, use_default_offset=True, preserve_order=True,
-        clip={".*": (-1.0, 1.0)},
-    )  # fmt: skip
+        asset_name="robot", joint_names=[".*"], scale=ACTION_SCALE, use_default_offset=True, preserve_order=True
+    )
 
 
 @configclass
@@ -104,7 +112,7 @@ class RewardsCfg:
     base_ang_vel = RewTerm(func=mdp.ang_vel_xy_l2, weight=-0.05)
     # -- effort and smoothness (what the motors and the gearboxes pay for)
     torque = RewTerm(func=mdp.joint_torques_l2, weight=-1.0e-5)
-    joint_acc = RewTerm(func=mdp.joint_acc_l2, weight=-2.5e-7)
+    joint_acc = RewTerm(func=mdp.joint_acc_l2, weight=-1.0e-7)
     action_rate = RewTerm(func=mdp.action_rate_l2, weight=-0.01)
     joint_limits = RewTerm(func=mdp.joint_pos_limits, weight=-1.0)
 
@@ -114,6 +122,7 @@ class TerminationsCfg:
     time_out = DoneTerm(func=mdp.time_out, time_out=True)
     fall_height = DoneTerm(func=mdp.root_height_below_minimum, params={"minimum_height": FALL_HEIGHT})
     fall_tilt = DoneTerm(func=mdp.bad_orientation, params={"limit_angle": FALL_TILT})
+    non_finite_state = DoneTerm(func=non_finite_state)  # a diverged env is reset and counted, never fed to PPO
 
 
 @configclass
@@ -152,6 +161,7 @@ class BalanceEnvCfg(ManagerBasedRLEnvCfg):
     sim: SimulationCfg = SimulationCfg(
         device=default_device(),
         dt=RATES.sim_dt,
+        render_interval=RATES.decimation,
         physics=newton_physics(njmax=100, nconmax=40),
         use_newton_actuators=False,  # realgap's actuator chain runs on the Isaac Lab side
     )

@@ -91,6 +91,9 @@ class balance_metrics(ManagerTermBase):
         super().__init__(cfg, env)
         self.window = float(cfg.params.get("window", 512))
         self.start_step = torch.zeros(env.num_envs, dtype=torch.long, device=env.device)
+        # An env's first episode is not counted: rsl-rl starts training with random episode lengths, so its first
+        # time-out is not a survival of a full episode (and its start time is unknown).
+        self.full_episode = torch.zeros(env.num_envs, dtype=torch.bool, device=env.device)
         self.stats = {"survival_rate": math.nan, "time_to_fall_s": math.nan, "push_survived_mps": math.nan,
                       "push_fell_mps": math.nan}  # fmt: skip
         self.counts = dict.fromkeys(self.stats, 0)
@@ -114,6 +117,8 @@ class balance_metrics(ManagerTermBase):
         timed_out = env.termination_manager.time_outs[env_ids]
         fell = env.termination_manager.terminated[env_ids]
         alive_s = (env.common_step_counter - self.start_step[env_ids]).float() * env.step_dt
+        full = self.full_episode[env_ids]
+        timed_out, fell = timed_out & full, fell & full
         ended = timed_out | fell
         self._update("survival_rate", timed_out[ended])
         self._update("time_to_fall_s", alive_s[fell])
@@ -122,6 +127,7 @@ class balance_metrics(ManagerTermBase):
             self._update("push_survived_mps", push[timed_out])
             self._update("push_fell_mps", push[fell])
         self.start_step[env_ids] = env.common_step_counter
+        self.full_episode[env_ids] = True
         return self._defined()
 
     def _defined(self) -> dict[str, float]:

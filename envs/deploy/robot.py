@@ -1,0 +1,111 @@
+"""What the deploy runtime needs from a robot: joint encoders, an IMU on the root body, a command port, a clock.
+
+A driver for real hardware implements :class:`Robot` over its SDK (e.g. Unitree's LowState/LowCmd); the MuJoCo
+implementation in :mod:`realgap.envs.deploy.mujoco_robot` is the test robot. numpy only.
+
+Frames and units: joint positions rad, velocities rad/s, torques N·m, in :attr:`Robot.joint_names` order. The IMU
+reports the *root body's* angular velocity and the gravity direction, both in the root body frame (what Isaac Lab's
+``base_ang_vel`` and ``projected_gravity`` observe); a robot whose IMU sits elsewhere must rotate its readings into
+that frame.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+CommandMode = Literal["torque", "position"]
+
+
+@dataclass(frozen=True)
+class JointState:
+    """Encoder readings.
+
+    Attributes:
+        pos: Joint positions, rad.
+        vel: Joint velocities, rad/s.
+
+    Shape:
+        Both ``(J,)`` in :attr:`Robot.joint_names` order.
+    """
+
+    pos: np.ndarray
+    vel: np.ndarray
+
+
+@dataclass(frozen=True)
+class ImuState:
+    """Root-body IMU readings.
+
+    Attributes:
+        ang_vel_b: Angular velocity of the root body in its own frame, rad/s.
+        projected_gravity_b: Unit gravity direction in the root body frame (``(0, 0, -1)`` when upright).
+
+    Shape:
+        Both ``(3,)``.
+    """
+
+    ang_vel_b: np.ndarray
+    projected_gravity_b: np.ndarray
+
+
+class Robot(abc.ABC):
+    """A robot the deploy runtime can drive: read state, send a command, advance one control period.
+
+    Attributes:
+        command_mode: ``"torque"``: the runtime runs the training actuator chain and sends joint torques every
+            control period (:meth:`send_torques`). ``"position"``: the robot runs its own joint servos; the runtime
+            sends position targets with the training gains (:meth:`send_joint_targets`).
+        simulated: True when the robot is a simulator with no command latency of its own: the runtime then
+            reproduces the training command delay in its chain. A real robot's bus has its own latency, which must not
+            be added twice.
+    """
+
+    command_mode: CommandMode = "torque"
+    simulated: bool = False
+
+    @property
+    @abc.abstractmethod
+    def joint_names(self) -> tuple[str, ...]:
+        """Joint names in the order of every array the robot reads or takes."""
+
+    @property
+    @abc.abstractmethod
+    def control_dt(self) -> float:
+        """Period of one :meth:`step`, s (the physics step of a simulator, the command period of a real robot)."""
+
+    @property
+    def description_hash(self) -> str | None:
+        """SHA-256 of the robot description the robot was built from, when known (simulators); None otherwise."""
+        return None
+
+    @abc.abstractmethod
+    def read_joints(self) -> JointState:
+        """Latest joint encoder readings."""
+
+    @abc.abstractmethod
+    def read_imu(self) -> ImuState:
+        """Latest root-body IMU readings."""
+
+    def send_torques(self, tau: np.ndarray) -> None:
+        """Command joint torques, N·m, held until the next call.
+
+        Shape:
+            ``tau`` ``(J,)``.
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not take torque commands")
+
+    def send_joint_targets(self, q_target: np.ndarray, qd_target: np.ndarray, kp: np.ndarray, kd: np.ndarray) -> None:
+        """Command joint position/velocity targets for the robot's own PD servos (rad, rad/s, N·m/rad, N·m·s/rad).
+
+        Shape:
+            Every argument ``(J,)``.
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not take joint position targets")
+
+    @abc.abstractmethod
+    def step(self) -> None:
+        """Advance one control period: integrate (simulator) or wait for the next control tick (hardware)."""

@@ -1,0 +1,228 @@
+"""Run an exported policy on a robot: numpy + onnxruntime only (no torch, no Isaac Lab, no simulator).
+
+Per policy period (``policy_dt``) the runtime reads the joint encoders and the IMU, builds the observation with the
+training layout, runs the ONNX policy, and maps the action to joint position targets (``clip(offset + scale·a)``).
+Then, for each of the ``policy_dt / control_dt`` control periods of the robot:
+
+- torque robots: the training :class:`~realgap.actuators.chain.ActuatorChain` (rebuilt from the exported datasheet
+  specs with the same ``from_specs`` call as the Isaac Lab adapter, numpy backend) turns the held target and the
+  measured joint state into a torque: target hold/interpolation, command delay (simulated robots only), PD at the
+  servo rate, torque–speed saturation. The robot must step at the training physics rate, since the chain counts
+  delays and servo periods in physics steps;
+- position robots: the (held or interpolated) targets and the training gains are sent to the robot's own servos.
+
+Before anything runs, :func:`check_compatible` refuses metadata that does not fit the robot (joint count, names and
+order, rates, command mode, robot description), naming every mismatch.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from realgap.actuators.chain import ActuatorChain, ChainTiming
+from realgap.actuators.hold import TargetInterpolator
+from realgap.envs.deploy.metadata import PolicyMetadata, load_metadata
+from realgap.envs.deploy.observations import ObservationBuilder, Readings
+from realgap.envs.deploy.robot import Robot
+
+Policy = Callable[[np.ndarray], np.ndarray]
+"""Observation ``(D,)`` float32 → raw action ``(A,)``."""
+
+_RATE_TOL = 1e-6
+
+
+class MetadataMismatchError(ValueError):
+    """The exported policy does not fit the robot; the message lists every mismatch."""
+
+
+class OnnxPolicy:
+    """The exported ONNX graph (observation normalizer inside) on onnxruntime's CPU provider, batch 1.
+
+    Args:
+        path: ``policy.onnx`` (weights embedded).
+        threads: Intra-op threads (1: lowest latency for a small MLP, deterministic).
+    """
+
+    def __init__(self, path: str | Path, threads: int = 1) -> None:
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        self.input = self.session.get_inputs()[0]
+        self.output_name = self.session.get_outputs()[0].name
+
+    @property
+    def obs_dim(self) -> int:
+        """Input size of the graph."""
+        return int(self.input.shape[-1])
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        """Shape: ``obs`` ``(D,)``; output ``(A,)`` float32."""
+        x = np.asarray(obs, dtype=np.float32).reshape(1, -1)
+        return self.session.run([self.output_name], {self.input.name: x})[0][0]
+
+
+class ZeroPolicy:
+    """Always the zero action (hold the default pose): the baseline a policy must beat."""
+
+    def __init__(self, action_dim: int) -> None:
+        self._zeros = np.zeros(action_dim, dtype=np.float32)
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        return self._zeros
+
+
+def load_policy(path: str | Path) -> tuple[PolicyMetadata, OnnxPolicy]:
+    """Metadata and ONNX policy from an export folder or a ``policy.onnx`` (metadata read from the ONNX file)."""
+    path = Path(path)
+    onnx_path = path / "policy.onnx" if path.is_dir() else path
+    return load_metadata(onnx_path), OnnxPolicy(onnx_path)
+
+
+def check_compatible(meta: PolicyMetadata, robot: Robot) -> int:
+    """Check that ``meta`` fits ``robot``; return the robot's control periods per policy period.
+
+    Raises:
+        MetadataMismatchError: Listing each mismatch: joint count, joint names or order, a control period that does
+            not divide the policy period, a torque robot not stepping at the training physics rate, an unknown
+            command mode, or a different robot description.
+    """
+    problems = []
+    names, want = tuple(robot.joint_names), meta.joint_names
+    if len(names) != len(want):
+        problems.append(f"joint count: the policy drives {len(want)} joints, the robot has {len(names)}")
+    if set(names) != set(want):
+        missing, extra = sorted(set(want) - set(names)), sorted(set(names) - set(want))
+        problems.append(f"joint names: missing on the robot {missing}, unknown to the policy {extra}")
+    elif names != want:
+        diffs = [f"#{i}: policy '{a}', robot '{b}'" for i, (a, b) in enumerate(zip(want, names, strict=True)) if a != b]
+        problems.append(f"joint order differs at {len(diffs)} positions ({'; '.join(diffs[:4])})")
+    rates, dt = meta.rates, float(robot.control_dt)
+    ratio = rates.policy_dt / dt if dt > 0 else math.inf
+    steps = round(ratio)
+    if not (steps >= 1 and abs(ratio - steps) <= _RATE_TOL * ratio):
+        problems.append(f"rates: the robot's control period {dt:g} s does not divide the policy period "
+                        f"{rates.policy_dt:g} s ({rates.policy_hz:g} Hz); ratio {ratio:.6g}")  # fmt: skip
+    if robot.command_mode == "torque":
+        if abs(dt - rates.sim_dt) > _RATE_TOL * rates.sim_dt:
+            problems.append(f"rates: a torque robot must step at the training physics rate {rates.physics_hz:g} Hz "
+                            f"(dt {rates.sim_dt:g} s), since the actuator chain counts delay and servo periods in "
+                            f"physics steps; the robot steps every {dt:g} s")  # fmt: skip
+    elif robot.command_mode != "position":
+        problems.append(f"command mode {robot.command_mode!r}: expected 'torque' or 'position'")
+    got_hash = robot.description_hash
+    if got_hash is not None and got_hash != meta.robot.description_sha256:
+        problems.append(f"robot description: sha256 {got_hash[:12]}… differs from the training description "
+                        f"{meta.robot.description_sha256[:12]}… ({meta.robot.source.get('path', '?')})")  # fmt: skip
+    if problems:
+        raise MetadataMismatchError("the exported policy does not match the robot:\n  - " + "\n  - ".join(problems))
+    return steps
+
+
+class DeployRuntime:
+    """Drive ``robot`` with an exported policy at the policy rate (see the module docstring).
+
+    Args:
+        meta: Exported metadata.
+        robot: The robot (its joint order must equal ``meta.joint_names``).
+        policy: Observation → raw action, e.g. the :class:`OnnxPolicy` of :func:`load_policy` or :class:`ZeroPolicy`.
+        command_delay: Reproduce the training command delay in the chain (default: only for simulated robots).
+        seed: Seed of the numpy generator drawing the command delay.
+
+    Raises:
+        MetadataMismatchError: From :func:`check_compatible`.
+        UnsupportedObservationError: An observation term cannot be built on a robot.
+    """
+
+    def __init__(self, meta: PolicyMetadata, robot: Robot, policy: Policy, *, command_delay: bool | None = None,
+                 seed: int = 0) -> None:  # fmt: skip
+        self.meta, self.robot, self.policy = meta, robot, policy
+        self.steps_per_policy = check_compatible(meta, robot)
+        obs_dim = getattr(policy, "obs_dim", meta.obs_dim)
+        if obs_dim != meta.obs_dim:
+            raise MetadataMismatchError(f"the policy takes {obs_dim} inputs, the metadata layout has {meta.obs_dim}")
+        self.observations = ObservationBuilder(meta)
+        index = {j: i for i, j in enumerate(meta.joint_names)}
+        self._action_idx = np.array([index[j] for j in meta.actions.joint_names], dtype=np.int64)
+        self.command_delay = robot.simulated if command_delay is None else command_delay
+        rng = np.random.default_rng(seed)
+        timing = ChainTiming.from_rates(meta.rates)
+        self.chains: list[tuple[np.ndarray, ActuatorChain]] = []
+        kp, kd = np.zeros(len(index)), np.zeros(len(index))
+        for group in meta.actuator_groups:
+            specs = group.actuator_specs()
+            if not self.command_delay:  # a real bus brings its own latency: do not add the modelled one
+                specs = [replace(s, latency_range_s=(0.0, 0.0)) for s in specs]
+            idx = np.array([index[j] for j in group.joint_names], dtype=np.int64)
+            kp[idx], kd[idx] = [s.kp for s in specs], [s.kd for s in specs]
+            if robot.command_mode == "torque":
+                chain = ActuatorChain.from_specs(specs, timing, 1, generator=rng, backend="numpy",
+                                                 apply_friction=group.friction_in_chain)  # fmt: skip
+                self.chains.append((idx, chain))
+        self.kp, self.kd = kp, kd
+        self._interp = TargetInterpolator(1, self.steps_per_policy, meta.rates.target_mode)
+        self._zeros = np.zeros((1, len(index)))
+        self._tau = np.zeros(len(index))
+        self.policy_time_s = 0.0
+        self.control_time_s = 0.0
+        self.policy_steps = 0
+        self.control_steps = 0
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the previous action and the chain state (call when the robot is (re)placed in its start pose)."""
+        self.last_action = np.zeros(self.meta.action_dim, dtype=np.float32)
+        self.q_target = np.asarray(self.meta.default_joint_pos, dtype=np.float64).copy()
+        for _, chain in self.chains:
+            chain.reset()
+        self._interp.reset()
+
+    def act(self) -> np.ndarray:
+        """Read the robot, run the policy once and set the joint targets; returns the raw action ``(A,)``.
+
+        Raises:
+            FloatingPointError: The policy produced a non-finite action (nothing is sent).
+        """
+        t0 = time.perf_counter()
+        readings = Readings(self.robot.read_joints(), self.robot.read_imu(), self.last_action)
+        action = np.asarray(self.policy(self.observations.build(readings)), dtype=np.float32).reshape(-1)
+        if not np.isfinite(action).all():
+            raise FloatingPointError(f"the policy returned a non-finite action: {action}")
+        self.last_action = action.copy()
+        self.q_target[self._action_idx] = self.meta.actions.targets(action)
+        self.policy_time_s += time.perf_counter() - t0
+        self.policy_steps += 1
+        return action
+
+    def control(self) -> None:
+        """One control period: compute and send the command, then advance the robot."""
+        t0 = time.perf_counter()
+        target = self.q_target[None, :]
+        if self.robot.command_mode == "torque":
+            joints = self.robot.read_joints()
+            q, qd = joints.pos[None, :], joints.vel[None, :]
+            for idx, chain in self.chains:
+                out = chain.compute(target[:, idx], self._zeros[:, idx], q[:, idx], qd[:, idx])
+                self._tau[idx] = out.tau_applied[0]
+            self.robot.send_torques(self._tau)
+        else:
+            q_cmd = self._interp.step(target)[0]
+            self.robot.send_joint_targets(q_cmd, self._zeros[0], self.kp, self.kd)
+        self.control_time_s += time.perf_counter() - t0
+        self.control_steps += 1
+        self.robot.step()
+
+    def step(self) -> np.ndarray:
+        """One policy period: :meth:`act`, then ``steps_per_policy`` × :meth:`control`. Returns the raw action."""
+        action = self.act()
+        for _ in range(self.steps_per_policy):
+            self.control()
+        return action

@@ -1,0 +1,114 @@
+"""The training entry point behind ``scripts/train.py``: validate, build, record, learn.
+
+Order matters for "bad input loses nothing": every input is checked (task id, device, rates, DR profile, resume
+folder) and the env is built before a run folder is created; a resumed run reuses its recorded task, rates and DR
+profile. With ``num_procs > 1`` on the CPU the script re-launches itself under torchrun and each process steps
+``num_envs / num_procs`` envs (see :meth:`realgap.envs.runner.RealgapRunner._configure_multi_gpu`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+
+def rank() -> int:
+    """This process's rank under torchrun (0 when not distributed)."""
+    return int(os.environ.get("RANK", "0"))
+
+
+def world_size() -> int:
+    return int(os.environ.get("WORLD_SIZE", "1"))
+
+
+def resume_record(resume: str) -> tuple[Path, dict[str, Any]]:
+    """The checkpoint to resume from and the run's recorded settings (``params/run.json``).
+
+    Raises:
+        CheckpointError: The folder does not exist or holds no checkpoint.
+    """
+    from realgap.envs.runner import latest_checkpoint
+
+    checkpoint = latest_checkpoint(resume)
+    path = Path(resume) / "params" / "run.json"
+    return checkpoint, (json.loads(path.read_text()) if path.is_file() else {})
+
+
+def train(args: argparse.Namespace) -> Path:
+    """Train as ``args`` (scripts/train.py's flags) say; returns the run folder."""
+    import yaml
+
+    from realgap.envs.dr_profile import load_dr_profile
+    from realgap.envs.factory import load_cfgs, make_env, simulation
+    from realgap.envs.rates import RateSpec
+    from realgap.envs.run_dir import new_run_dir, write_params
+    from realgap.envs.runner import RealgapRunner
+
+    resume_from, record = (None, {})
+    rates: Any = args.rates
+    if args.resume:
+        resume_from, record = resume_record(args.resume)
+        args.task = record.get("task", args.task)
+        rates = RateSpec.from_dict(record["rates"]) if "rates" in record else rates
+        saved_profile = Path(args.resume) / "params" / "dr_profile.yaml"
+        args.dr_profile = str(saved_profile) if saved_profile.is_file() else args.dr_profile
+    dr_profile = load_dr_profile(args.dr_profile)
+    num_envs = args.num_envs
+    if num_envs is not None and world_size() > 1:
+        if num_envs % world_size():
+            raise ValueError(f"--num_envs {num_envs} does not split evenly over {world_size()} processes")
+        num_envs //= world_size()
+    seed = None if args.seed is None else args.seed + rank()
+    env_cfg, agent_cfg = load_cfgs(args.task, args.device, num_envs, seed, dr_profile=dr_profile, rates=rates)
+    if args.num_envs is None and world_size() > 1:
+        env_cfg.scene.num_envs = max(1, env_cfg.scene.num_envs // world_size())  # the task default, shared
+    if env_cfg.sim.device == "cpu" or args.torch_threads:
+        import torch
+
+        torch.set_num_threads(args.torch_threads or 1)
+    if args.max_iterations is not None:
+        agent_cfg.max_iterations = args.max_iterations
+    if args.save_interval is not None:
+        agent_cfg.save_interval = args.save_interval
+
+    with simulation(env_cfg):
+        from isaaclab.utils import to_dict
+        from isaaclab_rl.rsl_rl import check_rsl_rl_version, handle_deprecated_rsl_rl_cfg
+
+        from realgap.envs.nan_guard import FiniteVecEnv
+
+        agent_cfg = handle_deprecated_rsl_rl_cfg(agent_cfg, check_rsl_rl_version())
+        env = FiniteVecEnv(make_env(args.task, env_cfg), clip_actions=agent_cfg.clip_actions)
+        run_dir = Path(args.resume) if resume_from is not None else Path(args.run_dir or "")
+        if resume_from is None and rank() == 0:
+            run_dir = new_run_dir(args.log_root, agent_cfg.experiment_name, args.run_name)
+            extra = {"task": args.task, "device": env_cfg.sim.device, "num_procs": world_size(),
+                     "num_envs_total": env.num_envs * world_size(), "rates": env_cfg.rates,
+                     "dr_profile": dr_profile.name}  # fmt: skip
+            write_params(run_dir, env_cfg, agent_cfg, extra)
+            (run_dir / "params" / "dr_profile.yaml").write_text(yaml.safe_dump(dr_profile.to_dict(), sort_keys=False))
+        log_dir = str(run_dir) if rank() == 0 else None
+        if rank() == 0:
+            print(f"[realgap] task {args.task} | {env.num_envs * world_size()} envs on {env_cfg.sim.device}"
+                  f" in {world_size()} process(es) | run folder {run_dir}")  # fmt: skip
+        runner = RealgapRunner(env, to_dict(agent_cfg), log_dir=log_dir, device=agent_cfg.device)
+        if resume_from is not None:
+            runner.load(str(resume_from))
+            if rank() == 0:
+                print(f"[realgap] resumed from {resume_from} at iteration {runner.current_learning_iteration}")
+        remaining = agent_cfg.max_iterations - runner.current_learning_iteration
+        if remaining > 0:
+            runner.learn(num_learning_iterations=remaining, init_at_random_ep_len=resume_from is None)
+        env.close()
+    return run_dir
+
+
+def relaunch_with_torchrun(script: str, argv: list[str], num_procs: int) -> int:
+    """Run ``script`` in ``num_procs`` processes under torchrun (standalone rendezvous on this machine)."""
+    from torch.distributed.run import main as torchrun
+
+    torchrun(["--standalone", f"--nproc_per_node={num_procs}", "--tee=3", script, *argv])
+    return 0

@@ -1,0 +1,100 @@
+"""Evaluate every checkpoint of a run under the task's evaluation variant: the learning curve in task metrics.
+
+    python scripts/eval_checkpoints.py --run runs/balance_g1/<timestamp> --episodes 64
+    python scripts/eval_checkpoints.py --run runs/balance_g1/<timestamp> --every 50 --target_survival 0.95
+
+For each model_<it>.pt (every ``--every`` iterations), runs ``--episodes`` episodes of the Play variant (for the
+balance task: the default pushes at full magnitude from the first second, no curriculum, no observation noise) and
+writes <run>/eval_checkpoints.csv with the iteration, the training wall-clock time up to that checkpoint (sum of
+collect and learn times in progress.csv) and the metrics. Also prints the first checkpoint reaching
+``--target_survival`` (time-to-balance) when one does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+from pathlib import Path
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--run", required=True, help="run folder")
+    p.add_argument("--episodes", type=int, default=64)
+    p.add_argument("--num_envs", type=int, default=64)
+    p.add_argument("--every", type=int, default=1, help="evaluate checkpoints whose iteration is a multiple of this")
+    p.add_argument("--device", default=None)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--target_survival", type=float, default=0.95)
+    return p.parse_args(argv)
+
+
+def training_seconds(run: Path) -> dict[int, float]:
+    """Cumulative collect + learn seconds at the end of each iteration, from progress.csv."""
+    out, total = {}, 0.0
+    path = run / "progress.csv"
+    if path.is_file():
+        for row in csv.DictReader(open(path)):
+            total += float(row["collect_s"]) + float(row["learn_s"])
+            out[int(row["iteration"])] = total
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    from realgap.envs.factory import load_cfgs, make_env, simulation
+    from realgap.envs.runner import CHECKPOINT_RE, RealgapRunner, latest_checkpoint
+    from realgap.tasks import play_task
+
+    run = Path(args.run)
+    latest_checkpoint(run)  # raises a clear error for a missing or empty run folder
+    ckpts = sorted((int(m.group(1)), p) for p in run.iterdir() if (m := CHECKPOINT_RE.search(p.name)))
+    ckpts = [(it, p) for it, p in ckpts if it % args.every == 0 or it == ckpts[-1][0]]
+    task = play_task(json.loads((run / "params" / "run.json").read_text())["task"])
+    env_cfg, agent_cfg = load_cfgs(task, args.device, args.num_envs, args.seed)
+    seconds = training_seconds(run)
+    rows = []
+    with simulation(env_cfg):
+        import torch
+        from isaaclab.utils import to_dict
+        from isaaclab_rl.rsl_rl import check_rsl_rl_version, handle_deprecated_rsl_rl_cfg
+
+        from realgap.envs.evaluation import rollout
+        from realgap.envs.nan_guard import FiniteVecEnv
+
+        agent_cfg = handle_deprecated_rsl_rl_cfg(agent_cfg, check_rsl_rl_version())
+        env = make_env(task, env_cfg)
+        runner = RealgapRunner(FiniteVecEnv(env), to_dict(agent_cfg), log_dir=None, device=agent_cfg.device)
+        for it, path in ckpts:
+            runner.load(str(path))
+            actor = runner.get_inference_policy(device=env.device)
+            torch.manual_seed(args.seed)  # the same pushes and resets for every checkpoint
+            stats = rollout(env, lambda obs, a=actor: a({"policy": obs}), episodes=args.episodes)
+            row = {"iteration": it, "train_s": round(seconds.get(it, float("nan")), 1)} | stats.to_dict()
+            rows.append(row)
+            print(
+                f"[realgap] it {it:5d}  train {row['train_s']:8.1f} s  survival {stats.survival_rate:.3f}  "
+                f"time-to-fall {stats.mean_time_to_fall_s:.2f} s  return {stats.mean_return:.2f}",
+                flush=True,
+            )
+        env.close()
+    with open(run / "eval_checkpoints.csv", "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    reached = [r for r in rows if r["survival_rate"] >= args.target_survival]
+    if reached:
+        print(f"[realgap] time-to-balance: survival >= {args.target_survival} first at iteration "
+              f"{reached[0]['iteration']} after {reached[0]['train_s']} s of training")  # fmt: skip
+    else:
+        print(f"[realgap] no checkpoint reached survival >= {args.target_survival}")
+    print(f"[realgap] wrote {run / 'eval_checkpoints.csv'}")
+    return 0
+
+
+if __name__ == "__main__":
+    from realgap.envs.cli import run_cli
+    from realgap.envs.runner import CheckpointError
+
+    run_cli(main, extra_errors=(CheckpointError,))

@@ -1,0 +1,126 @@
+"""Slow tier: train a tiny policy (8 envs, 1 PPO iteration) in a subprocess, export it with scripts/export.py, and
+check the export: three self-contained files, the same metadata everywhere, the training commit recorded, onnxruntime
+== TorchScript == the checkpoint's own actor (normalizer folded in), and the deploy runtime driving the MuJoCo G1
+with it. A missing checkpoint is refused with nothing written.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run_script(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *args], cwd=REPO, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory) -> Path:
+    """A run folder with a checkpoint of a 1-iteration policy (~1 min)."""
+    root = tmp_path_factory.mktemp("runs")
+    out = run_script("scripts/train.py", "--num_envs", "8", "--max_iterations", "1", "--seed", "0",
+                     "--log_root", str(root))  # fmt: skip
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
+    (run,) = (root / "balance_g1").iterdir()
+    return run
+
+
+@pytest.fixture(scope="module")
+def exported(tiny_run) -> Path:
+    out = run_script("scripts/export.py", "--checkpoint", str(tiny_run))
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
+    print(out.stdout.strip().splitlines()[-1])  # the export's own ONNX-vs-torch figure
+    return tiny_run / "exported"
+
+
+def test_export_writes_three_self_contained_files(exported):
+    import onnx
+
+    assert sorted(p.name for p in exported.iterdir()) == ["policy.json", "policy.onnx", "policy.pt"]
+    model = onnx.load(str(exported / "policy.onnx"), load_external_data=False)
+    external = [t.name for t in model.graph.initializer if t.data_location == onnx.TensorProto.EXTERNAL]
+    assert external == []  # weights embedded: one file to ship, no policy.onnx.data
+    assert not [p for p in exported.parent.iterdir() if "staging" in p.name or "-old-" in p.name]
+
+
+def test_metadata_is_the_same_everywhere_and_names_the_training_commit(tiny_run, exported):
+    from realgap.envs.deploy import load_metadata
+    from realgap.envs.runner import latest_checkpoint
+
+    from_json, from_onnx = load_metadata(exported / "policy.json"), load_metadata(exported / "policy.onnx")
+    assert from_json == from_onnx
+    with zipfile.ZipFile(exported / "policy.pt") as pt:  # TorchScript archive: extra files live under */extra/
+        (name,) = [n for n in pt.namelist() if n.endswith("extra/realgap_metadata.json")]
+        assert json.loads(pt.read(name)) == json.loads((exported / "policy.json").read_text())
+    run = json.loads((tiny_run / "params" / "run.json").read_text())
+    assert from_json.training["git"] == run["git"]
+    assert from_json.training["checkpoint"] == str(latest_checkpoint(tiny_run).resolve())
+    assert from_json.task == "Realgap-Balance-G1-v0" and from_json.obs_dim == 93 and from_json.action_dim == 29
+    # the training variant's sensor noise is recorded (joint velocity ±1.5 rad/s)
+    noise = {t.name: t.noise for t in from_json.observations}
+    assert noise["joint_vel"]["n_min"] == -1.5 and noise["actions"] is None
+
+
+def test_onnx_matches_torch_and_the_checkpoint(tiny_run, exported):
+    import torch
+
+    from realgap.envs.deploy import OnnxPolicy
+    from realgap.envs.export import compare_onnx_torch
+    from realgap.envs.runner import latest_checkpoint
+
+    rng = np.random.default_rng(1)
+    obs = rng.standard_normal((256, 93)).astype(np.float32)
+    diff_torchscript = compare_onnx_torch(exported, obs)
+    # an independent torch forward pass from the checkpoint's actor weights: (obs − mean)/(std + eps) -> MLP (ELU)
+    sd = torch.load(latest_checkpoint(tiny_run), weights_only=False, map_location="cpu")["actor_state_dict"]
+    x = torch.from_numpy(obs)
+    x = (x - sd["obs_normalizer._mean"]) / (sd["obs_normalizer._std"] + 1e-2)
+    for i in (0, 2, 4, 6):
+        x = torch.nn.functional.linear(x, sd[f"mlp.{i}.weight"], sd[f"mlp.{i}.bias"])
+        x = torch.nn.functional.elu(x) if i < 6 else x
+    policy = OnnxPolicy(exported / "policy.onnx")
+    ours = np.stack([policy(o) for o in obs])
+    diff_checkpoint = float(np.abs(ours - x.numpy()).max())
+    print(f"max |onnxruntime - TorchScript| = {diff_torchscript:.2e}, |onnxruntime - ckpt| = {diff_checkpoint:.2e}")
+    assert diff_torchscript <= 1e-5
+    assert diff_checkpoint <= 1e-5
+    assert not torch.allclose(sd["obs_normalizer._mean"], torch.zeros(93))  # the normalizer is not the identity
+
+
+def test_runtime_drives_the_mujoco_g1_with_the_exported_policy(exported):
+    from realgap.envs.deploy import DeployRuntime, load_policy
+    from realgap.envs.deploy.mujoco_robot import MujocoRobot
+
+    meta, policy = load_policy(exported / "policy.onnx")
+    robot = MujocoRobot.for_policy(meta)
+    runtime = DeployRuntime(meta, robot, policy, seed=0)
+    runtime.step()  # warm-up (onnxruntime's first run allocates)
+    runtime.policy_time_s = runtime.control_time_s = 0.0
+    runtime.policy_steps = runtime.control_steps = 0
+    start = time.perf_counter()
+    for _ in range(50):  # 1 s
+        action = runtime.step()
+        assert np.isfinite(action).all()
+    wall = time.perf_counter() - start
+    assert robot.time == pytest.approx(1.02) and runtime.control_steps == 200
+    print(
+        f"runtime: policy step {1e6 * runtime.policy_time_s / 50:.0f} µs (obs + onnxruntime), control step "
+        f"{1e6 * runtime.control_time_s / 200:.0f} µs (actuator chain), 1 s of robot time in {wall:.2f} s wall"
+    )
+
+
+def test_export_refuses_a_folder_without_checkpoint(tmp_path):
+    out = run_script("scripts/export.py", "--checkpoint", str(tmp_path), "--out", str(tmp_path / "exported"))
+    assert out.returncode == 2 and "holds no checkpoint" in out.stderr
+    assert list(tmp_path.iterdir()) == []

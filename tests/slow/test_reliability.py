@@ -1,0 +1,67 @@
+"""Slow tier, reliability: a training run killed with SIGKILL resumes from its last checkpoint and continues with the
+next iteration; the same seed on the CPU gives the same first iterations (metrics and weights)."""
+
+import csv
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+pytestmark = pytest.mark.slow
+REPO = Path(__file__).resolve().parents[2]
+TRAIN = [sys.executable, str(REPO / "scripts/train.py"), "--num_envs", "8", "--device", "cpu"]
+
+
+def _iterations(run: Path) -> list[int]:
+    return [int(r["iteration"]) for r in csv.DictReader(open(run / "progress.csv"))]
+
+
+def test_kill_9_then_resume_continues(tmp_path):
+    runs = tmp_path / "runs"
+    proc = subprocess.Popen([*TRAIN, "--max_iterations", "200", "--save_interval", "1", "--seed", "4",
+                             "--log_root", str(runs)], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    try:
+        deadline = time.time() + 900
+        while time.time() < deadline and not list(runs.glob("*/*/model_2.pt")):
+            time.sleep(1.0)
+        assert list(runs.glob("*/*/model_2.pt")), "training did not reach iteration 2"
+        os.killpg(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(timeout=60)
+    (run,) = list((runs / "balance_g1").iterdir())
+    saved = sorted(int(p.stem.split("_")[1]) for p in run.glob("model_*.pt"))
+    last = saved[-1]
+    for p in run.glob("model_*.pt"):  # every checkpoint on disk is complete (atomic writes)
+        assert "iter" in torch.load(p, weights_only=False, map_location="cpu")
+
+    out = subprocess.run([*TRAIN, "--resume", str(run), "--max_iterations", str(last + 3)], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=900)  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert f"at iteration {last + 1}" in out.stdout
+    # the progress log continues without a gap or a repeat: 0..last from the first run, then last+1..last+2
+    assert _iterations(run) == list(range(last + 3))
+    assert (run / f"model_{last + 2}.pt").is_file()
+    assert not list(run.glob(".tmp_*"))
+
+
+def test_same_seed_same_first_iterations(tmp_path):
+    rows, weights = [], []
+    for name in ("a", "b"):
+        out = subprocess.run([*TRAIN, "--max_iterations", "2", "--seed", "11", "--log_root", str(tmp_path / name)],
+                             cwd=tmp_path, capture_output=True, text=True, timeout=900)  # fmt: skip
+        assert out.returncode == 0, out.stderr[-3000:]
+        (run,) = list((tmp_path / name / "balance_g1").iterdir())
+        rows.append(
+            [{k: v for k, v in r.items() if not k.endswith("_s")} for r in csv.DictReader(open(run / "progress.csv"))]
+        )
+        weights.append(torch.load(run / "model_1.pt", weights_only=False, map_location="cpu")["actor_state_dict"])
+    assert rows[0] == rows[1]  # rewards, episode lengths, task metrics (timings excluded)
+    assert weights[0].keys() == weights[1].keys()
+    for name in weights[0]:
+        assert torch.equal(weights[0][name], weights[1][name]), name

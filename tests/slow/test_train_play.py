@@ -1,0 +1,52 @@
+"""Slow tier: the README's train command for 2 iterations, then play the checkpoint (in subprocesses, as a user runs
+them): checkpoints, progress CSV, TensorBoard logs, resolved configs and git state land in the run folder, play
+prints the task metrics and exports ONNX + TorchScript."""
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_train_two_iterations_then_play(tmp_path):
+    runs = tmp_path / "runs"
+    train = subprocess.run(
+        [sys.executable, str(REPO / "scripts/train.py"), "--num_envs", "8", "--max_iterations", "2", "--seed", "3",
+         "--log_root", str(runs), "--device", "cpu"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert train.returncode == 0, train.stderr[-3000:]
+    (run,) = list((runs / "balance_g1").iterdir())
+    assert (run / "model_0.pt").is_file() and (run / "model_1.pt").is_file()
+    assert list(run.glob("events.out.tfevents.*")), "TensorBoard log missing"
+    rows = list(csv.DictReader(open(run / "progress.csv")))
+    assert [int(r["iteration"]) for r in rows] == [0, 1]
+    assert {"mean_reward", "survival_rate", "push_level"} <= set(rows[0])
+    assert (run / "params" / "env.yaml").is_file() and (run / "params" / "agent.yaml").is_file()
+    record = json.loads((run / "params" / "run.json").read_text())
+    assert record["task"] == "Realgap-Balance-G1-v0" and "--max_iterations" in record["argv"]
+    assert len(record["git"].get("commit", "")) in (0, 40)  # a commit hash when run from a git checkout
+    env_yaml = (run / "params" / "env.yaml").read_text()
+    assert "physics_hz: 200" in env_yaml and "policy_hz: 50" in env_yaml  # the rates are recorded
+
+    play = subprocess.run(
+        [sys.executable, str(REPO / "scripts/play.py"), "--checkpoint", str(run), "--episodes", "4", "--num_envs", "4",
+         "--device", "cpu", "--json", str(tmp_path / "metrics.json")],
+        cwd=tmp_path, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert play.returncode == 0, play.stderr[-3000:]
+    assert "survival_rate" in play.stdout
+    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    assert metrics["episodes"] == 4 and 0.0 <= metrics["survival_rate"] <= 1.0
+    assert metrics["task"] == "Realgap-Balance-G1-Play-v0"
+    exported = run / "exported"
+    assert (exported / "policy.onnx").is_file() and (exported / "policy.pt").is_file()
+    meta = json.loads((exported / "policy.json").read_text())
+    assert meta["task"] == "Realgap-Balance-G1-v0" and len(meta["joints"]["names"]) == 29
+    assert meta["actions"]["raw_clip"] == 4.0 and meta["rates"]["policy_hz"] == 50

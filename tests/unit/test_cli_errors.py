@@ -1,0 +1,57 @@
+"""Bad input to the scripts: one clear message, exit status 2, and no run folder left behind.
+
+These fail before any simulator is built (the checks run first), so they belong to the fast tier.
+"""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.unit
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run_script(script: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(REPO / "scripts" / script), *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
+
+
+def test_unknown_task_lists_registered_ones(tmp_path):
+    out = run_script("train.py", "--task", "Realgap-Nope-v0", "--log_root", str(tmp_path / "runs"), cwd=tmp_path)
+    assert out.returncode == 2
+    assert "Unknown task 'Realgap-Nope-v0'" in out.stderr
+    assert "Realgap-Balance-G1-v0" in out.stderr  # the registered ids are listed
+    assert "Traceback" not in out.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="checks the message on a machine without CUDA")
+def test_cuda_without_cuda_says_so(tmp_path):
+    out = run_script("train.py", "--device", "cuda", "--log_root", str(tmp_path / "runs"), cwd=tmp_path)
+    assert out.returncode == 2
+    assert "torch sees no CUDA device" in out.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+def test_resume_of_missing_run_says_so(tmp_path):
+    out = run_script("train.py", "--resume", str(tmp_path / "runs" / "nope"), cwd=tmp_path)
+    assert out.returncode == 2
+    assert "does not exist" in out.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+def test_resume_of_run_without_checkpoint_says_so(tmp_path):
+    run = tmp_path / "runs" / "balance_g1" / "empty"
+    run.mkdir(parents=True)
+    out = run_script("train.py", "--resume", str(run), cwd=tmp_path)
+    assert out.returncode == 2
+    assert "holds no checkpoint" in out.stderr
+    assert sorted(p.name for p in run.iterdir()) == []  # nothing written into it
+
+
+def test_play_without_checkpoint_says_so(tmp_path):
+    out = run_script("play.py", cwd=tmp_path)
+    assert out.returncode == 2
+    assert "--checkpoint is required" in out.stderr

@@ -1,0 +1,333 @@
+"""Deploy runtime without a simulator: import isolation, metadata round trip, refusals, observations, actions, the
+actuator chain on the torque path, the position path, and an ONNX graph (built with ``onnx``, no torch) end to end.
+
+The metadata here is constructed from the G1 facts (robot module, datasheets, default rates) with the balance task's
+observation layout; tests/sim/test_export_metadata.py checks the same layout against the live Isaac Lab env.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from realgap.actuators.datasheets import G1_ACTUATORS
+from realgap.actuators.spec import resolve_joint_specs
+from realgap.envs.deploy import (
+    DeployRuntime,
+    ImuState,
+    JointState,
+    MetadataError,
+    MetadataMismatchError,
+    ObservationBuilder,
+    PolicyMetadata,
+    Robot,
+    UnsupportedObservationError,
+    ZeroPolicy,
+    load_policy,
+)
+from realgap.envs.deploy.metadata import ActionMap, ActuatorGroup, ObsTerm, RobotInfo
+from realgap.envs.deploy.observations import Readings
+from realgap.envs.rates import RateSpec
+from realgap.envs.robots.g1 import G1
+
+pytestmark = pytest.mark.unit
+
+NAMES = G1.joint_names
+N = len(NAMES)  # 29
+POSE = tuple(G1.default_pose())
+KNEE = NAMES.index("left_knee_joint")  # spec g1_7520_22: kp 300, kd 5, peak 139 N·m, no-load speed 20 rad/s
+MDP = "isaaclab.envs.mdp.observations"
+HASH = "ab" * 32
+
+
+def g1_metadata(rates: RateSpec | None = None, **changes) -> PolicyMetadata:
+    """Balance-task-shaped metadata: obs = ang vel 3 | gravity 3 | joint pos 29 | joint vel 29 | last action 29."""
+    specs = resolve_joint_specs(NAMES, G1_ACTUATORS)
+    group = ActuatorGroup("g1", NAMES, tuple(s.name for s in specs), {s.name: s.to_dict() for s in specs})
+    terms, pos = [], 0
+    for name, func, dim in [("base_ang_vel", "base_ang_vel", 3), ("projected_gravity", "projected_gravity", 3),
+                            ("joint_pos", "joint_pos_rel", N), ("joint_vel", "joint_vel_rel", N),
+                            ("actions", "last_action", N)]:  # fmt: skip
+        joints = NAMES if func.startswith("joint") else None
+        terms.append(ObsTerm(name, "policy", f"{MDP}:{func}", pos, pos + dim, joint_names=joints))
+        pos += dim
+    fields = dict(
+        task="Realgap-Balance-G1-v0",
+        robot=RobotInfo("g1", HASH, {"path": "g1.xml"}, False, (0.0, 0.0, 0.767), (1.0, 0.0, 0.0, 0.0)),
+        joint_names=NAMES, default_joint_pos=POSE, default_joint_vel=(0.0,) * N,
+        actions=ActionMap("joint_pos", NAMES, (0.25,) * N, POSE, (-1.0,) * N, (1.0,) * N),
+        actuator_groups=(group,),
+        rates=rates or RateSpec(200, 200, 50), observations=tuple(terms), obs_dim=pos,
+        training={"git": {"commit": "0" * 40}},
+    )  # fmt: skip
+    return PolicyMetadata(**(fields | changes))
+
+
+class StateRobot(Robot):
+    """A robot that is only a state: it records what it is sent and does not move (our interface, no simulator)."""
+
+    simulated = False
+
+    def __init__(self, names=NAMES, dt: float = 0.005, mode: str = "torque", description_hash: str | None = None):
+        self._names, self._dt, self.command_mode, self._hash = tuple(names), dt, mode, description_hash
+        self.q, self.qd = np.array(POSE[: len(names)]), np.zeros(len(names))
+        self.imu = ImuState(np.zeros(3), np.array([0.0, 0.0, -1.0]))
+        self.sent: list[tuple] = []
+        self.steps = 0
+
+    joint_names = property(lambda self: self._names)
+    control_dt = property(lambda self: self._dt)
+    description_hash = property(lambda self: self._hash)
+
+    def read_joints(self) -> JointState:
+        return JointState(self.q.copy(), self.qd.copy())
+
+    def read_imu(self) -> ImuState:
+        return self.imu
+
+    def send_torques(self, tau):
+        self.sent.append(("torque", np.array(tau)))
+
+    def send_joint_targets(self, q_target, qd_target, kp, kd):
+        self.sent.append(("position", np.array(q_target), np.array(kp), np.array(kd)))
+
+    def step(self):
+        self.steps += 1
+
+
+# -- isolation -------------------------------------------------------------------------------------------------------
+def _loaded(modules: list[str]) -> list[str]:
+    heavy = ("torch", "isaaclab", "isaaclab_newton", "isaaclab_rl", "warp", "newton", "pxr", "isaacsim", "omni",
+             "mujoco")  # fmt: skip
+    code = (f"import importlib, sys\nfor m in {modules!r}: importlib.import_module(m)\n"
+            f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({heavy!r})))")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    return eval(out.stdout.strip().splitlines()[-1])
+
+
+def test_runtime_imports_neither_torch_nor_isaac_lab_nor_a_simulator():
+    assert _loaded(["realgap.envs.deploy", "realgap.envs.deploy.runtime", "onnxruntime"]) == []
+    # the MuJoCo test robot and the sim2sim harness add MuJoCo, and nothing else heavy
+    assert _loaded(["realgap.envs.deploy.mujoco_robot", "realgap.envs.deploy.sim2sim"]) == ["mujoco"]
+
+
+# -- metadata --------------------------------------------------------------------------------------------------------
+def test_metadata_round_trips_through_json():
+    meta = g1_metadata()
+    back = PolicyMetadata.from_dict(json.loads(meta.to_json()))
+    assert back == meta
+    table = {row["name"]: row for row in meta.to_dict()["joints"]["table"]}
+    knee = table["left_knee_joint"]
+    assert (knee["kp"], knee["kd"], knee["effort_limit"]) == (300.0, 5.0, 139.0)
+    assert knee["armature"] == pytest.approx(0.025101925)  # 7520-22: 0.489e-4·22.5² + 0.109e-4·5² + 0.738e-4
+    # latency 0-10 ms at 5 ms physics steps: 0-2 steps
+    assert meta.to_dict()["actuators"]["groups"][0]["command_delay_physics_steps"] == [0, 2]
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda d: d.update(format="other/9"), "format"),
+        (lambda d: d["observations"]["terms"][1].update(start=4, stop=6), "previous term ends at 3"),
+        (lambda d: d["observations"].update(dim=94), "obs_dim is 94"),
+        (lambda d: d["actions"]["joint_names"].__setitem__(0, "tail_joint"), "tail_joint"),
+        (lambda d: d["rates"].update(decimation=5), "decimation"),
+        (lambda d: d.pop("joints"), "joints"),
+    ],
+)
+def test_malformed_metadata_is_refused_with_the_field_named(edit, message):
+    data = json.loads(g1_metadata().to_json())
+    edit(data)
+    with pytest.raises((MetadataError, ValueError), match=message):
+        PolicyMetadata.from_dict(data)
+
+
+# -- refusals: metadata vs robot -------------------------------------------------------------------------------------
+def _refusal(robot: Robot, meta: PolicyMetadata | None = None) -> str:
+    with pytest.raises(MetadataMismatchError) as err:
+        DeployRuntime(meta or g1_metadata(), robot, ZeroPolicy(N))
+    return str(err.value)
+
+
+def test_wrong_joint_count_is_refused():
+    msg = _refusal(StateRobot(names=NAMES[:-1]))
+    assert "joint count: the policy drives 29 joints, the robot has 28" in msg
+
+
+def test_wrong_joint_names_are_refused():
+    names = ("left_hip_pitch",) + NAMES[1:]
+    msg = _refusal(StateRobot(names=names))
+    assert "joint names: missing on the robot ['left_hip_pitch_joint'], unknown to the policy ['left_hip_pitch']" in msg
+
+
+def test_wrong_joint_order_is_refused():
+    names = list(NAMES)
+    names[3], names[9] = names[9], names[3]  # swap the knees
+    msg = _refusal(StateRobot(names=names))
+    assert "joint order differs at 2 positions" in msg
+    assert "#3: policy 'left_knee_joint', robot 'right_knee_joint'" in msg
+
+
+def test_control_period_not_dividing_the_policy_period_is_refused():
+    # 3 ms does not divide the 20 ms policy period (ratio 6.67)
+    msg = _refusal(StateRobot(dt=0.003, mode="position"))
+    assert "control period 0.003 s does not divide the policy period 0.02 s" in msg
+
+
+def test_torque_robot_off_the_training_physics_rate_is_refused():
+    # 2.5 ms divides 20 ms, but the chain counts delays and servo periods in 5 ms physics steps
+    msg = _refusal(StateRobot(dt=0.0025, mode="torque"))
+    assert "must step at the training physics rate 200 Hz" in msg and "every 0.0025 s" in msg
+    # a position-servo robot at 400 Hz is fine: 8 control periods per policy step
+    assert DeployRuntime(g1_metadata(), StateRobot(dt=0.0025, mode="position"), ZeroPolicy(N)).steps_per_policy == 8
+
+
+def test_other_robot_description_is_refused():
+    msg = _refusal(StateRobot(description_hash="cd" * 32))
+    assert "robot description: sha256 cdcdcdcdcdcd… differs from the training description abababababab…" in msg
+
+
+def test_all_mismatches_are_listed_at_once():
+    msg = _refusal(StateRobot(names=NAMES[:-1], dt=0.003))
+    assert "joint count" in msg and "does not divide" in msg
+
+
+# -- observations and actions ----------------------------------------------------------------------------------------
+def test_observation_layout_from_readings():
+    meta = g1_metadata()
+    q = np.array(POSE) + 0.01 * np.arange(N)
+    qd = -0.1 * np.arange(N)
+    last = np.linspace(-1, 1, N).astype(np.float32)
+    readings = Readings(JointState(q, qd), ImuState(np.array([0.1, -0.2, 0.3]), np.array([0.0, 0.6, -0.8])), last)
+    obs = ObservationBuilder(meta).build(readings)
+    assert obs.shape == (93,) and obs.dtype == np.float32
+    np.testing.assert_allclose(obs[0:3], [0.1, -0.2, 0.3], atol=1e-7)
+    np.testing.assert_allclose(obs[3:6], [0.0, 0.6, -0.8], atol=1e-7)
+    np.testing.assert_allclose(obs[6:35], 0.01 * np.arange(N), atol=1e-6)  # joint_pos_rel = q − default
+    np.testing.assert_allclose(obs[35:64], qd, atol=1e-6)  # joint_vel_rel, default velocity 0
+    np.testing.assert_allclose(obs[64:93], last)
+
+
+def test_observation_scale_and_clip_follow_isaac_lab_order():
+    # Isaac Lab: clip first, then scale. ang vel (3, -5, 0.5) clipped to ±2 then ×0.25 -> (0.5, -0.5, 0.125)
+    meta = g1_metadata()
+    term = replace(meta.observations[0], clip=(-2.0, 2.0), scale=0.25)
+    builder = ObservationBuilder(meta, [term])
+    readings = Readings(JointState(np.zeros(N), np.zeros(N)), ImuState(np.array([3.0, -5.0, 0.5]), np.zeros(3)),
+                        np.zeros(N))  # fmt: skip
+    np.testing.assert_allclose(builder.build(readings)[:3], [0.5, -0.5, 0.125])
+
+
+@pytest.mark.parametrize(
+    ("term", "message"),
+    [
+        (ObsTerm("base_lin_vel", "policy", f"{MDP}:base_lin_vel", 0, 3), "base_lin_vel"),
+        (ObsTerm("mine", "policy", "my_task.mdp:secret", 0, 3), "my_task.mdp:secret"),
+        (ObsTerm("gyro", "policy", f"{MDP}:base_ang_vel", 0, 6, history_length=2), "history_length=2"),
+        (ObsTerm("gyro", "policy", f"{MDP}:base_ang_vel", 0, 4), "computes 3 values on the robot but spans 4"),
+    ],
+)
+def test_unsupported_observation_terms_are_refused(term, message):
+    with pytest.raises(UnsupportedObservationError, match=message):
+        ObservationBuilder(g1_metadata(), [term])
+
+
+def test_action_map_is_offset_plus_scaled_action_then_clipped():
+    amap = g1_metadata().actions
+    a = np.zeros(N)
+    a[KNEE], a[0] = 1.0, -0.4  # knee 0.669 + 0.25 = 0.919 rad; hip pitch -0.312 - 0.1 = -0.412 rad
+    a[NAMES.index("left_elbow_joint")] = 3.0  # 0.6 + 0.75 = 1.35 -> clipped to the target bound 1.0 rad
+    q = amap.targets(a)
+    assert q[KNEE] == pytest.approx(0.919, abs=1e-9) and q[0] == pytest.approx(-0.412, abs=1e-9)
+    assert q[NAMES.index("left_elbow_joint")] == 1.0
+
+
+# -- command paths ---------------------------------------------------------------------------------------------------
+class ConstantPolicy:
+    def __init__(self, action):
+        self.action = np.asarray(action, dtype=np.float32)
+
+    def __call__(self, obs):
+        return self.action
+
+
+def test_torque_path_is_the_training_pd_with_its_envelope():
+    robot = StateRobot()
+    action = np.zeros(N, dtype=np.float32)
+    action[KNEE] = 0.4  # target = default + 0.1 rad
+    robot.qd[KNEE] = 0.0
+    runtime = DeployRuntime(g1_metadata(), robot, ConstantPolicy(action), command_delay=False)
+    runtime.step()
+    assert runtime.steps_per_policy == 4 and robot.steps == 4 and len(robot.sent) == 4
+    tau = robot.sent[0][1]
+    assert tau[KNEE] == pytest.approx(300.0 * 0.1)  # kp·(q* − q), qd = 0
+    assert np.abs(np.delete(tau, KNEE)).max() == pytest.approx(0.0, abs=1e-9)  # the rest sit on their targets
+    # 1 rad error asks 300 N·m; moving at +10 rad/s the 7520-22 envelope allows 139·(1 − 10/20) = 69.5 N·m
+    robot.q[KNEE] -= 1.0
+    robot.qd[KNEE] = 10.0
+    runtime.control()
+    assert robot.sent[-1][1][KNEE] == pytest.approx(69.5)
+
+
+def test_simulated_robots_get_the_training_command_delay():
+    robot = StateRobot()
+    robot.simulated = True
+    runtime = DeployRuntime(g1_metadata(), robot, ZeroPolicy(N), seed=3)
+    (_, chain), = runtime.chains  # fmt: skip
+    assert (chain.delay.min_steps, chain.delay.max_steps) == (0, 2)  # 0-10 ms at 5 ms steps
+    real = DeployRuntime(g1_metadata(), StateRobot(), ZeroPolicy(N))
+    assert real.chains[0][1].delay.max_steps == 0  # a real bus brings its own latency
+
+
+def test_position_path_sends_targets_and_training_gains():
+    robot = StateRobot(dt=0.01, mode="position")  # 100 Hz servo: 2 control periods per 20 ms policy step
+    action = np.full(N, 0.2, dtype=np.float32)
+    runtime = DeployRuntime(g1_metadata(), robot, ConstantPolicy(action))
+    runtime.step()
+    assert len(robot.sent) == 2
+    _, q_target, kp, kd = robot.sent[-1]
+    np.testing.assert_allclose(q_target, np.clip(np.array(POSE) + 0.05, -1.0, 1.0))
+    assert (kp[KNEE], kd[KNEE]) == (300.0, 5.0)
+    assert (kp[NAMES.index("left_ankle_pitch_joint")], kd[NAMES.index("left_ankle_pitch_joint")]) == (300.0, 2.0)
+
+
+def test_non_finite_action_is_not_sent():
+    robot = StateRobot()
+    runtime = DeployRuntime(g1_metadata(), robot, ConstantPolicy(np.full(N, np.nan)))
+    with pytest.raises(FloatingPointError, match="non-finite"):
+        runtime.step()
+    assert robot.sent == []
+
+
+def test_onnx_graph_with_embedded_metadata_runs_end_to_end(tmp_path):
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+
+    meta = g1_metadata()
+    # actions = W·obs + b with W picking −joint_pos_rel (a pure "return to default" policy), built without torch
+    weight = np.zeros((93, N), dtype=np.float32)
+    weight[6 + np.arange(N), np.arange(N)] = -1.0
+    graph = helper.make_graph(
+        [helper.make_node("Gemm", ["obs", "W", "b"], ["actions"])], "g",
+        [helper.make_tensor_value_info("obs", TensorProto.FLOAT, [1, 93])],
+        [helper.make_tensor_value_info("actions", TensorProto.FLOAT, [1, N])],
+        [numpy_helper.from_array(weight, "W"), numpy_helper.from_array(np.full(N, 0.1, np.float32), "b")],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 10
+    model.metadata_props.add(key="realgap_metadata", value=meta.to_json())
+    onnx.save_model(model, str(tmp_path / "policy.onnx"))
+    loaded, policy = load_policy(tmp_path)
+    assert loaded == meta
+    robot = StateRobot()
+    robot.q[KNEE] += 0.2
+    runtime = DeployRuntime(loaded, robot, policy, command_delay=False)
+    action = runtime.step()
+    assert action[KNEE] == pytest.approx(-0.2 + 0.1, abs=1e-6) and action[0] == pytest.approx(0.1, abs=1e-6)
+    # target = default + 0.25·(−0.1) relative to the default; the knee sits 0.2 above its default
+    assert robot.sent[0][1][KNEE] == pytest.approx(300.0 * (0.25 * -0.1 - 0.2), abs=1e-4)
