@@ -20,6 +20,8 @@ class EpisodeStats:
 
     Attributes:
         episodes: Number of episodes counted.
+        success_rate: Fraction of successful episodes: the task's ``env_cfg.episode_success`` when it defines one
+            (grasp: lifted and held), else the survival rate (balance: reached the time-out standing).
         survival_rate: Fraction that reached the time-out without a termination (fall, drop, NaN).
         mean_time_to_fall_s: Mean duration of the terminated episodes, s (NaN if none terminated).
         mean_episode_s: Mean episode duration, s.
@@ -28,6 +30,7 @@ class EpisodeStats:
     """
 
     episodes: int
+    success_rate: float
     survival_rate: float
     mean_time_to_fall_s: float
     mean_episode_s: float
@@ -62,7 +65,8 @@ def rollout(
     ret = torch.zeros(n, device=env.device)
     steps = torch.zeros(n, dtype=torch.long, device=env.device)
     push = _push_term(env)
-    survived, durations, returns, pushes_survived, fall_times = [], [], [], [], []
+    success_fn = getattr(env.cfg, "episode_success", None)
+    survived, succeeded, durations, returns, pushes_survived, fall_times = [], [], [], [], [], []
     for _ in range(max_steps):
         actions = policy(obs["policy"])
         max_push = push.max_push.clone() if push is not None else None  # read before the step's auto-reset clears it
@@ -70,10 +74,12 @@ def rollout(
         ret += rew
         steps += 1
         done = (terminated | truncated).nonzero().flatten()
+        success = success_fn(env) if success_fn is not None and len(done) else None
         for i in done.tolist():
             ok = bool(truncated[i]) and not bool(terminated[i])
             duration = float(steps[i]) * env.step_dt
             survived.append(ok)
+            succeeded.append(ok if success is None else bool(success[i]))
             durations.append(duration)
             returns.append(float(ret[i]))
             if not ok:
@@ -91,6 +97,7 @@ def rollout(
     k = min(len(survived), episodes)
     return EpisodeStats(
         episodes=k,
+        success_rate=mean([float(s) for s in succeeded[:k]]),
         survival_rate=mean([float(s) for s in survived[:k]]),
         mean_time_to_fall_s=mean(fall_times),
         mean_episode_s=mean(durations[:k]),

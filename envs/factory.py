@@ -38,6 +38,9 @@ def apply_rates(env_cfg: Any, rates: RateSpec) -> None:
     env_cfg.sim.render_interval = rates.decimation
     for act in _realgap_actuator_cfgs(env_cfg):
         act.rates = rates.to_dict()
+    info = getattr(env_cfg, "action_space_info", None)
+    if isinstance(info, dict) and "rates" in info:  # the grasp variants describe their rates for comparisons
+        info["rates"] = rates.to_dict()
 
 
 def check_rates(env_cfg: Any) -> RateSpec:

@@ -27,12 +27,8 @@ import torch
 from rsl_rl.runners import OnPolicyRunner
 
 CHECKPOINT_RE = re.compile(r"model_(\d+)\.pt$")
-PROGRESS_KEYS = (
-    "Curriculum/metrics/survival_rate",
-    "Curriculum/metrics/time_to_fall_s",
-    "Curriculum/metrics/push_survived_mps",
-    "Curriculum/push_level",
-)
+PROGRESS_PREFIXES = ("Curriculum/",)
+"""extras["log"] keys written to progress.csv (the task metrics and curriculum levels), by their last name part."""
 
 
 class CheckpointError(RuntimeError):
@@ -70,6 +66,7 @@ class RealgapRunner(OnPolicyRunner):
     def __init__(self, env: Any, train_cfg: dict, log_dir: str | None = None, device: str = "cpu") -> None:
         super().__init__(env, train_cfg, log_dir=log_dir, device=device)
         self._log_dir = log_dir
+        self._progress_keys: dict[str, None] = {}
         self._wrap_logger()
         scale = train_cfg.get("actor_output_init_scale")
         if scale is not None:
@@ -159,12 +156,7 @@ class RealgapRunner(OnPolicyRunner):
             rows = list(csv.DictReader(fh))
         kept = [r for r in rows if int(r["iteration"]) < self.current_learning_iteration]
         if len(kept) != len(rows):
-            fd, tmp = tempfile.mkstemp(prefix=".tmp_", suffix=".csv", dir=self._log_dir)
-            with os.fdopen(fd, "w", newline="") as fh:
-                writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-                writer.writeheader()
-                writer.writerows(kept)
-            os.replace(tmp, path)
+            self._write_progress(path, list(rows[0]), kept)
 
     def _env_state(self) -> dict[str, Any]:
         """Curriculum state that lives in the env (the push scale), so a resumed run pushes as hard as before."""
@@ -188,7 +180,9 @@ class RealgapRunner(OnPolicyRunner):
             row = {"iteration": it, "collect_s": round(collect_time, 3), "learn_s": round(learn_time, 3)}
             row["mean_reward"] = statistics.mean(logger.rewbuffer) if logger.rewbuffer else math.nan
             row["mean_episode_length"] = statistics.mean(logger.lenbuffer) if logger.lenbuffer else math.nan
-            for key in PROGRESS_KEYS:
+            keys = dict.fromkeys(k for e in logger.ep_extras for k in e if k.startswith(PROGRESS_PREFIXES))
+            self._progress_keys.update(dict.fromkeys(keys))  # a column, once seen, stays (CSV header is fixed)
+            for key in self._progress_keys:
                 values = [float(e[key]) for e in logger.ep_extras if key in e]
                 values = [v for v in values if not math.isnan(v)]
                 row[key.rsplit("/", 1)[-1]] = statistics.mean(values) if values else math.nan
@@ -208,9 +202,24 @@ class RealgapRunner(OnPolicyRunner):
         if self._log_dir is None:
             return
         path = Path(self._log_dir) / "progress.csv"
-        new = not path.exists()
-        with open(path, "a", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=list(row))
-            if new:
-                writer.writeheader()
-            writer.writerow(row)
+        rows: list[dict[str, Any]] = []
+        if path.is_file():
+            with open(path, newline="") as fh:
+                reader = csv.DictReader(fh)
+                header = list(reader.fieldnames or [])
+                if set(row) <= set(header):  # the usual case: append one line
+                    with open(path, "a", newline="") as out:
+                        csv.DictWriter(out, fieldnames=header, restval="nan").writerow(row)
+                    return
+                rows = list(reader)
+        # first row, or a metric seen for the first time: (re)write the file with the wider header, atomically
+        header = list(dict.fromkeys([*(rows[0] if rows else {}), *row]))
+        self._write_progress(path, header, [*rows, row])
+
+    def _write_progress(self, path: Path, header: list[str], rows: list[dict[str, Any]]) -> None:
+        fd, tmp = tempfile.mkstemp(prefix=".tmp_", suffix=".csv", dir=path.parent)
+        with os.fdopen(fd, "w", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=header, restval="nan")
+            writer.writeheader()
+            writer.writerows(rows)
+        os.replace(tmp, path)

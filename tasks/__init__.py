@@ -2,7 +2,10 @@
 
 import gymnasium as gym
 
-from realgap.tasks import balance  # noqa: F401  (registers Realgap-Balance-*)
+from realgap.tasks import (
+    balance,  # noqa: F401  (registers Realgap-Balance-*)
+    grasp,  # noqa: F401  (registers Realgap-Grasp-Franka-*)
+)
 
 TASK_PREFIX = "Realgap-"
 

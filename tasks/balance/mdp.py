@@ -139,7 +139,8 @@ class push_curriculum(ManagerTermBase):
     """Raise the push scale while the policy survives, lower it when it falls too often.
 
     Every ``update_every`` policy steps: scale += step if survival_rate ≥ promote_above, scale -= step if survival_rate
-    < demote_below; clipped to [min_scale, 1]. Scale 1 is the configured pushes, which evaluation always uses.
+    < demote_below; clipped to [min_scale, 1]. Scale 1 is the configured pushes, which evaluation always uses. Nothing
+    moves before ``min_episodes`` full episodes have ended.
 
     Params:
         push_term: Name of the :class:`push_robot` event term.
@@ -163,12 +164,16 @@ class push_curriculum(ManagerTermBase):
         promote_above: float = 0.8,
         demote_below: float = 0.5,
         update_every: int = 24 * 5,
+        min_episodes: int = 256,
     ) -> float:
         push = env.event_manager.get_term_cfg(push_term).func
         if env.common_step_counter - self.last_update >= update_every:
             self.last_update = env.common_step_counter
-            survival = _curriculum_term(env, metrics_term).stats["survival_rate"]
-            if survival >= promote_above:
+            metrics = _curriculum_term(env, metrics_term)
+            survival = metrics.stats["survival_rate"]
+            if metrics.counts["survival_rate"] < min_episodes:
+                pass  # too few full episodes yet: the first to end are the early falls (survivorship bias)
+            elif survival >= promote_above:
                 push.scale = min(1.0, push.scale + step)
             elif survival < demote_below:
                 push.scale = max(min_scale, push.scale - step)

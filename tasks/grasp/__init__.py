@@ -1,0 +1,58 @@
+"""Franka Panda grasp-and-lift task: registration of the gymnasium ids, one per arm action space.
+
+``Realgap-Grasp-Franka-v0`` (and ``-Play-v0``) use joint position targets; every other action space has its own id,
+``Realgap-Grasp-Franka-<Variant>-v0`` (table below). The configs are built by
+:func:`realgap.tasks.grasp.env_cfg.grasp_env_cfg` and :func:`realgap.tasks.grasp.agent_cfg.grasp_ppo_cfg`; nothing
+here imports Isaac Lab.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import gymnasium as gym
+
+ACTION_SPACE_IDS: dict[str, str] = {
+    "joint_pos": "Realgap-Grasp-Franka-v0",
+    "joint_pos_delta": "Realgap-Grasp-Franka-JointPosDelta-v0",
+    "joint_vel": "Realgap-Grasp-Franka-JointVel-v0",
+    "joint_torque": "Realgap-Grasp-Franka-JointTorque-v0",
+    "joint_pd_gravity": "Realgap-Grasp-Franka-JointPDGravity-v0",
+    "ee_pose_delta": "Realgap-Grasp-Franka-EEPoseDelta-v0",
+}
+"""Gymnasium id of each arm action space (keys equal ``actions.ACTION_SPACES``)."""
+
+
+def _env_cfg_entry(action_space: str, play: bool = False) -> Callable[[], object]:
+    def env_cfg():
+        from realgap.tasks.grasp.env_cfg import grasp_env_cfg
+
+        return grasp_env_cfg(action_space, play=play)
+
+    return env_cfg
+
+
+def _agent_cfg_entry(action_space: str) -> Callable[[], object]:
+    def agent_cfg():
+        from realgap.tasks.grasp.agent_cfg import grasp_ppo_cfg
+
+        return grasp_ppo_cfg(action_space)
+
+    return agent_cfg
+
+
+def _register(task_id: str, action_space: str, play: bool = False) -> None:
+    gym.register(
+        id=task_id,
+        entry_point="isaaclab.envs:ManagerBasedRLEnv",
+        disable_env_checker=True,
+        kwargs={
+            "env_cfg_entry_point": _env_cfg_entry(action_space, play),
+            "rsl_rl_cfg_entry_point": _agent_cfg_entry(action_space),
+        },
+    )
+
+
+for _space, _id in ACTION_SPACE_IDS.items():
+    _register(_id, _space)
+_register("Realgap-Grasp-Franka-Play-v0", "joint_pos", play=True)

@@ -1,0 +1,375 @@
+"""Action spaces of the grasp task: six arm interfaces over the same observations, rewards and budget.
+
+Every variant drives the 7 arm joints through realgap's datasheet actuator chain (``actuators/chain.py``: per-env
+command delay 1–5 ms, PD at the servo rate, torque envelope; solver-side armature and joint friction) and the gripper
+with one binary command (``a < 0`` closes both fingers to 0 m, ``a >= 0`` opens them to 0.04 m, tracked by the
+finger PD). What the policy commands and what the chain does with it (seed 000, ch. 7.3 / 11.1):
+
+=====================  ========================  ============================================================
+name                   policy output (arm)       low-level actuator model
+=====================  ========================  ============================================================
+``joint_pos``          q* = q_default + 0.5·a    τ = Kp·(q* − q) − Kd·q̇                (datasheet PD)
+``joint_pos_delta``    q*_k = q*_{k−1} + 0.05·a  τ = Kp·(q* − q) − Kd·q̇   (target integrated, clipped to limits)
+``joint_vel``          q̇* = 1.0·a (rad/s)        τ = Kd·(q̇* − q̇) + g(q)           (Kp = 0, velocity servo)
+``joint_torque``       τ_a = τ_scale·a (N·m)     τ = τ_a + g(q)                    (Kp = Kd = 0, torque pass-through)
+``joint_pd_gravity``   q* = q_default + 0.5·a    τ = Kp·(q* − q) − Kd·q̇ + g(q)           (PD + gravity comp.)
+``ee_pose_delta``      Δx (m), Δθ (rad) of TCP   differential IK (DLS) → q* → τ = Kp·(q* − q) − Kd·q̇ + g(q)
+=====================  ========================  ============================================================
+
+g(q) is the nominal Panda's gravity torque from pinocchio on example-robot-data's URDF (``gravity_source =
+"pinocchio"``: the robot's own model, which a real controller has; it does not know a randomized payload), or the
+simulator's own gravity bias (``"simulator"``: Newton's inverse dynamics of the simulated, possibly randomized robot;
+vectorized, for large GPU batches). Franka's torque and velocity interfaces compensate gravity inside the robot, so
+the ``joint_vel``, ``joint_torque`` and ``ee_pose_delta`` variants do as well (for the re-based relative IK it is
+necessary, see :class:`DifferentialIKGravityAction`). Gravity compensation is recomputed every physics step.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+import torch
+from isaaclab.controllers import DifferentialIKControllerCfg
+from isaaclab.envs.mdp.actions import (
+    BinaryJointPositionActionCfg,
+    DifferentialInverseKinematicsActionCfg,
+    JointEffortActionCfg,
+    JointPositionActionCfg,
+    JointVelocityActionCfg,
+)
+from isaaclab.envs.mdp.actions.actions_cfg import JointActionCfg
+from isaaclab.envs.mdp.actions.joint_actions import (
+    JointAction,
+    JointEffortAction,
+    JointPositionAction,
+    JointVelocityAction,
+)
+from isaaclab.envs.mdp.actions.task_space_actions import DifferentialInverseKinematicsAction
+from isaaclab.managers import ActionTermCfg
+from isaaclab.utils import configclass
+
+from realgap.actuators.datasheets import PANDA_ACTUATORS
+from realgap.actuators.spec import ActuatorSpec, PDGains
+from realgap.envs.robots.panda import PANDA_ARM_JOINTS, PANDA_FINGER_JOINTS, PANDA_HAND_BODY, PANDA_TCP_OFFSET_HAND
+
+if TYPE_CHECKING:
+    from isaaclab.envs import ManagerBasedEnv
+
+GravitySource = Literal["pinocchio", "simulator"]
+PANDA_URDF = "cmeel.prefix/share/example-robot-data/robots/panda_description/urdf/panda.urdf"
+"""Path of the Panda URDF inside the ``example-robot-data`` wheel (a cmeel prefix; the wheel has no Python module)."""
+
+
+class PandaGravity:
+    """Nominal gravity torque g(q) of the Panda from pinocchio (example-robot-data URDF, hand and fingers included).
+
+    Args:
+        joint_names: Simulator joint names of the columns of ``q`` (``joint1``.., ``finger_joint1``..); the URDF's
+            ``panda_`` prefix is matched either way.
+
+    The URDF and Menagerie's MJCF agree in masses, inertias and kinematics (probes/REPORT-urdf.md §6: holding
+    torques equal g(q) to 0.02 %).
+    """
+
+    def __init__(self, joint_names: Sequence[str]) -> None:
+        import pinocchio as pin
+
+        dist = importlib.metadata.distribution("example-robot-data")
+        self._pin = pin
+        self.model = pin.buildModelFromUrdf(str(dist.locate_file(PANDA_URDF)))
+        self.data = self.model.createData()
+        pin_names = [self.model.names[i].removeprefix("panda_") for i in range(1, self.model.njoints)]
+        missing = [n for n in joint_names if n.removeprefix("panda_") not in pin_names]
+        if missing:
+            raise ValueError(f"joints {missing} are not in the pinocchio Panda model (joints: {pin_names})")
+        # column of each pinocchio joint in the simulator's q (all Panda joints are 1-DoF: q index = v index)
+        sim = [n.removeprefix("panda_") for n in joint_names]
+        self._sim_cols = [sim.index(n) if n in sim else -1 for n in pin_names]
+        self._q_neutral = pin.neutral(self.model)
+
+    def __call__(self, q: torch.Tensor) -> torch.Tensor:
+        """g(q), N·m (N for the fingers), in the column order of ``q``.
+
+        Shape:
+            q: ``(E, J)`` rad / m → ``(E, J)``.
+        """
+        q_np = q.detach().to("cpu", torch.float64).numpy()
+        q_pin = np.tile(self._q_neutral, (q_np.shape[0], 1))
+        for k, col in enumerate(self._sim_cols):
+            if col >= 0:
+                q_pin[:, k] = q_np[:, col]
+        g_pin = np.stack([self._pin.computeGeneralizedGravity(self.model, self.data, qi) for qi in q_pin])
+        out = np.zeros_like(q_np)
+        for k, col in enumerate(self._sim_cols):
+            if col >= 0:
+                out[:, col] = g_pin[:, k]
+        return torch.as_tensor(out, dtype=q.dtype, device=q.device)
+
+
+def _gravity_fn(
+    action: JointAction | DifferentialInverseKinematicsAction, source: GravitySource
+) -> Callable[[], torch.Tensor]:
+    """A function returning g(q) of the action term's joints, ``(E, len(joints))`` N·m, from ``source``."""
+    asset = action._asset
+    cols = action._joint_ids
+    if source == "pinocchio":
+        model = PandaGravity(asset.joint_names)
+        return lambda: model(asset.data.joint_pos.torch)[:, cols]
+    if source == "simulator":
+        offset = asset.num_base_dofs  # fixed base: 0; gravity_compensation_forces leads with the base DoFs
+        return lambda: asset.data.gravity_compensation_forces.torch[:, offset:][:, cols]
+    raise ValueError(f"gravity_source must be 'pinocchio' or 'simulator', got {source!r}")
+
+
+class JointPositionGravityAction(JointPositionAction):
+    """Joint position targets plus gravity feed-forward: τ = Kp·(q* − q) − Kd·q̇ + g(q)."""
+
+    cfg: JointPositionGravityActionCfg
+
+    def __init__(self, cfg: JointPositionGravityActionCfg, env: ManagerBasedEnv) -> None:
+        super().__init__(cfg, env)
+        self._gravity = _gravity_fn(self, cfg.gravity_source)
+
+    def apply_actions(self) -> None:
+        super().apply_actions()
+        self._asset.actuators.target_command.set_effort_index(value=self._gravity(), joint_ids=self._joint_ids)
+
+
+class JointVelocityGravityAction(JointVelocityAction):
+    """Joint velocity targets with gravity compensation (Kp = 0 in the spec): τ = Kd·(q̇* − q̇) + g(q)."""
+
+    cfg: JointVelocityGravityActionCfg
+
+    def __init__(self, cfg: JointVelocityGravityActionCfg, env: ManagerBasedEnv) -> None:
+        super().__init__(cfg, env)
+        self._gravity = _gravity_fn(self, cfg.gravity_source)
+
+    def apply_actions(self) -> None:
+        super().apply_actions()
+        self._asset.actuators.target_command.set_effort_index(value=self._gravity(), joint_ids=self._joint_ids)
+
+
+class JointTorqueGravityAction(JointEffortAction):
+    """Joint torques on top of gravity compensation (Kp = Kd = 0 in the spec): τ = scale·a + g(q)."""
+
+    cfg: JointTorqueGravityActionCfg
+
+    def __init__(self, cfg: JointTorqueGravityActionCfg, env: ManagerBasedEnv) -> None:
+        super().__init__(cfg, env)
+        self._gravity = _gravity_fn(self, cfg.gravity_source)
+
+    def apply_actions(self) -> None:
+        torque = self.processed_actions + self._gravity()
+        self._asset.actuators.target_command.set_effort_index(value=torque, joint_ids=self._joint_ids)
+
+
+class DifferentialIKGravityAction(DifferentialInverseKinematicsAction):
+    """Isaac Lab's differential IK (joint position targets every physics step) plus gravity feed-forward g(q).
+
+    Without it the re-based relative IK cannot hold the arm: the PD torque ``Kp·J⁺·e`` needs a pose error of a few
+    centimetres to carry gravity, which every policy step re-bases away, so the hand sags and tilts (measured; Isaac
+    Lab's own Franka IK tasks switch the arm's gravity off instead). Franka's Cartesian interface compensates gravity
+    inside the robot as well.
+    """
+
+    cfg: DifferentialIKGravityActionCfg
+
+    def __init__(self, cfg: DifferentialIKGravityActionCfg, env: ManagerBasedEnv) -> None:
+        super().__init__(cfg, env)
+        self._gravity = _gravity_fn(self, cfg.gravity_source)
+
+    def apply_actions(self) -> None:
+        super().apply_actions()
+        self._asset.actuators.target_command.set_effort_index(value=self._gravity(), joint_ids=self._joint_ids)
+
+
+class JointPositionDeltaAction(JointAction):
+    """Joint position increments integrated on the target: q*_k = clip(q*_{k−1} + scale·a_k, soft limits).
+
+    The target starts at the measured joint position after every reset. Integrating on the previous *target* (not on
+    the measured position) keeps a zero action from drifting under gravity sag; the clip keeps the target inside the
+    joint's soft limits so it cannot wind up beyond them.
+    """
+
+    cfg: JointPositionDeltaActionCfg
+
+    def __init__(self, cfg: JointPositionDeltaActionCfg, env: ManagerBasedEnv) -> None:
+        super().__init__(cfg, env)
+        self._target = self._asset.data.default_joint_pos.torch[:, self._joint_ids].clone()
+        self._reset_mask = torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
+
+    def process_actions(self, actions: torch.Tensor) -> None:
+        super().process_actions(actions)
+        q = self._asset.data.joint_pos.torch[:, self._joint_ids]
+        self._target = torch.where(self._reset_mask[:, None], q, self._target)  # fresh episodes start from q
+        self._reset_mask[:] = False
+        limits = self._asset.data.soft_joint_pos_limits.torch[:, self._joint_ids]
+        self._target = torch.clamp(self._target + self.processed_actions, limits[..., 0], limits[..., 1])
+
+    def apply_actions(self) -> None:
+        self._asset.actuators.target_command.set_position_index(value=self._target, joint_ids=self._joint_ids)
+
+    def reset(self, env_ids: Sequence[int] | None = None) -> None:
+        super().reset(env_ids)
+        self._reset_mask[slice(None) if env_ids is None else env_ids] = True
+
+
+@configclass
+class JointPositionGravityActionCfg(JointPositionActionCfg):
+    class_type: type = JointPositionGravityAction
+    gravity_source: str = "pinocchio"
+    """``"pinocchio"`` (nominal robot model) or ``"simulator"`` (Newton's inverse dynamics of the simulated robot)."""
+
+
+@configclass
+class JointVelocityGravityActionCfg(JointVelocityActionCfg):
+    class_type: type = JointVelocityGravityAction
+    gravity_source: str = "pinocchio"
+    """See :attr:`JointPositionGravityActionCfg.gravity_source`."""
+
+
+@configclass
+class JointTorqueGravityActionCfg(JointEffortActionCfg):
+    class_type: type = JointTorqueGravityAction
+    gravity_source: str = "pinocchio"
+    """See :attr:`JointPositionGravityActionCfg.gravity_source`."""
+
+
+@configclass
+class DifferentialIKGravityActionCfg(DifferentialInverseKinematicsActionCfg):
+    class_type: type = DifferentialIKGravityAction
+    gravity_source: str = "pinocchio"
+    """See :attr:`JointPositionGravityActionCfg.gravity_source`."""
+
+
+@configclass
+class JointPositionDeltaActionCfg(JointActionCfg):
+    class_type: type = JointPositionDeltaAction
+
+
+@configclass
+class GraspActionsCfg:
+    """The arm command (one of :data:`ACTION_SPACES`) and the binary gripper command."""
+
+    arm: ActionTermCfg | None = None
+    gripper: BinaryJointPositionActionCfg = BinaryJointPositionActionCfg(
+        asset_name="robot",
+        joint_names=list(PANDA_FINGER_JOINTS),
+        open_command_expr={"finger_joint.*": 0.04},  # m per finger: 8 cm opening
+        close_command_expr={"finger_joint.*": 0.0},  # the object stops the fingers; PD squeezes with Kp·gap
+    )
+
+
+ARM = list(PANDA_ARM_JOINTS)
+# Torque scale: ~1/8 of Franka's peak torque per unit action (87 N·m joints 1–4, 12 N·m joints 5–7); the gravity
+# load is compensated, so these torques only accelerate the arm (and the policy can still saturate the envelope).
+TORQUE_SCALE = {"joint[1-4]": 10.0, "joint[5-7]": 1.5}
+# Differential IK on the tool centre point: per unit action 2 cm translation and 0.1 rad rotation per policy step
+# (1 m/s and 5 rad/s at 50 Hz) in the robot base frame; damped least squares (λ = 0.05) near singularities.
+IK_SCALE = (0.02, 0.02, 0.02, 0.1, 0.1, 0.1)
+
+
+def _specs_with_arm_gains(kp_zero: bool, kd_zero: bool) -> dict[str, ActuatorSpec]:
+    """Datasheet specs with the arm's Kp and/or Kd set to 0 (fingers keep their PD)."""
+    out = {}
+    for key, spec in PANDA_ACTUATORS.items():
+        if key == "fingers":
+            out[key] = spec
+            continue
+        out[key] = replace(spec, gains=PDGains(kp=0.0 if kp_zero else spec.kp, kd=0.0 if kd_zero else spec.kd))
+    return out
+
+
+@dataclass(frozen=True)
+class ActionSpace:
+    """One arm interface: its action term, the actuator specs the chain runs, and a one-line actuator model.
+
+    Attributes:
+        name: Key in :data:`ACTION_SPACES`.
+        arm_action: Builds a fresh arm action term config.
+        specs: Datasheet actuator specs of every robot joint for this interface.
+        low_level: The low-level actuator model in words (recorded in ``env_cfg.action_space_info``).
+    """
+
+    name: str
+    arm_action: Callable[[], ActionTermCfg]
+    specs: dict[str, ActuatorSpec]
+    low_level: str
+
+
+_PD = "datasheet chain: explicit PD τ = Kp·(q* − q) − Kd·q̇ at the servo rate, 1–5 ms delay, torque envelope"
+ACTION_SPACES: dict[str, ActionSpace] = {
+    s.name: s
+    for s in (
+        ActionSpace(
+            "joint_pos",
+            lambda: JointPositionActionCfg(
+                asset_name="robot", joint_names=ARM, scale=0.5, use_default_offset=True, preserve_order=True
+            ),  # fmt: skip
+            PANDA_ACTUATORS,
+            f"absolute joint position targets q* = q_default + 0.5·a rad; {_PD}",
+        ),
+        ActionSpace(
+            "joint_pos_delta",
+            lambda: JointPositionDeltaActionCfg(asset_name="robot", joint_names=ARM, scale=0.05, preserve_order=True),
+            PANDA_ACTUATORS,
+            f"joint target increments q*_k = clip(q*_(k-1) + 0.05·a) rad; {_PD}",
+        ),
+        ActionSpace(
+            "joint_vel",
+            lambda: JointVelocityGravityActionCfg(asset_name="robot", joint_names=ARM, scale=1.0, preserve_order=True),
+            _specs_with_arm_gains(kp_zero=True, kd_zero=False),
+            "joint velocity targets q̇* = 1.0·a rad/s; velocity servo τ = Kd·(q̇* − q̇) + g(q) (Kp = 0, datasheet Kd),"
+            " pinocchio gravity compensation, 1–5 ms delay, torque envelope",
+        ),
+        ActionSpace(
+            "joint_torque",
+            lambda: JointTorqueGravityActionCfg(
+                asset_name="robot", joint_names=ARM, scale=TORQUE_SCALE, preserve_order=True
+            ),  # fmt: skip
+            _specs_with_arm_gains(kp_zero=True, kd_zero=True),
+            "joint torques τ = (10 | 1.5 N·m)·a + g(q) passed through (Kp = Kd = 0), pinocchio gravity compensation"
+            " as Franka's torque interface does, 1–5 ms delay, torque envelope",
+        ),
+        ActionSpace(
+            "joint_pd_gravity",
+            lambda: JointPositionGravityActionCfg(
+                asset_name="robot", joint_names=ARM, scale=0.5, use_default_offset=True, preserve_order=True
+            ),  # fmt: skip
+            PANDA_ACTUATORS,
+            f"absolute joint position targets q* = q_default + 0.5·a rad; {_PD} + g(q) (pinocchio)",
+        ),
+        ActionSpace(
+            "ee_pose_delta",
+            lambda: DifferentialIKGravityActionCfg(
+                asset_name="robot",
+                joint_names=ARM,
+                body_name=PANDA_HAND_BODY,
+                body_offset=DifferentialInverseKinematicsActionCfg.OffsetCfg(pos=PANDA_TCP_OFFSET_HAND),
+                controller=DifferentialIKControllerCfg(
+                    command_type="pose", use_relative_mode=True, ik_method="dls", ik_params={"lambda_val": 0.05}
+                ),
+                scale=IK_SCALE,
+            ),
+            PANDA_ACTUATORS,
+            "TCP pose increments (2 cm, 0.1 rad per unit action, base frame) → Isaac Lab differential IK (DLS) every"
+            f" physics step → joint position targets; {_PD} + g(q) (pinocchio)",
+        ),
+    )
+}
+"""Every arm interface by name; :func:`realgap.tasks.grasp.env_cfg.grasp_env_cfg` selects one."""
+
+
+def get_action_space(name: str) -> ActionSpace:
+    """The action space called ``name``.
+
+    Raises:
+        ValueError: Unknown name; the message lists the known ones.
+    """
+    if name not in ACTION_SPACES:
+        raise ValueError(f"unknown grasp action space {name!r}; known: {', '.join(ACTION_SPACES)}")
+    return ACTION_SPACES[name]

@@ -1,0 +1,351 @@
+"""MDP terms of the grasp task that Isaac Lab does not ship: tool-centre-point observations, a new object per episode
+(size, consistent mass / CoM / inertia, pose on the table), the contact-mode and lift-and-hold terms, and the metrics.
+
+The pure math (contact modes, hold counting) lives in :mod:`realgap.envs.contact_modes`, the inertia samplers in
+:mod:`realgap.envs.inertia_sampling`; the terms here only read the simulator and apply.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import torch
+import warp as wp
+from isaaclab.managers import ManagerTermBase, SceneEntityCfg
+from isaaclab.utils.math import quat_apply, quat_from_euler_xyz, subtract_frame_transforms
+from newton import ModelFlags
+
+from realgap.envs.contact_modes import (
+    CONTACT_MODE_NAMES,
+    ContactModeThresholds,
+    classify_contact_mode,
+    contact_slip_speed,
+    hold_steps_required,
+    is_pinch,
+    lift_success,
+    mode_counts,
+    update_hold_steps,
+)
+from realgap.envs.dr_events import env_ids_tensor, solver_update, term_generator
+from realgap.envs.dr_sampling import body_to_flat, uniform
+from realgap.envs.inertia import BodyInertia, box_inertia_c
+from realgap.envs.inertia_sampling import InertiaRandomization, sample_inertia, validate_vec3_range
+from realgap.envs.robots.panda import PANDA_HAND_BODY, PANDA_TCP_OFFSET_HAND
+
+if TYPE_CHECKING:
+    from isaaclab.envs import ManagerBasedEnv, ManagerBasedRLEnv
+    from isaaclab.managers import CurriculumTermCfg, EventTermCfg, RewardTermCfg
+
+ROBOT = SceneEntityCfg("robot")
+OBJECT = SceneEntityCfg("object")
+
+
+def _term(manager: Any, name: str) -> ManagerTermBase:
+    """The class-based term instance registered under ``name`` in an event / reward / curriculum manager."""
+    return manager.get_term_cfg(name).func
+
+
+def tcp_pos_w(env: ManagerBasedEnv, robot_cfg: SceneEntityCfg = ROBOT) -> torch.Tensor:
+    """Tool centre point (between the fingertip pads) in the world frame, m. Shape: ``(E, 3)``."""
+    robot = env.scene[robot_cfg.name]
+    hand = robot.body_names.index(PANDA_HAND_BODY)
+    offset = torch.tensor(PANDA_TCP_OFFSET_HAND, device=env.device).expand(env.num_envs, 3)
+    return robot.data.body_link_pos_w.torch[:, hand] + quat_apply(robot.data.body_link_quat_w.torch[:, hand], offset)
+
+
+def _in_base(env: ManagerBasedEnv, pos_w: torch.Tensor, robot_cfg: SceneEntityCfg) -> torch.Tensor:
+    robot = env.scene[robot_cfg.name]
+    pos_b, _ = subtract_frame_transforms(robot.data.root_link_pos_w.torch, robot.data.root_link_quat_w.torch, pos_w)
+    return pos_b
+
+
+def tcp_pos_b(env: ManagerBasedEnv, robot_cfg: SceneEntityCfg = ROBOT) -> torch.Tensor:
+    """Tool centre point in the robot base frame, m. Shape: ``(E, 3)``."""
+    return _in_base(env, tcp_pos_w(env, robot_cfg), robot_cfg)
+
+
+def object_pos_b(
+    env: ManagerBasedEnv, robot_cfg: SceneEntityCfg = ROBOT, object_cfg: SceneEntityCfg = OBJECT
+) -> torch.Tensor:
+    """Object position in the robot base frame, m. Shape: ``(E, 3)``."""
+    return _in_base(env, env.scene[object_cfg.name].data.root_link_pos_w.torch, robot_cfg)
+
+
+def object_quat_b(
+    env: ManagerBasedEnv, robot_cfg: SceneEntityCfg = ROBOT, object_cfg: SceneEntityCfg = OBJECT
+) -> torch.Tensor:
+    """Object orientation in the robot base frame, quaternion (x, y, z, w). Shape: ``(E, 4)``."""
+    robot, obj = env.scene[robot_cfg.name], env.scene[object_cfg.name]
+    _, quat_b = subtract_frame_transforms(
+        robot.data.root_link_pos_w.torch, robot.data.root_link_quat_w.torch,
+        obj.data.root_link_pos_w.torch, obj.data.root_link_quat_w.torch,
+    )  # fmt: skip
+    return quat_b
+
+
+def object_to_tcp_b(
+    env: ManagerBasedEnv, robot_cfg: SceneEntityCfg = ROBOT, object_cfg: SceneEntityCfg = OBJECT
+) -> torch.Tensor:
+    """Object position relative to the tool centre point, base-frame axes, m. Shape: ``(E, 3)``."""
+    return object_pos_b(env, robot_cfg, object_cfg) - tcp_pos_b(env, robot_cfg)
+
+
+def object_lift_m(env: ManagerBasedEnv, object_term: str = "reset_object") -> torch.Tensor:
+    """Height of the object above its resting height on the table (upright, current collider size), m.
+
+    Shape: ``(E,)``.
+    """
+    term: reset_object = _term(env.event_manager, object_term)
+    return env.scene[term.object_name].data.root_link_pos_w.torch[:, 2] - term.rest_z_w()
+
+
+class reset_object(ManagerTermBase):
+    """Draw a new object and set it on the table: box size, consistent mass / CoM / inertia, pose.
+
+    Per env at every reset: edge lengths ``size_range_m`` (uniform per axis, m); the nominal body is a solid box of
+    that size at ``density_kg_m3``; ``inertia`` (the fields of :class:`~realgap.envs.inertia_sampling.
+    InertiaRandomization`: density scale, CoM shift with a moved mass fraction, ...) perturbs it, so every sample is
+    physically consistent (J ≻ 0); the box is set upright on the table top ``table_top_z`` (+ 1 mm), shifted by
+    ``position_range_m`` (m, world axes) and turned by ``yaw_range_rad`` about z. Draws come from the term's own
+    generator (seeded from the env seed and the term name); inertia writes use the fast MuJoCo-Warp sync of
+    :func:`realgap.envs.dr_events.solver_update`.
+
+    Sizes scale the spawned box's collider down (the spawned size must be the largest, so the collision broadphase's
+    bounding radius stays conservative). Event terms after this one may overwrite what it drew (a DR profile's object
+    sections do, see env_cfg.py); :meth:`rest_z_w` reads the collider's current size, so the lift stays honest.
+
+    Attributes:
+        size_m: Edge lengths this term drew per env, m. Shape: ``(E, 3)``.
+    """
+
+    def __init__(self, cfg: EventTermCfg, env: ManagerBasedEnv) -> None:
+        super().__init__(cfg, env)
+        params = cfg.params
+        self.object_name = params.get("object_cfg", OBJECT).name
+        self.asset = env.scene[self.object_name]
+        self.spawned_size_m = torch.tensor(params["spawned_size_m"], device=env.device)
+        lo_hi = torch.tensor(validate_vec3_range("size_range_m", params["size_range_m"], "positive", "m"))
+        if bool((lo_hi[:, 1] > self.spawned_size_m.cpu() + 1e-9).any()):
+            raise ValueError(
+                f"size_range_m {params['size_range_m']} exceeds the spawned box {params['spawned_size_m']}"
+            )
+        self.size_lo, self.size_hi = lo_hi[:, 0].to(env.device), lo_hi[:, 1].to(env.device)
+        self.inertia = InertiaRandomization(**params["inertia"])  # validates the ranges
+        self.generator = term_generator(env, "reset_object")
+        model = env.sim.physics_manager.get_model()
+        self._scale_view = wp.to_torch(self.asset._root_view.get_attribute("shape_scale", model)[:, 0])  # (E, S, 3)
+        self._nominal_scale = self._scale_view.clone()
+        self.size_m = self.spawned_size_m.expand(env.num_envs, 3).clone()
+        self.table_top_z = float(params["table_top_z"])
+
+    def rest_z_w(self) -> torch.Tensor:
+        """Height of the object's origin when it rests upright on the table, m: table top + half the collider's
+        current height (Newton's box scale is the half extents). Shape: ``(E,)``."""
+        return self._env.scene.env_origins[:, 2] + self.table_top_z + self._scale_view[:, 0, 2]
+
+    def _uniform(self, shape: tuple[int, ...]) -> torch.Tensor:
+        return uniform((0.0, 1.0), shape, self.generator).to(self._env.device)
+
+    def __call__(
+        self,
+        env: ManagerBasedEnv,
+        env_ids: torch.Tensor | slice | None,
+        spawned_size_m: tuple[float, float, float],
+        size_range_m: tuple,
+        density_kg_m3: float,
+        inertia: dict,
+        table_top_z: float,
+        position_range_m: tuple,
+        yaw_range_rad: tuple[float, float],
+        object_cfg: SceneEntityCfg = OBJECT,
+    ) -> None:
+        ids = env_ids_tensor(env, env_ids)
+        n = len(ids)
+        # 1. size: scale the collider (Newton box scale = half extents) and refresh the solver's geoms
+        size = self.size_lo + (self.size_hi - self.size_lo) * self._uniform((n, 3))
+        self.size_m[ids] = size
+        self._scale_view[ids] = self._nominal_scale[ids] * (size / self.spawned_size_m)[:, None, :]
+        env.sim.physics_manager.add_model_change(ModelFlags.SHAPE_PROPERTIES)
+        # 2. consistent inertia: solid box of this size, then the sampled perturbation (J ≻ 0 for every sample)
+        mass = density_kg_m3 * size.prod(-1)
+        com_b = torch.zeros(n, 1, 3, device=env.device)
+        nominal = BodyInertia(mass[:, None], com_b, box_inertia_c(mass, size)[:, None])
+        masses, coms, inertias = body_to_flat(sample_inertia(nominal, self.inertia, self.generator))
+        with solver_update(env, ModelFlags.BODY_INERTIAL_PROPERTIES, fast=True):
+            self.asset.set_masses_index(masses=masses, env_ids=ids)
+            self.asset.set_coms_index(coms=coms, env_ids=ids)
+            self.asset.set_inertias_index(inertias=inertias, env_ids=ids)
+        # 3. pose: upright on the table (1 mm clearance), shifted and turned about z
+        pose = self.asset.data.default_root_pose.torch[ids].clone()
+        pos_lo = torch.tensor([r[0] for r in position_range_m], device=env.device)
+        pos_hi = torch.tensor([r[1] for r in position_range_m], device=env.device)
+        pose[:, :3] += env.scene.env_origins[ids] + pos_lo + (pos_hi - pos_lo) * self._uniform((n, 3))
+        pose[:, 2] = table_top_z + 0.5 * size[:, 2] + 0.001
+        yaw = yaw_range_rad[0] + (yaw_range_rad[1] - yaw_range_rad[0]) * self._uniform((n,))
+        pose[:, 3:7] = quat_from_euler_xyz(torch.zeros_like(yaw), torch.zeros_like(yaw), yaw)
+        self.asset.write_root_pose_to_sim_index(root_pose=pose, env_ids=ids)
+        self.asset.write_root_velocity_to_sim_index(root_velocity=torch.zeros(n, 6, device=env.device), env_ids=ids)
+
+
+def tcp_object_distance(env: ManagerBasedRLEnv, std: float, robot_cfg: SceneEntityCfg = ROBOT,
+                        object_cfg: SceneEntityCfg = OBJECT) -> torch.Tensor:  # fmt: skip
+    """Reaching: ``1 − tanh(‖x_tcp − x_object‖ / std)`` (1 at the object, 0.24 at ``std``, m). Shape: ``(E,)``."""
+    dist = torch.linalg.vector_norm(env.scene[object_cfg.name].data.root_link_pos_w.torch - tcp_pos_w(env, robot_cfg),
+                                    dim=-1)  # fmt: skip
+    return 1.0 - torch.tanh(dist / std)
+
+
+def lift_progress(
+    env: ManagerBasedRLEnv, lift_target_m: float, min_lift_m: float = 0.02, object_term: str = "reset_object"
+) -> torch.Tensor:
+    """Dense lift: ``clip((lift − min_lift_m) / (lift_target_m − min_lift_m), 0, 1)``, m in, unit-less out.
+
+    Pays for every centimetre the object rises beyond ``min_lift_m``: 2 cm is more than tipping a box of edge ≤ 5 cm
+    onto a corner raises its centre ((√3 − 1)/2 · 5 cm = 1.8 cm), so only lifting pays. Shape: ``(E,)``.
+    """
+    lift = object_lift_m(env, object_term)
+    return torch.clamp((lift - min_lift_m) / (lift_target_m - min_lift_m), 0.0, 1.0)
+
+
+class grasp_contact(ManagerTermBase):
+    """Pinch reward (1 while the fingers squeeze the object from opposite sides) and the per-step contact mode.
+
+    Every call classifies each env into a :class:`~realgap.envs.contact_modes.ContactMode` from the finger contact
+    sensor (normal force, contact point, normal) and the finger / object velocities, keeps it in :attr:`mode` and
+    adds it to :attr:`counts`, which the metrics term reads and clears. The reward manager skips terms of weight 0,
+    so this term must keep a non-zero weight (checked by :class:`grasp_metrics`).
+
+    Params:
+        sensor_name: Scene name of the finger contact sensor (sensors: the two finger bodies, filter: the object).
+        force_n, slip_speed_mps, pinch_cos: :class:`~realgap.envs.contact_modes.ContactModeThresholds`.
+    """
+
+    def __init__(self, cfg: RewardTermCfg, env: ManagerBasedRLEnv) -> None:
+        super().__init__(cfg, env)
+        p = cfg.params
+        self.thresholds = ContactModeThresholds(
+            p.get("force_n", 0.05), p.get("slip_speed_mps", 0.01), p.get("pinch_cos", -0.5)
+        )
+        self.sensor = env.scene[p["sensor_name"]]
+        self.robot = env.scene[p.get("robot_cfg", ROBOT).name]
+        self.obj = env.scene[p.get("object_cfg", OBJECT).name]
+        self.finger_ids = [self.robot.body_names.index(name) for name in self.sensor.sensor_names]
+        self.pinched = torch.zeros(env.num_envs, dtype=torch.bool, device=env.device)
+        self.mode = torch.zeros(env.num_envs, dtype=torch.int64, device=env.device)
+        self.counts = torch.zeros(len(CONTACT_MODE_NAMES), dtype=torch.int64, device=env.device)
+
+    def reset(self, env_ids: torch.Tensor | None = None) -> None:
+        ids = slice(None) if env_ids is None else env_ids
+        self.pinched[ids] = False
+        self.mode[ids] = 0
+
+    def __call__(
+        self,
+        env: ManagerBasedRLEnv,
+        sensor_name: str,
+        force_n: float = 0.05,
+        slip_speed_mps: float = 0.01,
+        pinch_cos: float = -0.5,
+        robot_cfg: SceneEntityCfg = ROBOT,
+        object_cfg: SceneEntityCfg = OBJECT,
+    ) -> torch.Tensor:
+        normal_vec = self.sensor.data.normal_force_matrix_w.torch[:, :, 0]  # (E, F, 3) on each finger, from the object
+        force = torch.linalg.vector_norm(normal_vec, dim=-1)
+        rd, od = self.robot.data, self.obj.data
+        slip = contact_slip_speed(
+            rd.body_com_lin_vel_w.torch[:, self.finger_ids], rd.body_com_ang_vel_w.torch[:, self.finger_ids],
+            rd.body_com_pos_w.torch[:, self.finger_ids], od.root_com_lin_vel_w.torch, od.root_com_ang_vel_w.torch,
+            od.root_com_pos_w.torch, self.sensor.data.contact_pos_w.torch[:, :, 0], normal_vec,
+        )  # fmt: skip
+        pinch_now = is_pinch(normal_vec, self.thresholds)
+        self.pinched = self.pinched | pinch_now
+        self.mode = classify_contact_mode(force, slip, self.pinched, self.thresholds)
+        self.counts += mode_counts(self.mode)
+        return pinch_now.float()
+
+
+class lift_hold(ManagerTermBase):
+    """Success reward and metric: 1 while the object is at least ``lift_target_m`` above its resting height.
+
+    Counts consecutive lifted policy steps; an episode succeeds once they reach ``hold_s`` (sticky until reset, kept
+    in :attr:`succeeded`).
+    """
+
+    def __init__(self, cfg: RewardTermCfg, env: ManagerBasedRLEnv) -> None:
+        super().__init__(cfg, env)
+        self.required_steps = hold_steps_required(cfg.params["hold_s"], env.step_dt)
+        self.hold_steps = torch.zeros(env.num_envs, dtype=torch.int64, device=env.device)
+        self.succeeded = torch.zeros(env.num_envs, dtype=torch.bool, device=env.device)
+
+    def reset(self, env_ids: torch.Tensor | None = None) -> None:
+        ids = slice(None) if env_ids is None else env_ids
+        self.hold_steps[ids] = 0
+        self.succeeded[ids] = False
+
+    def __call__(self, env: ManagerBasedRLEnv, lift_target_m: float, hold_s: float,
+                 object_term: str = "reset_object") -> torch.Tensor:  # fmt: skip
+        self.hold_steps = update_hold_steps(self.hold_steps, object_lift_m(env, object_term), lift_target_m)
+        self.succeeded |= lift_success(self.hold_steps, self.required_steps)
+        return (self.hold_steps > 0).float()
+
+
+class grasp_metrics(ManagerTermBase):
+    """Task metrics, logged every iteration as ``Curriculum/metrics/<name>``.
+
+    Logged:
+        success_rate: running mean (about the last ``window`` ended episodes) of lift-and-hold success.
+        mode_<name>: fraction of env-steps in each contact mode since the previous call (no_contact, sticking,
+            sliding, separated); rsl-rl averages these over the iteration.
+
+    Params:
+        contact_term, hold_term: Names of the :class:`grasp_contact` and :class:`lift_hold` reward terms.
+        window: Effective number of episodes in the success running mean.
+    """
+
+    def __init__(self, cfg: CurriculumTermCfg, env: ManagerBasedRLEnv) -> None:
+        super().__init__(cfg, env)
+        for key in ("contact_term", "hold_term"):
+            name = cfg.params[key]
+            if name not in env.reward_manager.active_terms or env.reward_manager.get_term_cfg(name).weight == 0:
+                raise ValueError(
+                    f"grasp_metrics needs the reward term '{name}' ({key}) active with a non-zero weight (the reward "
+                    "manager skips weight-0 terms, so it would never be computed)"
+                )
+        self.window = float(cfg.params.get("window", 256))
+        self.success_rate = math.nan
+        self.episodes = 0
+        self.last_success = torch.zeros(env.num_envs, dtype=torch.bool, device=env.device)
+        """Outcome of each env's most recently ended episode (read by evaluation after the auto-reset)."""
+
+    def __call__(self, env: ManagerBasedRLEnv, env_ids: torch.Tensor, contact_term: str = "grasp",
+                 hold_term: str = "hold", window: int = 256) -> dict[str, float]:  # fmt: skip
+        out: dict[str, float] = {}
+        if env.common_step_counter > 0:  # the initial reset ends no episode
+            succeeded = _term(env.reward_manager, hold_term).succeeded[env_ids]
+            self.last_success[env_ids] = succeeded
+            done = succeeded.float()
+            self.episodes += done.numel()
+            weight = min(1.0, done.numel() / min(self.episodes, self.window)) if done.numel() else 0.0
+            old = 0.0 if math.isnan(self.success_rate) else self.success_rate
+            self.success_rate = (1.0 - weight) * old + weight * float(done.mean()) if done.numel() else old
+        if not math.isnan(self.success_rate):
+            out["success_rate"] = self.success_rate
+        counts = _term(env.reward_manager, contact_term).counts
+        total = int(counts.sum())
+        if total:
+            out |= {
+                f"mode_{name}": float(c) / total for name, c in zip(CONTACT_MODE_NAMES, counts.tolist(), strict=True)
+            }
+            counts.zero_()
+        return out
+
+
+def episode_success(env: ManagerBasedRLEnv, metrics_term: str = "metrics") -> torch.Tensor:
+    """Whether each env's most recently ended episode lifted and held the object (``(E,)`` bool).
+
+    Valid right after a step that ended the episode (the metrics term stores it before the auto-reset clears the
+    hold counter); used by :func:`realgap.envs.evaluation.rollout` through ``env_cfg.episode_success``.
+    """
+    manager = env.curriculum_manager
+    return manager._term_cfgs[manager.active_terms.index(metrics_term)].func.last_success
