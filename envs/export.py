@@ -204,7 +204,8 @@ def export_checkpoint(
     import json
 
     from realgap.envs.factory import load_cfgs, make_env, simulation
-    from realgap.envs.runner import RealgapRunner, latest_checkpoint
+    from realgap.envs.run_dir import latest_checkpoint
+    from realgap.envs.runner import RealgapRunner
 
     path = Path(checkpoint)
     checkpoint = path if path.is_file() else latest_checkpoint(path)

@@ -11,12 +11,33 @@ from __future__ import annotations
 
 import datetime
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+CHECKPOINT_RE = re.compile(r"model_(\d+)\.pt$")
+
+
+class CheckpointError(RuntimeError):
+    """A run folder or checkpoint that cannot be resumed (missing, empty or unreadable)."""
+
+
+def latest_checkpoint(run_dir: str | Path) -> Path:
+    """The highest-iteration ``model_<it>.pt`` in ``run_dir``.
+
+    Raises:
+        CheckpointError: The folder does not exist or holds no checkpoint.
+    """
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise CheckpointError(f"Cannot resume: run folder '{run_dir}' does not exist.")
+    found = [(int(m.group(1)), p) for p in run_dir.iterdir() if (m := CHECKPOINT_RE.search(p.name))]
+    if not found:
+        raise CheckpointError(f"Cannot resume: '{run_dir}' holds no checkpoint (model_<iteration>.pt).")
+    return max(found)[1]
 
 
 def new_run_dir(log_root: str | Path, experiment: str, run_name: str = "") -> Path:

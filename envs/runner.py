@@ -16,7 +16,6 @@ import csv
 import math
 import os
 import random
-import re
 import statistics
 import tempfile
 from pathlib import Path
@@ -26,28 +25,10 @@ import numpy as np
 import torch
 from rsl_rl.runners import OnPolicyRunner
 
-CHECKPOINT_RE = re.compile(r"model_(\d+)\.pt$")
+from realgap.envs.run_dir import CHECKPOINT_RE, CheckpointError, latest_checkpoint  # noqa: F401  (re-exported)
+
 PROGRESS_PREFIXES = ("Curriculum/",)
 """extras["log"] keys written to progress.csv (the task metrics and curriculum levels), by their last name part."""
-
-
-class CheckpointError(RuntimeError):
-    """A run folder or checkpoint that cannot be resumed (missing, empty or unreadable)."""
-
-
-def latest_checkpoint(run_dir: str | Path) -> Path:
-    """The highest-iteration ``model_<it>.pt`` in ``run_dir``.
-
-    Raises:
-        CheckpointError: The folder does not exist or holds no checkpoint.
-    """
-    run_dir = Path(run_dir)
-    if not run_dir.is_dir():
-        raise CheckpointError(f"Cannot resume: run folder '{run_dir}' does not exist.")
-    found = [(int(m.group(1)), p) for p in run_dir.iterdir() if (m := CHECKPOINT_RE.search(p.name))]
-    if not found:
-        raise CheckpointError(f"Cannot resume: '{run_dir}' holds no checkpoint (model_<iteration>.pt).")
-    return max(found)[1]
 
 
 def _rng_state() -> dict[str, Any]:

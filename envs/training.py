@@ -30,7 +30,7 @@ def resume_record(resume: str) -> tuple[Path, dict[str, Any]]:
     Raises:
         CheckpointError: The folder does not exist or holds no checkpoint.
     """
-    from realgap.envs.runner import latest_checkpoint
+    from realgap.envs.run_dir import latest_checkpoint
 
     checkpoint = latest_checkpoint(resume)
     path = Path(resume) / "params" / "run.json"

@@ -44,7 +44,8 @@ def training_seconds(run: Path) -> dict[int, float]:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     from realgap.envs.factory import load_cfgs, make_env, simulation
-    from realgap.envs.runner import CHECKPOINT_RE, RealgapRunner, latest_checkpoint
+    from realgap.envs.run_dir import CHECKPOINT_RE, latest_checkpoint
+    from realgap.envs.runner import RealgapRunner
     from realgap.tasks import play_task
 
     run = Path(args.run)
@@ -95,6 +96,6 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     from realgap.envs.cli import run_cli
-    from realgap.envs.runner import CheckpointError
+    from realgap.envs.run_dir import CheckpointError
 
     run_cli(main, extra_errors=(CheckpointError,))

@@ -33,7 +33,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     from realgap.envs.factory import load_cfgs, make_env, simulation
-    from realgap.envs.runner import RealgapRunner, latest_checkpoint
+    from realgap.envs.run_dir import latest_checkpoint
     from realgap.tasks import play_task
 
     checkpoint = None
@@ -55,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
 
         from realgap.envs.evaluation import rollout
         from realgap.envs.nan_guard import FiniteVecEnv
+        from realgap.envs.runner import RealgapRunner
 
         agent_cfg = handle_deprecated_rsl_rl_cfg(agent_cfg, check_rsl_rl_version())
         env = make_env(task, env_cfg)
@@ -92,6 +93,6 @@ def main(argv: list[str] | None = None) -> int:
 if __name__ == "__main__":
     from realgap.envs.cli import run_cli
     from realgap.envs.export_metadata import ExportError
-    from realgap.envs.runner import CheckpointError
+    from realgap.envs.run_dir import CheckpointError
 
     run_cli(main, extra_errors=(CheckpointError, ExportError))

@@ -62,6 +62,6 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     from realgap.envs.cli import run_cli
-    from realgap.envs.runner import CheckpointError
+    from realgap.envs.run_dir import CheckpointError
 
     run_cli(main, extra_errors=(CheckpointError,))

@@ -27,7 +27,7 @@ def test_actuator_math_and_rates_load_neither_torch_nor_a_simulator():
 
 
 @pytest.mark.unit
-def test_randomization_math_and_robot_facts_load_no_simulator():
+def test_randomization_and_contact_math_and_robot_facts_load_no_simulator():
     modules = [
         "realgap.envs.inertia",
         "realgap.envs.inertia_sampling",
@@ -41,3 +41,10 @@ def test_randomization_math_and_robot_facts_load_no_simulator():
 def test_task_registration_loads_no_simulator():
     # `import realgap.tasks` runs on every CLI start (task-id validation) and must stay cheap.
     assert _loaded_after_import(["realgap.tasks"], SIMULATORS) == []
+
+
+@pytest.mark.unit
+def test_cli_validation_path_loads_no_simulator_nor_rl():
+    # what a bad CLI input costs before its message: task registry, device and checkpoint checks, run folders
+    modules = ["realgap.envs.cli", "realgap.envs.run_dir", "realgap.envs.training", "realgap.envs.factory"]
+    assert _loaded_after_import(modules, (*SIMULATORS, "rsl_rl")) == []
