@@ -118,3 +118,78 @@ def bare_physics_steps(task: str, num_envs: int, physics_steps: int, warmup: int
         "seconds": seconds,
         "physics_steps_per_s": num_envs * physics_steps / seconds,
     }
+
+
+def ppo_steps(task: str, num_envs: int, iterations: int, num_procs: int = 1, seed: int = 0) -> dict[str, Any]:
+    """PPO end to end (``scripts/train.py`` in a subprocess, as a user runs it): env-steps/s, collection and learning.
+
+    The first iteration (kernel warm-up, episode-length randomization) is left out of the means.
+    """
+    import csv
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [sys.executable, str(repo / "scripts" / "train.py"), "--task", task, "--num_envs", str(num_envs),
+               "--max_iterations", str(iterations), "--seed", str(seed), "--log_root", tmp, "--num_procs",
+               str(num_procs), "--save_interval", str(10 * iterations)]  # fmt: skip
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+        if out.returncode != 0:
+            raise RuntimeError(f"training failed: {out.stderr[-2000:]}")
+        (progress,) = Path(tmp).glob("*/*/progress.csv")
+        rows = list(csv.DictReader(open(progress)))[1:]
+    collect = sum(float(r["collect_s"]) for r in rows) / len(rows)
+    learn = sum(float(r["learn_s"]) for r in rows) / len(rows)
+    steps = num_envs * 24  # num_steps_per_env of the realgap PPO configs
+    return {"num_envs": num_envs, "num_procs": num_procs, "iterations_timed": len(rows), "collect_s": collect,
+            "learn_s": learn, "env_steps_per_s": steps / (collect + learn),
+            "collect_share": collect / (collect + learn)}  # fmt: skip
+
+
+def mujoco_steps(meta: Any, seconds: float = 5.0) -> dict[str, Any]:
+    """Plain MuJoCo C on the same robot description, single thread: the CPU limit, and the deploy runtime on it.
+
+    ``raw``: ``mj_step`` with constant torques (the physics alone). ``runtime``: the torch-free deploy runtime with a
+    zero policy (observations, actuator chain every physics step, MuJoCo step): what sim2sim and a robot pay.
+    """
+    import mujoco
+
+    from realgap.envs.deploy.mujoco_robot import MujocoRobot
+    from realgap.envs.deploy.runtime import DeployRuntime, ZeroPolicy
+
+    robot = MujocoRobot.for_policy(meta)
+    n = max(1, int(seconds / meta.rates.sim_dt))
+    t0 = time.perf_counter()
+    for _ in range(n):
+        mujoco.mj_step(robot.model, robot.data)
+    raw = n / (time.perf_counter() - t0)
+    robot.reset()
+    runtime = DeployRuntime(meta, robot, ZeroPolicy(meta.action_dim))
+    policy_steps = max(1, n // runtime.steps_per_policy)
+    t0 = time.perf_counter()
+    for _ in range(policy_steps):
+        runtime.step()
+        if robot.root_height() < 0.3:  # fallen: restart so the timing covers standing contact, as in training
+            robot.reset()
+            runtime.reset()
+    elapsed = time.perf_counter() - t0
+    physics = policy_steps * runtime.steps_per_policy
+    return {"raw_mj_steps_per_s": raw, "runtime_physics_steps_per_s": physics / elapsed,
+            "runtime_policy_steps_per_s": policy_steps / elapsed,
+            "runtime_over_raw": physics / elapsed / raw}  # fmt: skip
+
+
+def policy_metadata_of(task: str) -> Any:
+    """Export metadata of ``task`` (an untrained policy's: joint order, actuators, rates) from a 1-env build."""
+    from realgap.envs.export_metadata import policy_metadata
+    from realgap.envs.factory import load_cfgs, make_env, simulation
+
+    env_cfg, agent_cfg = load_cfgs(task, num_envs=1)
+    with simulation(env_cfg):
+        env = make_env(task, env_cfg)
+        meta = policy_metadata(env, task, ["policy"], {}, raw_action_clip=agent_cfg.clip_actions)
+        env.close()
+    return meta

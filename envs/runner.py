@@ -4,7 +4,7 @@ Everything PPO stays in rsl-rl-lib; this subclass only changes how state reaches
 
 - ``save`` writes to a temporary file in the same folder and renames it into place (``os.replace`` is atomic on
   POSIX), so a run killed mid-write leaves the previous checkpoint intact and never a truncated one. Checkpoints also
-  carry the RNG states (python, numpy, torch) and the env-side curriculum state.
+  carry the RNG states (python, numpy, torch).
 - ``load`` restores them and continues *after* the saved iteration (rsl-rl alone re-runs the saved iteration).
 - every iteration appends one row to ``progress.csv`` (mean reward, episode length, task metrics) and prints a
   one-line summary beside rsl-rl's block.
@@ -91,7 +91,7 @@ class RealgapRunner(OnPolicyRunner):
         """Write the checkpoint atomically: temporary file in the same folder, then ``os.replace``."""
         saved = self.alg.save()
         saved["iter"] = self.current_learning_iteration
-        saved["infos"] = (infos or {}) | {"rng": _rng_state(), "env_state": self._env_state()}
+        saved["infos"] = (infos or {}) | {"rng": _rng_state()}
         folder = os.path.dirname(path) or "."
         fd, tmp = tempfile.mkstemp(prefix=".tmp_", suffix=".pt", dir=folder)
         try:
@@ -105,8 +105,12 @@ class RealgapRunner(OnPolicyRunner):
                 os.remove(tmp)
         self.logger.save_model(path, self.current_learning_iteration)
 
-    def load(self, path: str, load_cfg: dict | None = None, strict: bool = True, map_location: str | None = None):
+    def load(self, path: str, load_cfg: dict | None = None, strict: bool = True, map_location: str | None = None,
+             resume: bool = False):  # fmt: skip
         """Load a checkpoint; training continues with the iteration after the saved one.
+
+        With ``resume`` (continuing a training run) the RNG states are restored too; evaluation and export leave them
+        alone.
 
         Raises:
             CheckpointError: The file is not a readable rsl-rl checkpoint.
@@ -120,10 +124,8 @@ class RealgapRunner(OnPolicyRunner):
         self.alg.load(loaded, load_cfg, strict)
         self.current_learning_iteration = int(loaded["iter"]) + 1
         infos = loaded.get("infos") or {}
-        if "rng" in infos:
+        if resume and "rng" in infos:
             _set_rng_state(infos["rng"])
-        if "env_state" in infos:
-            self._set_env_state(infos["env_state"])
         self._trim_progress()
         return infos
 
@@ -138,19 +140,6 @@ class RealgapRunner(OnPolicyRunner):
         kept = [r for r in rows if int(r["iteration"]) < self.current_learning_iteration]
         if len(kept) != len(rows):
             self._write_progress(path, list(rows[0]), kept)
-
-    def _env_state(self) -> dict[str, Any]:
-        """Curriculum state that lives in the env (the push scale), so a resumed run pushes as hard as before."""
-        env = getattr(self.env, "unwrapped", self.env)
-        events = getattr(env, "event_manager", None)
-        if events is None or "push" not in sum(events.active_terms.values(), []):
-            return {}
-        return {"push_scale": float(events.get_term_cfg("push").func.scale)}
-
-    def _set_env_state(self, state: dict[str, Any]) -> None:
-        env = getattr(self.env, "unwrapped", self.env)
-        if "push_scale" in state and hasattr(env, "event_manager"):
-            env.event_manager.get_term_cfg("push").func.scale = state["push_scale"]
 
     # -- progress ----------------------------------------------------------------------------------------------
     def _wrap_logger(self) -> None:

@@ -1,12 +1,16 @@
-"""Benchmark: env throughput against bare stepping of the same articulation, and realgap's explicit actuator chain
-against Isaac Lab's implicit PD, all measured in one run.
+"""Benchmarks, every figure measured in one run and printed with its baseline and ratio (never asserted in tests).
 
-    python scripts/benchmark.py                          # balance task, 256 envs, 100 policy steps
-    python scripts/benchmark.py --num_envs 64 --steps 50 --json bench.json
+    python scripts/benchmark.py                                  # all sections, 256 envs
+    python scripts/benchmark.py --sections env --num_envs 64 --steps 50 --json bench.json
 
-Prints the env's policy steps/s, the bare scene's physics steps/s for the same number of physics steps, and the
-ratio (env physics-steps/s ÷ bare physics-steps/s: 1.0 means the env adds nothing over stepping the physics).
-Figures are machine- and load-dependent: run on an otherwise idle machine and compare ratios from one run.
+Sections:
+  env     policy steps/s of each task's env vs bare stepping of the same scene for the same physics steps (ratio:
+          1.0 = the env adds nothing); and the balance env with realgap's explicit actuator chain vs Isaac Lab's
+          implicit PD with the same datasheet numbers.
+  ppo     PPO end to end through scripts/train.py (collection and learning separately), in 1 and in 2 processes.
+  mujoco  plain MuJoCo C mj_step on the same G1 description (one thread: the CPU limit) and the torch-free deploy
+          runtime (sim2sim) on it.
+Figures depend on the machine and its load: run on an otherwise idle machine and compare ratios within one run.
 """
 
 from __future__ import annotations
@@ -16,48 +20,79 @@ import json
 import platform
 from pathlib import Path
 
+TASKS = ("Realgap-Balance-G1-v0", "Realgap-Grasp-Franka-v0")
+
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--task", default="Realgap-Balance-G1-v0")
+    p.add_argument("--sections", default="env,ppo,mujoco", help="comma-separated: env, ppo, mujoco")
+    p.add_argument("--tasks", default=",".join(TASKS), help="tasks of the env section")
     p.add_argument("--num_envs", type=int, default=256)
-    p.add_argument("--steps", type=int, default=100, help="policy steps timed (after warm-up)")
-    p.add_argument("--json", default=None, help="write the figures to this JSON file")
+    p.add_argument("--steps", type=int, default=100, help="policy steps timed per env measurement (after warm-up)")
+    p.add_argument("--ppo_iterations", type=int, default=6, help="PPO iterations per run (the first is not timed)")
+    p.add_argument("--json", default=None, help="write every figure to this JSON file")
     return p.parse_args(argv)
+
+
+def row(name: str, envs: int | str, policy: float | None, physics: float | None, note: str = "") -> None:
+    pol = f"{policy:>14.0f}" if policy is not None else f"{'':>14}"
+    phy = f"{physics:>16.0f}" if physics is not None else f"{'':>16}"
+    print(f"{name:<44} {envs!s:>6} {pol} {phy}  {note}")
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     import torch
 
-    from realgap.envs.bench import bare_physics_steps, env_policy_steps
+    from realgap.envs import bench
     from realgap.tasks import check_task
 
-    check_task(args.task)
-    env = env_policy_steps(args.task, args.num_envs, args.steps)
-    bare = bare_physics_steps(args.task, args.num_envs, env["physics_steps"])
-    implicit = env_policy_steps(args.task, args.num_envs, args.steps, actuators="implicit")
-    ratio = env["physics_steps_per_s"] / bare["physics_steps_per_s"]
-    chain_ratio = env["policy_steps_per_s"] / implicit["policy_steps_per_s"]
-    result = {
-        "task": args.task,
-        "machine": {"cpu": platform.processor() or platform.machine(), "torch_threads": torch.get_num_threads()},
-        "env": env,
-        "bare": bare,
-        "env_over_bare": ratio,
-        "env_implicit_pd": implicit,
-        "explicit_chain_over_implicit": chain_ratio,
-    }
-    print(f"\n{'benchmark':<34} {'envs':>6} {'policy steps/s':>15} {'physics steps/s':>16}")
-    print(f"{'env (' + args.task + ')':<34} {args.num_envs:>6} {env['policy_steps_per_s']:>15.0f} "
-          f"{env['physics_steps_per_s']:>16.0f}")  # fmt: skip
-    print(f"{'bare scene stepping':<34} {args.num_envs:>6} {'':>15} {bare['physics_steps_per_s']:>16.0f}")
-    print(f"{'env, Isaac Lab implicit PD':<34} {args.num_envs:>6} {implicit['policy_steps_per_s']:>15.0f} "
-          f"{implicit['physics_steps_per_s']:>16.0f}")  # fmt: skip
-    print(f"env / bare (same physics steps): {ratio:.3f}  -> env overhead {100 * (1 / ratio - 1):+.1f} %")
-    print(f"explicit datasheet chain (with delay) / implicit PD: {chain_ratio:.3f}")
+    sections = set(args.sections.split(","))
+    unknown = sections - {"env", "ppo", "mujoco"}
+    if unknown:
+        raise ValueError(f"unknown sections {sorted(unknown)}; known: env, ppo, mujoco")
+    tasks = [check_task(t) for t in args.tasks.split(",")]
+    n = args.num_envs
+    result: dict = {"machine": {"cpu": platform.processor() or platform.machine(), "cores": torch.get_num_threads(),
+                                "torch": torch.__version__}, "num_envs": n}  # fmt: skip
+    print(f"\n{'measurement':<44} {'envs':>6} {'policy st/s':>14} {'physics st/s':>16}  ratio")
+    if "env" in sections:
+        for task in tasks:
+            env = bench.env_policy_steps(task, n, args.steps)
+            bare = bench.bare_physics_steps(task, n, env["physics_steps"])
+            ratio = env["physics_steps_per_s"] / bare["physics_steps_per_s"]
+            result[task] = {"env": env, "bare": bare, "env_over_bare": ratio}
+            row(f"{task} env", n, env["policy_steps_per_s"], env["physics_steps_per_s"], f"env/bare = {ratio:.3f}")
+            row("  bare scene stepping (same physics steps)", n, None, bare["physics_steps_per_s"])
+        balance = tasks[0]
+        implicit = bench.env_policy_steps(balance, n, args.steps, actuators="implicit")
+        ratio = result[balance]["env"]["policy_steps_per_s"] / implicit["policy_steps_per_s"]
+        result[balance] |= {"env_implicit_pd": implicit, "explicit_chain_over_implicit": ratio}
+        row("  same env, Isaac Lab implicit PD", n, implicit["policy_steps_per_s"], implicit["physics_steps_per_s"],
+            f"explicit chain (with delay) / implicit = {ratio:.3f}")  # fmt: skip
+    if "ppo" in sections:
+        one = bench.ppo_steps(tasks[0], n, args.ppo_iterations, num_procs=1)
+        two = bench.ppo_steps(tasks[0], n, args.ppo_iterations, num_procs=2)
+        result["ppo"] = {"one_process": one, "two_processes": two, "speedup": two["env_steps_per_s"] /
+                         one["env_steps_per_s"]}  # fmt: skip
+        for label, r in (("PPO end to end, 1 process", one), ("PPO end to end, 2 processes", two)):
+            row(label, n, r["env_steps_per_s"], None, f"collect {r['collect_s']:.2f} s + learn {r['learn_s']:.2f} s")
+        print(f"{'':<44} {'':>6} {'':>14} {'':>16}  2 processes / 1 = {result['ppo']['speedup']:.2f}")
+    if "mujoco" in sections:
+        meta = bench.policy_metadata_of(tasks[0])
+        mj = bench.mujoco_steps(meta)
+        result["mujoco"] = mj
+        row("plain MuJoCo C mj_step, G1 (1 thread)", 1, None, mj["raw_mj_steps_per_s"])
+        row("deploy runtime + MuJoCo (sim2sim)", 1, mj["runtime_policy_steps_per_s"],
+            mj["runtime_physics_steps_per_s"], f"runtime/raw = {mj['runtime_over_raw']:.3f}")  # fmt: skip
+        if "env" in sections:
+            env = result[tasks[0]]["env"]
+            ratio = env["physics_steps_per_s"] / mj["raw_mj_steps_per_s"]
+            result["isaaclab_over_raw_mujoco"] = ratio
+            print(f"{'':<44} {'':>6} {'':>14} {'':>16}  Isaac Lab env ({n} envs) / raw MuJoCo (1 env) = {ratio:.2f}")
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2))
+        print(f"\nwrote {args.json}")
     return 0
 
 

@@ -26,6 +26,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--every", type=int, default=1, help="evaluate checkpoints whose iteration is a multiple of this")
     p.add_argument("--device", default=None)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--push_mps",
+        type=float,
+        nargs=2,
+        default=None,
+        metavar=("LO", "HI"),
+        help="override the push magnitude range, m/s (tasks with pushes)",
+    )
     p.add_argument("--target_survival", type=float, default=0.95)
     return p.parse_args(argv)
 
@@ -54,6 +62,10 @@ def main(argv: list[str] | None = None) -> int:
     ckpts = [(it, p) for it, p in ckpts if it % args.every == 0 or it == ckpts[-1][0]]
     task = play_task(json.loads((run / "params" / "run.json").read_text())["task"])
     env_cfg, agent_cfg = load_cfgs(task, args.device, args.num_envs, args.seed)
+    if args.push_mps is not None:
+        if getattr(env_cfg.events, "push", None) is None:
+            raise ValueError(f"--push_mps: task {task} has no push event")
+        env_cfg.events.push.params["magnitude_mps"] = tuple(args.push_mps)
     seconds = training_seconds(run)
     rows = []
     with simulation(env_cfg):

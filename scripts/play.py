@@ -24,6 +24,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--num_envs", type=int, default=32)
     p.add_argument("--device", default=None, help="cpu | cuda | cuda:N (default: cuda if available, else cpu)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--push_mps",
+        type=float,
+        nargs=2,
+        default=None,
+        metavar=("LO", "HI"),
+        help="override the push magnitude range, m/s (tasks with pushes)",
+    )
     p.add_argument("--zero_action", action="store_true", help="evaluate the zero action (no checkpoint needed)")
     p.add_argument("--no_export", action="store_true", help="skip the ONNX / TorchScript export")
     p.add_argument("--json", default=None, help="also write the metrics to this JSON file")
@@ -47,6 +55,10 @@ def main(argv: list[str] | None = None) -> int:
             args.task = json.loads(run_json.read_text()).get("task")
     task = play_task(args.task or "Realgap-Balance-G1-v0")
     env_cfg, agent_cfg = load_cfgs(task, args.device, args.num_envs, args.seed)
+    if args.push_mps is not None:
+        if getattr(env_cfg.events, "push", None) is None:
+            raise ValueError(f"--push_mps: task {task} has no push event")
+        env_cfg.events.push.params["magnitude_mps"] = tuple(args.push_mps)
 
     with simulation(env_cfg):
         import torch

@@ -1,5 +1,5 @@
-"""MDP terms of the balance task that Isaac Lab does not ship: random pushes with a recorded magnitude, the task
-metrics (survival to time-out, time to fall, push survived) and the push curriculum.
+"""MDP terms of the balance task that Isaac Lab does not ship: random pushes with a recorded magnitude and the task
+metrics (survival to time-out, time to fall, push survived).
 
 Everything else in the task's MDP table comes from ``isaaclab.envs.mdp``.
 """
@@ -26,9 +26,8 @@ def _curriculum_term(env: ManagerBasedRLEnv, name: str) -> ManagerTermBase:
 class push_robot(ManagerTermBase):
     """Push: add a horizontal velocity of random direction and magnitude to the root (an impulse of m·Δv).
 
-    The magnitude is ``U(min, max) · scale`` m/s with a uniformly random heading; ``scale`` in [0, 1] is what the push
-    curriculum moves (1 = the configured pushes). The largest push each env received in its current episode is kept in
-    :attr:`max_push` for the metrics.
+    The magnitude is ``U(min, max)`` m/s with a uniformly random heading. The largest push each env received in its
+    current episode is kept in :attr:`max_push` for the metrics.
 
     Params:
         magnitude_mps: (min, max) horizontal velocity change, m/s.
@@ -40,7 +39,6 @@ class push_robot(ManagerTermBase):
         lo, hi = cfg.params["magnitude_mps"]
         if not 0.0 <= lo <= hi:
             raise ValueError(f"push magnitude_mps must satisfy 0 <= min <= max, got ({lo}, {hi}) m/s")
-        self.scale = 1.0
         self.max_push = torch.zeros(env.num_envs, device=env.device)
 
     def reset(self, env_ids: torch.Tensor | None = None) -> None:
@@ -59,7 +57,7 @@ class push_robot(ManagerTermBase):
         asset = env.scene[asset_cfg.name]
         n = len(env_ids)
         lo, hi = magnitude_mps
-        magnitude = (lo + (hi - lo) * torch.rand(n, device=env.device)) * self.scale
+        magnitude = lo + (hi - lo) * torch.rand(n, device=env.device)
         heading = 2.0 * math.pi * torch.rand(n, device=env.device)
         vel_w = asset.data.root_vel_w.torch[env_ids].clone()
         vel_w[:, 0] += magnitude * torch.cos(heading)
@@ -133,48 +131,3 @@ class balance_metrics(ManagerTermBase):
     def _defined(self) -> dict[str, float]:
         """The statistics seen at least once (an undefined one is left out of the logs rather than logged as NaN)."""
         return {k: v for k, v in self.stats.items() if not math.isnan(v)}
-
-
-class push_curriculum(ManagerTermBase):
-    """Raise the push scale while the policy survives, lower it when it falls too often.
-
-    Every ``update_every`` policy steps: scale += step if survival_rate ≥ promote_above, scale -= step if survival_rate
-    < demote_below; clipped to [min_scale, 1]. Scale 1 is the configured pushes, which evaluation always uses. Nothing
-    moves before ``min_episodes`` full episodes have ended.
-
-    Params:
-        push_term: Name of the :class:`push_robot` event term.
-        metrics_term: Name of the :class:`balance_metrics` curriculum term (computed before this one).
-    """
-
-    def __init__(self, cfg: CurriculumTermCfg, env: ManagerBasedRLEnv):
-        super().__init__(cfg, env)
-        self.last_update = 0
-        env.event_manager.get_term_cfg(cfg.params["push_term"]).func.scale = cfg.params.get("initial_scale", 0.0)
-
-    def __call__(
-        self,
-        env: ManagerBasedRLEnv,
-        env_ids: torch.Tensor,
-        push_term: str = "push",
-        metrics_term: str = "metrics",
-        initial_scale: float = 0.0,
-        min_scale: float = 0.0,
-        step: float = 0.1,
-        promote_above: float = 0.8,
-        demote_below: float = 0.5,
-        update_every: int = 24 * 5,
-        min_episodes: int = 256,
-    ) -> float:
-        push = env.event_manager.get_term_cfg(push_term).func
-        if env.common_step_counter - self.last_update >= update_every:
-            self.last_update = env.common_step_counter
-            metrics = _curriculum_term(env, metrics_term)
-            survival = metrics.stats["survival_rate"]
-            if metrics.counts["survival_rate"] < min_episodes:
-                pass  # too few full episodes yet: the first to end are the early falls (survivorship bias)
-            elif survival >= promote_above:
-                push.scale = min(1.0, push.scale + step)
-            elif survival < demote_below:
-                push.scale = max(min_scale, push.scale - step)
-        return push.scale

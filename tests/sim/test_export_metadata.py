@@ -28,7 +28,7 @@ def env():
 def meta(env) -> PolicyMetadata:
     from realgap.envs.export_metadata import policy_metadata
 
-    return policy_metadata(env, TASK, ["policy"], {"git": {"commit": "test"}})
+    return policy_metadata(env, TASK, ["policy"], {"git": {"commit": "test"}}, raw_action_clip=4.0)
 
 
 def test_metadata_describes_the_live_env(env, meta):
@@ -37,10 +37,12 @@ def test_metadata_describes_the_live_env(env, meta):
     robot = env.scene["robot"]
     assert meta.joint_names == tuple(robot.joint_names) == G1.joint_names
     np.testing.assert_allclose(meta.default_joint_pos, G1.default_pose(), atol=1e-6)
-    # balance task: 0.25 rad per unit action around the default pose, targets clipped to ±1 rad
+    # balance task: per-joint scale = 25 % of peak torque / kp (knee 0.25·139/300 rad), raw actions clipped to ±4
     assert meta.actions.joint_names == meta.joint_names
-    assert set(meta.actions.scale) == {0.25}
-    assert set(meta.actions.clip_min) == {-1.0} and set(meta.actions.clip_max) == {1.0}
+    knee = meta.joint_names.index("left_knee_joint")
+    assert meta.actions.scale[knee] == pytest.approx(0.25 * 139.0 / 300.0)
+    assert meta.actions.raw_clip == 4.0
+    assert set(meta.actions.clip_min) == {float("-inf")} and set(meta.actions.clip_max) == {float("inf")}
     np.testing.assert_allclose(meta.actions.offset, meta.default_joint_pos)
     assert meta.rates == RateSpec(200, 200, 50, "hold")
     assert meta.robot.name == "g1" and meta.robot.description_sha256 == description_hash(G1)

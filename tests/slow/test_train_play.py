@@ -27,7 +27,7 @@ def test_train_two_iterations_then_play(tmp_path):
     assert list(run.glob("events.out.tfevents.*")), "TensorBoard log missing"
     rows = list(csv.DictReader(open(run / "progress.csv")))
     assert [int(r["iteration"]) for r in rows] == [0, 1]
-    assert {"mean_reward", "survival_rate", "push_level"} <= set(rows[0])
+    assert {"collect_s", "learn_s", "mean_reward", "mean_episode_length"} <= set(rows[0])
     assert (run / "params" / "env.yaml").is_file() and (run / "params" / "agent.yaml").is_file()
     record = json.loads((run / "params" / "run.json").read_text())
     assert record["task"] == "Realgap-Balance-G1-v0" and "--max_iterations" in record["argv"]

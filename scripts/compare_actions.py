@@ -1,0 +1,117 @@
+"""Compare the grasp task's action spaces: train each with the same budget and seeds, evaluate, tabulate, plot.
+
+    python scripts/compare_actions.py --max_iterations 300 --num_envs 64                  # all six, seed 0
+    python scripts/compare_actions.py --spaces joint_pos,joint_torque --seeds 0,1 --factors object_mass_scale
+    python scripts/compare_actions.py --max_iterations 2 --num_envs 8 --episodes 2        # smoke test
+
+For every action space and seed, ``scripts/train.py`` runs in a subprocess (one at a time: the physics takes a core)
+with identical ``--max_iterations``, ``--num_envs`` and ``--seed`` (each variant's PPO config differs only in its
+initial action noise, tasks/grasp/agent_cfg.py), then ``scripts/evaluate.py`` evaluates the last checkpoint at the
+nominal point and under the ``--factors`` sweeps. Writes into <out> (default runs/compare_actions/<timestamp>):
+comparison.csv and comparison.md (action space, low-level actuator model, physics / servo / policy rates and target
+mode, budget, training time, success with its 95 % CI, mean and worst success over each sweep), learning_curves.png,
+success.png, robustness.png; the runs under <out>/runs, the evaluations under <out>/eval, logs under <out>/logs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+SCRIPTS = Path(__file__).resolve().parent
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--spaces", default=None, help="comma-separated action spaces (default: all)")
+    p.add_argument("--seeds", default="0", help="comma-separated training seeds (each space trains once per seed)")
+    p.add_argument("--max_iterations", type=int, default=300, help="PPO iterations per run (the equal budget)")
+    p.add_argument("--num_envs", type=int, default=64, help="training envs per run")
+    p.add_argument("--episodes", type=int, default=16, help="evaluation episodes per point")
+    p.add_argument("--eval_envs", type=int, default=32, help="envs per evaluation batch")
+    p.add_argument("--episode_s", type=float, default=None, help="evaluation episode length, s (default: task's)")
+    p.add_argument("--factors", default="object_mass_scale,command_delay_s,joint_friction_scale",
+                   help="robustness factors (scripts/evaluate.py --factors)")  # fmt: skip
+    p.add_argument("--values", action="append", default=[], help="FACTOR=V1,V2,... (scripts/evaluate.py --values)")
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--out", default=None, help="output folder")
+    return p.parse_args(argv)
+
+
+def run(cmd: list[str], log: Path) -> tuple[str, float]:
+    """Run ``cmd`` with its output in ``log``; its stdout and wall time, or a RuntimeError with the log's tail."""
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    log.write_text(proc.stdout + "\n--- stderr ---\n" + proc.stderr)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd[1:3])} failed (exit {proc.returncode}), log {log}:\n{proc.stderr[-2000:]}")
+    return proc.stdout, time.perf_counter() - t0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    from realgap.envs.sweep import finite_or_none, get_factor, parse_values
+    from realgap.tasks.grasp import ACTION_SPACE_IDS
+
+    spaces = args.spaces.split(",") if args.spaces else list(ACTION_SPACE_IDS)
+    unknown = [s for s in spaces if s not in ACTION_SPACE_IDS]
+    if unknown:
+        raise ValueError(f"unknown action spaces {unknown}; known: {', '.join(ACTION_SPACE_IDS)}")
+    seeds = [int(s) for s in args.seeds.split(",")]
+    factors = args.factors.split(",")
+    for name in factors:
+        get_factor(name)
+    parse_values(args.values)
+    if min(args.max_iterations, args.num_envs, args.episodes, args.eval_envs) < 1:
+        raise ValueError("--max_iterations, --num_envs, --episodes and --eval_envs must be >= 1")
+    out = Path(args.out or Path("runs") / "compare_actions" / f"{datetime.datetime.now():%Y-%m-%d_%H-%M-%S}")
+    (out / "logs").mkdir(parents=True, exist_ok=True)
+
+    from realgap.envs import compare
+
+    results = []
+    for space in spaces:
+        for seed in seeds:
+            tag = f"{space}_s{seed}"
+            print(f"[realgap] train {tag}: {args.max_iterations} it x {args.num_envs} envs", flush=True)
+            stdout, train_s = run([sys.executable, str(SCRIPTS / "train.py"), "--task", ACTION_SPACE_IDS[space],
+                                   "--num_envs", str(args.num_envs), "--max_iterations", str(args.max_iterations),
+                                   "--seed", str(seed), "--log_root", str(out / "runs"), "--run_name", tag,
+                                   "--save_interval", str(args.max_iterations), "--device", args.device],
+                                  out / "logs" / f"train_{tag}.log")  # fmt: skip
+            run_dir = Path(next(line for line in reversed(stdout.splitlines()) if "[realgap] done:" in line)
+                           .split("done:", 1)[1].strip())  # fmt: skip
+            print(f"[realgap] evaluate {tag} ({train_s:.0f} s of training)", flush=True)
+            cmd = [sys.executable, str(SCRIPTS / "evaluate.py"), "--checkpoint", str(run_dir), "--label", tag,
+                   "--factors", ",".join(factors), "--heatmap", "none", "--episodes", str(args.episodes),
+                   "--num_envs", str(args.eval_envs), "--seed", str(seed), "--device", args.device,
+                   "--out", str(out / "eval" / tag)]  # fmt: skip
+            cmd += [f"--values={v}" for v in args.values]
+            cmd += ["--episode_s", str(args.episode_s)] if args.episode_s else []
+            run(cmd, out / "logs" / f"eval_{tag}.log")
+            report = json.loads((out / "eval" / tag / "report.json").read_text())
+            results.append(compare.RunResult(space, seed, run_dir, train_s, report))
+
+    rows = compare.table_rows(results)
+    compare.write_csv(rows, out / "comparison.csv")
+    (out / "comparison.md").write_text(compare.markdown(rows, factors))
+    compare.plot_learning_curves(results, out / "learning_curves.png")
+    compare.plot_success(rows, out / "success.png")
+    compare.plot_robustness(results, out / "robustness.png")
+    settings = vars(args) | {"spaces": spaces, "seeds": seeds, "factors": factors}
+    record = finite_or_none({"settings": settings, "rows": rows})
+    (out / "comparison.json").write_text(json.dumps(record, indent=2, default=str))
+    print(compare.markdown(rows, factors))
+    print(f"[realgap] wrote {out}/comparison.csv, comparison.md and 3 plots")
+    return 0
+
+
+if __name__ == "__main__":
+    from realgap.envs.cli import run_cli
+
+    run_cli(main, extra_errors=(RuntimeError,))
