@@ -18,6 +18,7 @@ import os
 import random
 import statistics
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -41,13 +42,21 @@ def _set_rng_state(state: dict[str, Any]) -> None:
     torch.set_rng_state(state["torch"])
 
 
+class _BudgetReached(Exception):
+    """Raised after the iteration that used up the wall-clock budget (caught in :meth:`RealgapRunner.learn`)."""
+
+
 class RealgapRunner(OnPolicyRunner):
-    """OnPolicyRunner with atomic checkpoints, exact resume and a per-iteration progress CSV."""
+    """OnPolicyRunner with atomic checkpoints, exact resume, a per-iteration progress CSV and a wall-clock budget."""
+
+    max_seconds: float | None = None
+    """Stop after the first iteration that ends later than this many seconds after :meth:`learn` started."""
 
     def __init__(self, env: Any, train_cfg: dict, log_dir: str | None = None, device: str = "cpu") -> None:
         super().__init__(env, train_cfg, log_dir=log_dir, device=device)
         self._log_dir = log_dir
         self._progress_keys: dict[str, None] = {}
+        self._deadline: float | None = None
         self._wrap_logger()
         scale = train_cfg.get("actor_output_init_scale")
         if scale is not None:
@@ -64,6 +73,19 @@ class RealgapRunner(OnPolicyRunner):
         with torch.no_grad():
             layers[-1].weight.mul_(scale)
             layers[-1].bias.zero_()
+
+    def learn(self, num_learning_iterations: int, init_at_random_ep_len: bool = False) -> None:
+        """rsl-rl's learning loop, stopped early (with a final checkpoint) when :attr:`max_seconds` is used up."""
+        self._deadline = None if self.max_seconds is None else time.monotonic() + self.max_seconds
+        try:
+            super().learn(num_learning_iterations, init_at_random_ep_len)
+        except _BudgetReached:
+            if self.logger.writer is not None:
+                self.save(os.path.join(self.logger.log_dir, f"model_{self.current_learning_iteration}.pt"))
+                self.logger.stop_logging_writer()
+            if not self.logger.disable_logs:
+                print(f"[realgap] wall-clock budget of {self.max_seconds / 60:.1f} min used up after iteration "
+                      f"{self.current_learning_iteration}", flush=True)  # fmt: skip
 
     # -- multi-process CPU training ----------------------------------------------------------------------------
     def _configure_multi_gpu(self) -> None:
@@ -158,6 +180,14 @@ class RealgapRunner(OnPolicyRunner):
                 row[key.rsplit("/", 1)[-1]] = statistics.mean(values) if values else math.nan
             original(it=it, collect_time=collect_time, learn_time=learn_time, **kwargs)
             self._append_progress(row)
+            if self._deadline is not None and it + 1 < kwargs["total_it"]:
+                out_of_time = time.monotonic() > self._deadline
+                if self.is_distributed:  # every process must stop after the same iteration
+                    flag = torch.tensor([float(out_of_time)])
+                    torch.distributed.broadcast(flag, src=0)
+                    out_of_time = bool(flag.item())
+                if out_of_time:
+                    raise _BudgetReached
 
         self.logger.log = log
 

@@ -95,8 +95,10 @@ def train(args: argparse.Namespace) -> Path:
             print(f"[realgap] task {args.task} | {env.num_envs * world_size()} envs on {env_cfg.sim.device}"
                   f" in {world_size()} process(es) | run folder {run_dir}")  # fmt: skip
         runner = RealgapRunner(env, to_dict(agent_cfg), log_dir=log_dir, device=agent_cfg.device)
+        if args.max_minutes is not None:
+            runner.max_seconds = 60.0 * args.max_minutes
         if resume_from is not None:
-            runner.load(str(resume_from))
+            runner.load(str(resume_from), resume=True)
             if rank() == 0:
                 print(f"[realgap] resumed from {resume_from} at iteration {runner.current_learning_iteration}")
         remaining = agent_cfg.max_iterations - runner.current_learning_iteration

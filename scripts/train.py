@@ -24,6 +24,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--device", default=None, help="cpu | cuda | cuda:N (default: cuda if available, else cpu)")
     p.add_argument("--seed", type=int, default=None, help="seed for env, policy and PPO (default: the agent cfg's)")
     p.add_argument("--max_iterations", type=int, default=None, help="PPO iterations in total (default: agent cfg's)")
+    p.add_argument(
+        "--max_minutes",
+        type=float,
+        default=None,
+        help="wall-clock budget: stop (with a checkpoint) after the iteration that uses it up",
+    )
     p.add_argument("--resume", default=None, help="run folder to continue (its latest model_<it>.pt)")
     p.add_argument("--dr_profile", default="none", help="DR profile: configs/dr/<NAME>.yaml or a YAML PATH")
     p.add_argument("--rates", default=None, help="rate profile: configs/rates/<NAME>.yaml or a YAML PATH")
