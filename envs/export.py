@@ -204,11 +204,12 @@ def export_checkpoint(
     import json
 
     from realgap.envs.factory import load_cfgs, make_env, simulation
-    from realgap.envs.run_dir import latest_checkpoint
+    from realgap.envs.run_dir import check_checkpoint, latest_checkpoint
     from realgap.envs.runner import RealgapRunner
 
     path = Path(checkpoint)
     checkpoint = path if path.is_file() else latest_checkpoint(path)
+    check_checkpoint(checkpoint)
     run_json = checkpoint.parent / "params" / "run.json"
     task = task or (json.loads(run_json.read_text()).get("task") if run_json.is_file() else None)
     if task is None:

@@ -74,3 +74,20 @@ def write_params(run_dir: Path, env_cfg: Any, agent_cfg: Any, extra: dict[str, A
     dump_yaml(str(params / "agent.yaml"), agent_cfg)
     record = {"argv": sys.argv, "git": git_state()} | (extra or {})
     (params / "run.json").write_text(json.dumps(record, indent=2, default=str))
+
+
+def check_checkpoint(path: str | Path) -> int:
+    """Read a checkpoint once and return its iteration, before anything is built on it.
+
+    Raises:
+        CheckpointError: The file is truncated, not a torch file, or not an rsl-rl checkpoint (names the file).
+    """
+    import torch
+
+    try:
+        loaded = torch.load(path, weights_only=False, map_location="cpu")
+    except Exception as err:  # torch raises several types for truncated or foreign files
+        raise CheckpointError(f"Cannot load checkpoint '{path}': {type(err).__name__}: {err}") from err
+    if not isinstance(loaded, dict) or "iter" not in loaded or "actor_state_dict" not in loaded:
+        raise CheckpointError(f"'{path}' is not an rsl-rl checkpoint (no 'iter' / 'actor_state_dict' entry).")
+    return int(loaded["iter"])

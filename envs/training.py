@@ -28,11 +28,12 @@ def resume_record(resume: str) -> tuple[Path, dict[str, Any]]:
     """The checkpoint to resume from and the run's recorded settings (``params/run.json``).
 
     Raises:
-        CheckpointError: The folder does not exist or holds no checkpoint.
+        CheckpointError: The folder does not exist, holds no checkpoint, or its latest checkpoint is unreadable.
     """
-    from realgap.envs.run_dir import latest_checkpoint
+    from realgap.envs.run_dir import check_checkpoint, latest_checkpoint
 
     checkpoint = latest_checkpoint(resume)
+    check_checkpoint(checkpoint)
     path = Path(resume) / "params" / "run.json"
     return checkpoint, (json.loads(path.read_text()) if path.is_file() else {})
 
@@ -43,7 +44,7 @@ def train(args: argparse.Namespace) -> Path:
 
     from realgap.envs.dr_profile import load_dr_profile
     from realgap.envs.factory import load_cfgs, make_env, simulation
-    from realgap.envs.rates import RateSpec
+    from realgap.envs.rates import RateSpec, load_rate_profile
     from realgap.envs.run_dir import new_run_dir, write_params
     from realgap.envs.runner import RealgapRunner
 
@@ -56,6 +57,8 @@ def train(args: argparse.Namespace) -> Path:
         saved_profile = Path(args.resume) / "params" / "dr_profile.yaml"
         args.dr_profile = str(saved_profile) if saved_profile.is_file() else args.dr_profile
     dr_profile = load_dr_profile(args.dr_profile)
+    if isinstance(rates, str):  # validated before the (slow) env config import
+        rates = load_rate_profile(rates)
     num_envs = args.num_envs
     if num_envs is not None and world_size() > 1:
         if num_envs % world_size():

@@ -41,7 +41,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     from realgap.envs.factory import load_cfgs, make_env, simulation
-    from realgap.envs.run_dir import latest_checkpoint
+    from realgap.envs.run_dir import check_checkpoint, latest_checkpoint
     from realgap.tasks import play_task
 
     checkpoint = None
@@ -50,6 +50,7 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError("--checkpoint is required (or --zero_action for the hold-the-pose baseline)")
         path = Path(args.checkpoint)
         checkpoint = path if path.is_file() else latest_checkpoint(path)
+        check_checkpoint(checkpoint)  # a corrupt file fails here, before an env is built
         run_json = checkpoint.parent / "params" / "run.json"
         if args.task is None and run_json.is_file():
             args.task = json.loads(run_json.read_text()).get("task")

@@ -1,0 +1,78 @@
+"""Error catalogue: each bad input across the CLIs and configs gives its message, exit status 2, and loses nothing.
+
+Every case here fails before an env is built (the checks come first), so the tier stays fast. Cases tested elsewhere:
+unknown task, CUDA without CUDA, missing resume folder / checkpoint (test_cli_errors.py); missing robot package
+(test_missing_robot_source.py); invalid inertia and impossible DR ranges (test_inertia*.py, test_dr_profile.py); bad
+actuator specs and rates (test_actuator_spec.py, test_rates.py); mismatched export metadata (test_deploy.py).
+"""
+
+import hashlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.unit
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run(script: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(REPO / "scripts" / script), *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
+
+
+def snapshot(folder: Path) -> dict[str, str]:
+    """Every file under ``folder`` with its content hash: compared before/after to show nothing changed."""
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}  # fmt: skip
+
+
+def test_rates_that_do_not_divide(tmp_path):
+    bad = tmp_path / "bad_rates.yaml"
+    bad.write_text("physics_hz: 200\ncontrol_hz: 200\npolicy_hz: 30\ntarget_mode: hold\n")
+    out = run("train.py", "--rates", str(bad), "--log_root", str(tmp_path / "runs"), cwd=tmp_path)
+    assert out.returncode == 2, out.stderr[-2000:]
+    assert "(200 Hz) / policy_hz (30 Hz) = 6.66667" in out.stderr  # names both rates and their ratio
+    assert "not a whole number" in out.stderr and "Traceback" not in out.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+def test_unknown_rate_and_dr_profiles_list_the_known_ones(tmp_path):
+    out = run("train.py", "--rates", "turbo", "--log_root", str(tmp_path / "runs"), cwd=tmp_path)
+    assert out.returncode == 2 and "default" in out.stderr, out.stderr[-2000:]
+    out = run("train.py", "--dr_profile", "nope", "--log_root", str(tmp_path / "runs"), cwd=tmp_path)
+    assert out.returncode == 2 and "nominal" in out.stderr and "grasp_nominal" in out.stderr, out.stderr[-2000:]
+    assert not (tmp_path / "runs").exists()
+
+
+def test_dr_profile_that_can_make_an_impossible_body(tmp_path):
+    profile = (REPO / "configs" / "dr" / "nominal.yaml").read_text()
+    bad = tmp_path / "negative_mass.yaml"
+    assert "mass_scale: [0.92, 1.08]" in profile  # the line edited below
+    bad.write_text(profile.replace("mass_scale: [0.92, 1.08]", "mass_scale: [-0.5, 1.08]"))
+    out = run("train.py", "--dr_profile", str(bad), "--log_root", str(tmp_path / "runs"), cwd=tmp_path)
+    assert out.returncode == 2, out.stderr[-2000:]
+    assert "mass_scale" in out.stderr and "Traceback" not in out.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+def test_corrupted_checkpoint_is_refused_and_the_run_is_left_as_it_was(tmp_path):
+    run_dir = tmp_path / "runs" / "balance_g1" / "crashed"
+    (run_dir / "params").mkdir(parents=True)
+    (run_dir / "params" / "run.json").write_text('{"task": "Realgap-Balance-G1-v0"}')
+    (run_dir / "model_0.pt").write_bytes(b"\x80\x02}q\x00(truncated")  # a write cut short by a crash
+    before = snapshot(run_dir)
+    out = run("train.py", "--resume", str(run_dir), cwd=tmp_path)
+    assert out.returncode == 2, out.stderr[-2000:]
+    assert "Cannot load checkpoint" in out.stderr and "model_0.pt" in out.stderr
+    assert snapshot(run_dir) == before
+    out = run("play.py", "--checkpoint", str(run_dir / "model_0.pt"), cwd=tmp_path)
+    assert out.returncode == 2 and "model_0.pt" in out.stderr, out.stderr[-2000:]
+    assert snapshot(run_dir) == before
+
+
+def test_num_envs_that_do_not_split_over_processes(tmp_path):
+    out = run("train.py", "--num_envs", "7", "--num_procs", "2", "--log_root", str(tmp_path / "runs"), cwd=tmp_path)
+    assert out.returncode == 2 and "does not split evenly over 2 processes" in out.stderr, out.stderr[-2000:]
+    assert not (tmp_path / "runs").exists()
