@@ -67,6 +67,12 @@ def main(argv: list[str] | None = None) -> int:
     for name in factors:
         get_factor(name)
     parse_values(args.values)
+    from realgap.envs.factory import load_cfgs
+    from realgap.envs.robustness import available_factors
+
+    available = available_factors(load_cfgs(ACTION_SPACE_IDS[spaces[0]], args.device, 1)[0])
+    if missing := [f for f in factors if f not in available]:
+        raise ValueError(f"factors {missing} are not available for the grasp task; available: {', '.join(available)}")
     if min(args.max_iterations, args.num_envs, args.episodes, args.eval_envs) < 1:
         raise ValueError("--max_iterations, --num_envs, --episodes and --eval_envs must be >= 1")
     out = Path(args.out or Path("runs") / "compare_actions" / f"{datetime.datetime.now():%Y-%m-%d_%H-%M-%S}")

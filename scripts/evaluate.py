@@ -96,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     heatmap = None if args.heatmap == "none" else tuple(args.heatmap.split(",")) if args.heatmap else None
     if args.heatmap is None and {"push_mps", "payload_kg"} <= set(factors):
         heatmap = ("push_mps", "payload_kg")
+    if heatmap is not None and (len(heatmap) != 2 or not set(heatmap) <= set(factors) or heatmap[0] == heatmap[1]):
+        raise ValueError(f"--heatmap needs two different factors among --factors {factors}, got {args.heatmap!r}")
     prepare_env_cfg(env_cfg, args.episode_s)
     t0 = time.perf_counter()
     with simulation(env_cfg):
@@ -120,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     report = {
         "task": task, "robot": robot, "success": success, "rates": env_cfg.rates,
         "action_space": getattr(env_cfg, "action_space_info", None),
+        "actuators": {name: {"model": type(cfg).__name__, "specs": sorted(getattr(cfg, "specs", {}))}
+                      for name, cfg in env_cfg.scene.robot.actuators.items()},
         "policies": {label: str(ckpt) if ckpt else "zero action" for label, ckpt in checkpoints.items()},
         "episodes_per_point": args.episodes, "episode_s": env_cfg.episode_length_s, "num_envs": env_cfg.scene.num_envs,
         "seed": args.seed, "wall_s": round(time.perf_counter() - t0, 1),
@@ -129,6 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     (out / "report.json").write_text(json.dumps(finite_or_none(report), indent=2))
     plots = write_plots(report, out, "success" if success == "task success" else "survival")
+    for label, stats in report["reference"].items():
+        print(f"[realgap] {label}: success {stats['success_rate']:.2f} under the task's own draws (reference)")
     for name, f in report["factors"].items():
         rows = "  ".join(f"{r['value']:g}:{r['success_rate']:.2f}" for r in next(iter(f["policies"].values())))
         print(f"[realgap] {name:>20}  {rows}")

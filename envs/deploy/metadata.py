@@ -289,10 +289,12 @@ class PolicyMetadata:
     # -- serialization ---------------------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe form (read back by :meth:`from_dict`). Units: rad, rad/s, N·m, kg·m², s, Hz."""
-        actions = _plain(asdict(self.actions)) | {
-            "equation": "q_target = clip(offset + scale * clip(action, -raw_clip, raw_clip), clip_min, clip_max)",
+        clip = {  # ±inf bounds become strings before _plain's strict JSON check
             "clip_min": [_json_float(v) for v in self.actions.clip_min],
             "clip_max": [_json_float(v) for v in self.actions.clip_max],
+        }
+        actions = _plain(asdict(self.actions) | clip) | {
+            "equation": "q_target = clip(offset + scale * clip(action, -raw_clip, raw_clip), clip_min, clip_max)",
         }
         groups = [
             _plain(asdict(g)) | {"command_delay_s": next(iter(g.specs.values()))["latency_range_s"],

@@ -53,6 +53,8 @@ class MujocoRobot(Robot):
         init_root_quat_wxyz: Start orientation of the root body.
         init_joint_pos: Start joint positions by name, rad (others 0).
         ground_friction: Sliding friction of the ground plane.
+        fixed_base: Weld the root body to the world at ``init_root_pos`` (its free joint removed), e.g. for
+            contact-free alignment checks with the robot hanging in the air.
     """
 
     command_mode = "torque"
@@ -72,6 +74,7 @@ class MujocoRobot(Robot):
         init_root_quat_wxyz: Sequence[float] = (1.0, 0.0, 0.0, 0.0),
         init_joint_pos: Mapping[str, float] | None = None,
         ground_friction: float = 1.0,
+        fixed_base: bool = False,
     ) -> None:
         if not physics_dt > 0:
             raise ValueError(f"physics_dt must be > 0 s, got {physics_dt}")
@@ -80,6 +83,11 @@ class MujocoRobot(Robot):
         spec = mujoco.MjSpec.from_file(str(self.mjcf_path))
         for element in [*spec.actuators, *spec.keys]:
             spec.delete(element)
+        if fixed_base:
+            for joint in [j for j in spec.joints if j.type == mujoco.mjtJoint.mjJNT_FREE]:
+                joint.parent.pos = list(init_root_pos)
+                joint.parent.quat = list(init_root_quat_wxyz)
+                spec.delete(joint)
         movable = (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE)
         all_joints = [j.name for j in spec.joints if j.type in movable]
         self._names = tuple(joint_names) if joint_names is not None else tuple(all_joints)

@@ -35,10 +35,11 @@ def test_points_written_per_env_and_pinned_across_resets(env):
 
     term = pin_term(env)
     nominal = term.nominal_values()
-    # the G1's foot spheres: μ 0.6 in the Menagerie model; the datasheet bus latency 0-10 ms (mean 5 ms); the Play
-    # variant's pushes U(0.3, 0.6) m/s (mean 0.45)
+    # the G1's foot spheres: μ 0.6 in the Menagerie model; the datasheet bus latency 0-10 ms (mean 5 ms); the mean of
+    # the Play variant's configured push range
     assert nominal["contact_friction"] == pytest.approx(0.6)
-    assert nominal["command_delay_s"] == pytest.approx(0.005) and nominal["push_mps"] == pytest.approx(0.45)
+    lo, hi = env.event_manager.get_term_cfg("push").params["magnitude_mps"]
+    assert nominal["command_delay_s"] == pytest.approx(0.005) and nominal["push_mps"] == pytest.approx((lo + hi) / 2)
     robot = env.scene["robot"]
     torso = robot.body_names.index("torso_link")
     mass0 = robot.data.body_mass.torch[0].clone()
@@ -84,6 +85,17 @@ def test_points_written_per_env_and_pinned_across_resets(env):
     change = (robot.data.root_vel_w.torch[:, :2] - before).norm(dim=-1)
     assert torch.allclose(change, torch.tensor([0.0, 0.45, 0.9, 1.35]), atol=1e-5)
     assert math.isclose(float(push.func.max_push[3]), 1.35, rel_tol=1e-6)
+
+    # the reference point (NaN): the task's own push magnitude and the datasheet latency (0-2 steps), redrawn
+    values = {k: v.clone() for k, v in values.items()}
+    values["push_mps"][0] = values["command_delay_s"][0] = math.nan
+    term.set_values(values)
+    env.reset()
+    before = robot.data.root_vel_w.torch[:, :2].clone()
+    push.func(env, ids, **push.params)
+    change = (robot.data.root_vel_w.torch[:, :2] - before).norm(dim=-1)
+    assert lo - 1e-5 <= float(change[0]) <= hi + 1e-5 and float(change[3]) == pytest.approx(1.35, abs=1e-5)
+    assert 0 <= int(act.chain.delay.delay_steps[0]) <= 2 and act.chain.delay.delay_steps[1:].tolist() == [1, 2, 4]
 
 
 def test_unsupported_factor_is_rejected(env):

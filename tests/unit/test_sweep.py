@@ -9,12 +9,14 @@ import pytest
 
 from realgap.envs.alignment import discrete_work, energy_balance, torque_sequence, trajectory_errors
 from realgap.envs.sweep import (
+    REFERENCE,
     Episode,
     build_report,
     finite_or_none,
     make_plan,
     pack,
     parse_values,
+    point_values,
     summarize,
     wilson_interval,
 )
@@ -38,9 +40,11 @@ def test_parse_values_checks_names_and_ranges():
 def test_plan_adds_the_nominal_point_once_and_the_grid():
     plan = make_plan({"payload_kg": [5.0, 10.0], "push_mps": [0.0, 0.9]}, NOMINAL, grid=("push_mps", "payload_kg"))
     assert plan.sweeps == {"payload_kg": (0.0, 5.0, 10.0), "push_mps": (0.0, 0.45, 0.9)}  # nominal added, sorted
-    assert plan.points[0] == ()  # nominal first
+    assert plan.points[:2] == ((), REFERENCE)  # nominal first, then the task's own draws
     # one-factor points: 1 nominal + 2 + 2; grid 3 x 3 = 9 of which 5 are already there (its nominal row/column)
-    assert len(plan.points) == 5 + 4 and len(set(plan.points)) == len(plan.points)
+    assert len(plan.points) == 5 + 4 + 1 and len(set(plan.points)) == len(plan.points)
+    ref = point_values(REFERENCE, NOMINAL)
+    assert math.isnan(ref["push_mps"]) and ref["payload_kg"] == 0.0  # drawn by the task / pinned nominal
     assert plan.sweep_points("payload_kg") == [(), (("payload_kg", 5.0),), (("payload_kg", 10.0),)]
     grid = plan.grid_points()
     assert grid[2][0] == (("payload_kg", 10.0), ("push_mps", 0.0)) and grid[0][1] == ()
@@ -75,6 +79,7 @@ def test_summarize_and_report_shape():
     rows = report["factors"]["payload_kg"]["policies"]["ppo"]
     assert [r["value"] for r in rows] == [0.0, 5.0] and rows[1]["episodes"] == 2
     assert report["heatmap"] is None and report["nominal"]["push_mps"] == 0.45
+    assert report["reference"]["ppo"]["episodes"] == 2
     assert finite_or_none({"a": [math.nan, 1.0, math.inf]}) == {"a": [None, 1.0, None]}
 
 

@@ -1,0 +1,122 @@
+"""Run a robustness :class:`~realgap.envs.sweep.Plan`: batches of envs, one point and one counted episode per env.
+
+Used by ``scripts/evaluate.py`` (and, through it, ``scripts/compare_actions.py``). The env must be built from a config
+passed through :func:`realgap.envs.robustness.prepare_env_cfg`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from realgap.envs.robustness import pin_term
+from realgap.envs.sweep import Episode, Plan, Point, pack, point_values
+
+Policy = Callable[[torch.Tensor], torch.Tensor]
+"""Observation ``(E, D)`` → action ``(E, A)``."""
+
+
+def zero_policy(env: Any) -> Policy:
+    """The zero action (balance: hold the default stance), the baseline every policy must beat."""
+    dim = env.action_manager.total_action_dim
+
+    def policy(obs: torch.Tensor) -> torch.Tensor:
+        return torch.zeros(obs.shape[0], dim, device=obs.device)
+
+    return policy
+
+
+def checkpoint_policy(env: Any, agent_cfg: Any, checkpoint: str | Path) -> Policy:
+    """The deterministic actor of an rsl-rl checkpoint (loaded with :class:`~realgap.envs.runner.RealgapRunner`), its
+    raw actions clipped to the agent's ``clip_actions`` as in training and in the exported policy's metadata.
+
+    Args:
+        env: The unwrapped env the policy runs in.
+        agent_cfg: The task's agent config (after ``handle_deprecated_rsl_rl_cfg``).
+        checkpoint: A ``model_<it>.pt`` file.
+    """
+    from isaaclab.utils import to_dict
+
+    from realgap.envs.nan_guard import FiniteVecEnv
+    from realgap.envs.runner import RealgapRunner
+
+    runner = RealgapRunner(FiniteVecEnv(env), to_dict(agent_cfg), log_dir=None, device=agent_cfg.device)
+    runner.load(str(checkpoint))
+    actor = runner.get_inference_policy(device=env.device)
+    clip = agent_cfg.clip_actions
+
+    def policy(obs: torch.Tensor) -> torch.Tensor:
+        action = actor({"policy": obs})
+        return action if clip is None else action.clamp(-clip, clip)
+
+    return policy
+
+
+@torch.inference_mode()
+def first_episodes(env: Any, policy: Policy) -> list[Episode]:
+    """Reset every env and run until each has ended one episode; that first episode of each env, in env order.
+
+    Success is the task's ``env_cfg.episode_success`` when it defines one (grasp), else survival to the time-out.
+    """
+    obs, _ = env.reset()
+    n = env.num_envs
+    ret = torch.zeros(n, device=env.device)
+    steps = torch.zeros(n, dtype=torch.long, device=env.device)
+    ended = torch.zeros(n, dtype=torch.bool, device=env.device)
+    out: list[Episode | None] = [None] * n
+    success_fn = getattr(env.cfg, "episode_success", None)
+    for _ in range(int(env.max_episode_length) + 2):
+        obs, rew, terminated, truncated, _ = env.step(policy(obs["policy"]))
+        ret += rew
+        steps += 1
+        done = (terminated | truncated) & ~ended
+        if bool(done.any()):
+            success = success_fn(env) if success_fn is not None else None
+            for i in done.nonzero().flatten().tolist():
+                survived = bool(truncated[i]) and not bool(terminated[i])
+                ok = survived if success is None else bool(success[i])
+                out[i] = Episode(ok, survived, float(steps[i]) * env.step_dt, float(ret[i]))
+            ended |= done
+        if bool(ended.all()):
+            break
+    if not bool(ended.all()):
+        raise RuntimeError(f"{int((~ended).sum())} envs did not end an episode within the episode length")
+    return [e for e in out if e is not None]
+
+
+def run_plan(
+    env: Any,
+    policies: Mapping[str, Policy],
+    plan: Plan,
+    episodes: int,
+    seed: int = 0,
+    log: Callable[[str], None] = print,
+) -> dict[str, dict[Point, list[Episode]]]:
+    """Evaluate every policy at every point of ``plan`` for ``episodes`` episodes each.
+
+    Points are packed into batches of ``env.num_envs`` envs (spare envs of the last batch run the nominal point and
+    are not counted). Every policy sees the same batches with the same torch seed (``seed`` + batch index), so the
+    resets and pushes they face are drawn alike.
+
+    Returns:
+        Policy label → point → its episodes.
+    """
+    term = pin_term(env)
+    batches = pack(plan.points, episodes, env.num_envs)
+    results: dict[str, dict[Point, list[Episode]]] = {label: {p: [] for p in plan.points} for label in policies}
+    for b, batch in enumerate(batches):
+        rows = [point_values(p, plan.nominal) for p in batch]
+        rows += [dict(plan.nominal)] * (env.num_envs - len(batch))
+        term.set_values({k: torch.tensor([r[k] for r in rows]) for k in plan.nominal})
+        for label, policy in policies.items():
+            t0 = time.perf_counter()
+            torch.manual_seed(seed + b)
+            for point, episode in zip(batch, first_episodes(env, policy), strict=False):
+                results[label][point].append(episode)
+            log(f"[realgap] batch {b + 1}/{len(batches)} ({len(batch)} episodes, {len(set(batch))} points) | {label} "
+                f"| {time.perf_counter() - t0:.1f} s")  # fmt: skip
+    return results
