@@ -13,13 +13,22 @@ import torch
 
 
 def env_policy_steps(
-    task: str, num_envs: int, steps: int, warmup: int = 20, seed: int = 0, actuators: str = "realgap"
+    task: str,
+    num_envs: int,
+    steps: int,
+    warmup: int = 20,
+    seed: int = 0,
+    actuators: str = "realgap",
+    action_std: float = 0.0,
 ) -> dict[str, Any]:
-    """Policy steps/s of the full Isaac Lab env (managers, MDP terms, actuators, physics) under random actions.
+    """Policy steps/s of the full Isaac Lab env (managers, MDP terms, actuators, physics).
 
     Args:
         actuators: ``"realgap"`` (the task's explicit datasheet chain) or ``"implicit"`` (Isaac Lab's implicit PD with
             the same gains, armature, friction and limits: :func:`realgap.actuators.lab.implicit_actuator_cfg`).
+        action_std: Actions ``N(0, action_std)`` in action units. The default 0 (hold the default pose) keeps the
+            robots in the state :func:`bare_physics_steps` steps, so the two differ by the env's own work only;
+            random actions knock robots over, and falling bodies with many contacts cost the solver more.
 
     Returns:
         ``num_envs``, ``policy_steps`` (per env), ``physics_steps`` (per env), ``seconds``, ``policy_steps_per_s``
@@ -39,8 +48,7 @@ def env_policy_steps(
         dim = env.action_manager.total_action_dim
 
         def act() -> torch.Tensor:
-            # policy-like actions: N(0, 0.3) in action units (0.075 rad of joint-target offset for the balance task)
-            return 0.3 * torch.randn(num_envs, dim, generator=gen, device=env.device)
+            return action_std * torch.randn(num_envs, dim, generator=gen, device=env.device)
 
         for _ in range(warmup):
             env.step(act())
@@ -52,6 +60,7 @@ def env_policy_steps(
         env.close()
     return {
         "actuators": actuators,
+        "action_std": action_std,
         "num_envs": num_envs,
         "policy_steps": steps,
         "physics_steps": steps * decimation,

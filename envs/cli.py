@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Callable
 
@@ -25,3 +26,9 @@ def run_cli(main: Callable[[], int], extra_errors: tuple[type[BaseException], ..
     except (*USER_ERRORS, *extra_errors) as err:
         print(f"error: {err}", file=sys.stderr)
         sys.exit(2)
+
+
+def add_push_arg(parser: argparse.ArgumentParser) -> None:
+    """``--push_mps LO HI``: override the push magnitude range of a task with pushes (evaluation scripts)."""
+    parser.add_argument("--push_mps", type=float, nargs=2, default=None, metavar=("LO", "HI"),
+                        help="override the push magnitude range, m/s (tasks with pushes)")  # fmt: skip

@@ -50,15 +50,23 @@ def _push_term(env) -> object | None:
 
 @torch.inference_mode()
 def rollout(
-    env, policy: Callable[[torch.Tensor], torch.Tensor], episodes: int, max_steps: int = 100_000
+    env,
+    policy: Callable[[torch.Tensor], torch.Tensor],
+    episodes: int,
+    max_steps: int = 100_000,
+    clip_actions: float | None = None,
 ) -> EpisodeStats:
-    """Run ``policy`` on the (unwrapped, ManagerBasedRLEnv) ``env`` until ``episodes`` episodes have ended.
+    """Run ``policy`` on the (unwrapped, ManagerBasedRLEnv) ``env`` for at least ``episodes`` episodes.
+
+    Every env runs the same number of episodes, ``ceil(episodes / num_envs)``, and all of them are counted: counting
+    the first episodes to end instead would over-count falls (they end before the time-out).
 
     Args:
         env: The Isaac Lab env (reset here).
         policy: Maps the ``policy`` observation group, shape (num_envs, obs_dim), to actions (num_envs, act_dim).
-        episodes: Episodes to count.
+        episodes: Episodes to count (rounded up to a multiple of ``num_envs``).
         max_steps: Safety bound on policy steps.
+        clip_actions: Clip actions to ``±clip_actions`` as training did (the agent config's ``clip_actions``).
     """
     obs, _ = env.reset()
     n = env.num_envs
@@ -67,8 +75,12 @@ def rollout(
     push = _push_term(env)
     success_fn = getattr(env.cfg, "episode_success", None)
     survived, succeeded, durations, returns, pushes_survived, fall_times = [], [], [], [], [], []
+    per_env = -(-episodes // n)
+    counted = [0] * n
     for _ in range(max_steps):
         actions = policy(obs["policy"])
+        if clip_actions is not None:
+            actions = actions.clamp(-clip_actions, clip_actions)
         max_push = push.max_push.clone() if push is not None else None  # read before the step's auto-reset clears it
         obs, rew, terminated, truncated, _ = env.step(actions)
         ret += rew
@@ -76,6 +88,9 @@ def rollout(
         done = (terminated | truncated).nonzero().flatten()
         success = success_fn(env) if success_fn is not None and len(done) else None
         for i in done.tolist():
+            if counted[i] >= per_env:
+                continue
+            counted[i] += 1
             ok = bool(truncated[i]) and not bool(terminated[i])
             duration = float(steps[i]) * env.step_dt
             survived.append(ok)
@@ -88,19 +103,19 @@ def rollout(
                 pushes_survived.append(float(max_push[i]))
         ret[done] = 0.0
         steps[done] = 0
-        if len(survived) >= episodes:
+        if min(counted) >= per_env:
             break
 
     def mean(values: list[float]) -> float:
         return sum(values) / len(values) if values else math.nan
 
-    k = min(len(survived), episodes)
+    k = len(survived)
     return EpisodeStats(
         episodes=k,
-        success_rate=mean([float(s) for s in succeeded[:k]]),
-        survival_rate=mean([float(s) for s in survived[:k]]),
+        success_rate=mean([float(s) for s in succeeded]),
+        survival_rate=mean([float(s) for s in survived]),
         mean_time_to_fall_s=mean(fall_times),
-        mean_episode_s=mean(durations[:k]),
-        mean_return=mean(returns[:k]),
+        mean_episode_s=mean(durations),
+        mean_return=mean(returns),
         push_survived_mps=mean(pushes_survived),
     )

@@ -5,8 +5,9 @@
 
 Sections:
   env     policy steps/s of each task's env vs bare stepping of the same scene for the same physics steps (ratio:
-          1.0 = the env adds nothing); and the balance env with realgap's explicit actuator chain vs Isaac Lab's
-          implicit PD with the same datasheet numbers.
+          1.0 = the env adds nothing; both hold the default pose unless --action_std is given, so the solver does
+          the same work); and the balance env with realgap's explicit actuator chain vs Isaac Lab's implicit PD with
+          the same datasheet numbers.
   ppo     PPO end to end through scripts/train.py (collection and learning separately), in 1 and in 2 processes.
   mujoco  plain MuJoCo C mj_step on the same G1 description (one thread: the CPU limit) and the torch-free deploy
           runtime (sim2sim) on it.
@@ -29,6 +30,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--tasks", default=",".join(TASKS), help="tasks of the env section")
     p.add_argument("--num_envs", type=int, default=256)
     p.add_argument("--steps", type=int, default=100, help="policy steps timed per env measurement (after warm-up)")
+    p.add_argument("--action_std", type=float, default=0.0,
+                   help="env section: actions N(0, STD); 0 holds the pose, as the bare stepping does")  # fmt: skip
     p.add_argument("--ppo_iterations", type=int, default=6, help="PPO iterations per run (the first is not timed)")
     p.add_argument("--json", default=None, help="write every figure to this JSON file")
     return p.parse_args(argv)
@@ -58,14 +61,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{'measurement':<44} {'envs':>6} {'policy st/s':>14} {'physics st/s':>16}  ratio")
     if "env" in sections:
         for task in tasks:
-            env = bench.env_policy_steps(task, n, args.steps)
+            env = bench.env_policy_steps(task, n, args.steps, action_std=args.action_std)
             bare = bench.bare_physics_steps(task, n, env["physics_steps"])
             ratio = env["physics_steps_per_s"] / bare["physics_steps_per_s"]
             result[task] = {"env": env, "bare": bare, "env_over_bare": ratio}
             row(f"{task} env", n, env["policy_steps_per_s"], env["physics_steps_per_s"], f"env/bare = {ratio:.3f}")
             row("  bare scene stepping (same physics steps)", n, None, bare["physics_steps_per_s"])
         balance = tasks[0]
-        implicit = bench.env_policy_steps(balance, n, args.steps, actuators="implicit")
+        implicit = bench.env_policy_steps(balance, n, args.steps, actuators="implicit", action_std=args.action_std)
         ratio = result[balance]["env"]["policy_steps_per_s"] / implicit["policy_steps_per_s"]
         result[balance] |= {"env_implicit_pd": implicit, "explicit_chain_over_implicit": ratio}
         row("  same env, Isaac Lab implicit PD", n, implicit["policy_steps_per_s"], implicit["physics_steps_per_s"],

@@ -6,8 +6,9 @@
 For each model_<it>.pt (every ``--every`` iterations), runs ``--episodes`` episodes of the Play variant (for the
 balance task: the default pushes at full magnitude from the first second, no curriculum, no observation noise) and
 writes <run>/eval_checkpoints.csv with the iteration, the training wall-clock time up to that checkpoint (sum of
-collect and learn times in progress.csv) and the metrics. Also prints the first checkpoint reaching
-``--target_survival`` (time-to-balance) when one does.
+collect and learn times in progress.csv) and the metrics; its first row (iteration -1) is the zero-action baseline
+under the same seed, pushes and resets. Also prints the first checkpoint reaching ``--target_survival``
+(time-to-balance) when one does.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from pathlib import Path
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    from realgap.envs.cli import add_push_arg
+
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--run", required=True, help="run folder")
     p.add_argument("--episodes", type=int, default=64)
@@ -26,15 +29,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--every", type=int, default=1, help="evaluate checkpoints whose iteration is a multiple of this")
     p.add_argument("--device", default=None)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument(
-        "--push_mps",
-        type=float,
-        nargs=2,
-        default=None,
-        metavar=("LO", "HI"),
-        help="override the push magnitude range, m/s (tasks with pushes)",
-    )
+    add_push_arg(p)
     p.add_argument("--target_survival", type=float, default=0.95)
+    p.add_argument("--no_baseline", action="store_true", help="skip the zero-action baseline row")
     return p.parse_args(argv)
 
 
@@ -79,15 +76,26 @@ def main(argv: list[str] | None = None) -> int:
         agent_cfg = handle_deprecated_rsl_rl_cfg(agent_cfg, check_rsl_rl_version())
         env = make_env(task, env_cfg)
         runner = RealgapRunner(FiniteVecEnv(env), to_dict(agent_cfg), log_dir=None, device=agent_cfg.device)
-        for it, path in ckpts:
-            runner.load(str(path))
-            actor = runner.get_inference_policy(device=env.device)
-            torch.manual_seed(args.seed)  # the same pushes and resets for every checkpoint
-            stats = rollout(env, lambda obs, a=actor: a({"policy": obs}), episodes=args.episodes)
-            row = {"iteration": it, "train_s": round(seconds.get(it, float("nan")), 1)} | stats.to_dict()
-            rows.append(row)
+        policies = [] if args.no_baseline else [(-1, "zero action", None)]
+        policies += [(it, path.name, path) for it, path in ckpts]
+        for it, label, path in policies:
+            if path is None:  # the baseline: hold the default pose (action 0)
+                zeros = torch.zeros(env.num_envs, env.action_manager.total_action_dim, device=env.device)
+
+                def act(obs, z=zeros):
+                    return z
+            else:
+                runner.load(str(path))
+
+                def act(obs, actor=runner.get_inference_policy(device=env.device)):
+                    return actor({"policy": obs})
+
+            torch.manual_seed(args.seed)  # the same pushes and resets for every policy
+            stats = rollout(env, act, episodes=args.episodes, clip_actions=agent_cfg.clip_actions)
+            row = {"iteration": it, "policy": label, "train_s": round(seconds.get(it, float("nan")), 1)}
+            rows.append(row | stats.to_dict())
             print(
-                f"[realgap] it {it:5d}  train {row['train_s']:8.1f} s  survival {stats.survival_rate:.3f}  "
+                f"[realgap] {label:>14}  train {row['train_s']:8.1f} s  survival {stats.survival_rate:.3f}  "
                 f"time-to-fall {stats.mean_time_to_fall_s:.2f} s  return {stats.mean_return:.2f}",
                 flush=True,
             )
@@ -96,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    reached = [r for r in rows if r["survival_rate"] >= args.target_survival]
+    reached = [r for r in rows if r["iteration"] >= 0 and r["survival_rate"] >= args.target_survival]
     if reached:
         print(f"[realgap] time-to-balance: survival >= {args.target_survival} first at iteration "
               f"{reached[0]['iteration']} after {reached[0]['train_s']} s of training")  # fmt: skip

@@ -17,6 +17,8 @@ from pathlib import Path
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    from realgap.envs.cli import add_push_arg
+
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--checkpoint", default=None, help="run folder (latest model_<it>.pt) or a model_<it>.pt file")
     p.add_argument("--task", default=None, help="task id (default: the run's task); its Play variant is used")
@@ -24,14 +26,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--num_envs", type=int, default=32)
     p.add_argument("--device", default=None, help="cpu | cuda | cuda:N (default: cuda if available, else cpu)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument(
-        "--push_mps",
-        type=float,
-        nargs=2,
-        default=None,
-        metavar=("LO", "HI"),
-        help="override the push magnitude range, m/s (tasks with pushes)",
-    )
+    add_push_arg(p)
     p.add_argument("--zero_action", action="store_true", help="evaluate the zero action (no checkpoint needed)")
     p.add_argument("--no_export", action="store_true", help="skip the ONNX / TorchScript export")
     p.add_argument("--json", default=None, help="also write the metrics to this JSON file")
@@ -86,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
             def policy(obs):
                 return actor({"policy": obs})
 
-        stats = rollout(env, policy, episodes=args.episodes)
+        stats = rollout(env, policy, episodes=args.episodes, clip_actions=agent_cfg.clip_actions)
         label = "zero action" if checkpoint is None else str(checkpoint)
         print(f"[realgap] {task} | {label} | {stats.episodes} episodes")
         for key, value in stats.to_dict().items():

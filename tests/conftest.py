@@ -8,18 +8,22 @@ clears the simulation on exit, so the next test module can build its own.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
 
 @contextlib.contextmanager
-def build_env(task: str, num_envs: int = 4, seed: int = 0, **overrides: Any) -> Iterator[Any]:
-    """Build ``task`` on the CPU with ``num_envs`` envs; ``overrides`` are ``a__b=value`` edits of the env cfg."""
+def build_env(task: str, num_envs: int = 4, seed: int = 0, prepare: Callable[[Any], None] | None = None,
+              **overrides: Any) -> Iterator[Any]:  # fmt: skip
+    """Build ``task`` on the CPU with ``num_envs`` envs; ``prepare(env_cfg)`` and ``overrides`` (``a__b=value``)
+    edit the env cfg first."""
     from realgap.envs.factory import load_cfgs, make_env, simulation
 
     env_cfg, _ = load_cfgs(task, "cpu", num_envs, seed)
+    if prepare is not None:
+        prepare(env_cfg)
     for dotted, value in overrides.items():
         *parents, leaf = dotted.split("__")
         target = env_cfg

@@ -76,11 +76,11 @@ def run_episode(runtime: DeployRuntime, robot: MujocoRobot, pushes: Sequence[Pus
 
 
 def survival(meta: PolicyMetadata, policy: Policy, *, episodes: int = 8, duration_s: float = 10.0,
-             push_mps: tuple[float, float] = (0.3, 0.6), push_interval_s: tuple[float, float] = (3.0, 5.0),
+             push_mps: tuple[float, float] = (0.2, 0.4), push_interval_s: tuple[float, float] = (3.0, 5.0),
              fall_height: float = 0.45, fall_tilt: float = 1.0, seed: int = 0) -> list[EpisodeResult]:  # fmt: skip
     """Episodes of ``policy`` on the MuJoCo robot of ``meta`` (pushes drawn from ``seed``: equal across policies).
 
-    Defaults are the balance task's pushes and terminations.
+    Defaults are the balance task's pushes (``tasks/balance/env_cfg.py`` PUSH_MPS) and terminations.
     """
     robot = MujocoRobot.for_policy(meta)
     runtime = DeployRuntime(meta, robot, policy, seed=seed)

@@ -15,17 +15,12 @@ TASK = "Realgap-Balance-G1-Play-v0"
 
 @pytest.fixture(scope="module")
 def env():
-    from realgap.envs.factory import load_cfgs, make_env, simulation
+    from conftest import build_env
+
     from realgap.envs.robustness import prepare_env_cfg
 
-    env_cfg, _ = load_cfgs(TASK, "cpu", 4, 0)
-    prepare_env_cfg(env_cfg, episode_s=2.0)
-    with simulation(env_cfg):
-        env = make_env(TASK, env_cfg)
-        try:
-            yield env
-        finally:
-            env.close()
+    with build_env(TASK, 4, 0, prepare=lambda cfg: prepare_env_cfg(cfg, episode_s=2.0)) as env:
+        yield env
 
 
 def test_points_written_per_env_and_pinned_across_resets(env):
