@@ -101,25 +101,34 @@ class RealgapActuatorCfg(ActuatorBaseCfg):
     """Seed of the generator drawing the per-env command delays."""
 
 
-def realgap_actuator_cfg(specs: Mapping[str, ActuatorSpec], rates: RateSpec, seed: int = 0) -> RealgapActuatorCfg:
-    """One actuator group covering every joint the specs select, with the solver properties the specs imply."""
+def _solver_properties(specs: Mapping[str, ActuatorSpec]) -> dict:
+    """Joint selection and the per-joint solver properties the specs imply: gains, armature (N²·I_m), friction and
+    effort limit, keyed by each spec's joint-name expressions."""
 
     def per_expr(value_of) -> dict[str, float]:
         return {expr: float(value_of(s)) for s in specs.values() for expr in s.joint_names_expr}
 
-    return RealgapActuatorCfg(
+    return dict(
         joint_names_expr=[e for s in specs.values() for e in s.joint_names_expr],
-        specs={k: s.to_dict() for k, s in specs.items()},
-        rates=rates.to_dict(),
-        seed=seed,
         stiffness=per_expr(lambda s: s.kp),
         damping=per_expr(lambda s: s.kd),
         armature=per_expr(lambda s: s.reflected_inertia),
         friction=per_expr(lambda s: s.coulomb_friction),
         viscous_friction=per_expr(lambda s: s.viscous_friction),
         joint_effort_limit=per_expr(lambda s: s.peak_torque),
-        actuator_effort_limit=per_expr(lambda s: s.peak_torque),
-        actuator_velocity_limit=per_expr(lambda s: s.velocity_limit),
+    )
+
+
+def realgap_actuator_cfg(specs: Mapping[str, ActuatorSpec], rates: RateSpec, seed: int = 0) -> RealgapActuatorCfg:
+    """One actuator group covering every joint the specs select, with the solver properties the specs imply."""
+    props = _solver_properties(specs)
+    return RealgapActuatorCfg(
+        **props,
+        specs={k: s.to_dict() for k, s in specs.items()},
+        rates=rates.to_dict(),
+        seed=seed,
+        actuator_effort_limit=props["joint_effort_limit"],
+        actuator_velocity_limit={e: float(s.velocity_limit) for s in specs.values() for e in s.joint_names_expr},
     )
 
 
@@ -129,16 +138,4 @@ def implicit_actuator_cfg(specs: Mapping[str, ActuatorSpec]) -> ImplicitActuator
     The baseline realgap's explicit chain is compared against: no delay, no servo hold, no torque–speed line, and the
     solver integrates the PD implicitly (stable at any gain, unlike an explicit PD).
     """
-
-    def per_expr(value_of) -> dict[str, float]:
-        return {expr: float(value_of(s)) for s in specs.values() for expr in s.joint_names_expr}
-
-    return ImplicitActuatorCfg(
-        joint_names_expr=[e for s in specs.values() for e in s.joint_names_expr],
-        stiffness=per_expr(lambda s: s.kp),
-        damping=per_expr(lambda s: s.kd),
-        armature=per_expr(lambda s: s.reflected_inertia),
-        friction=per_expr(lambda s: s.coulomb_friction),
-        viscous_friction=per_expr(lambda s: s.viscous_friction),
-        joint_effort_limit=per_expr(lambda s: s.peak_torque),
-    )
+    return ImplicitActuatorCfg(**_solver_properties(specs))

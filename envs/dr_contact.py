@@ -78,7 +78,24 @@ def _shape_plan(asset: Any, selections: list, ranges: list, where: str, device: 
     return cols, torch.tensor(slot_of_shape, dtype=torch.long, device=device), lo, hi
 
 
-class randomize_contact_friction(ManagerTermBase):
+class _ColliderTerm(ManagerTermBase):
+    """Shared set-up of the per-body collider terms: the asset, the term's random stream and the column plan of the
+    selected bodies' colliders with each group's ``[lo, hi]`` range of ``RANGE_KEY``."""
+
+    RANGE_KEY: str
+    RANGE_KIND: str
+
+    def __init__(self, cfg: EventTermCfg, env: ManagerBasedEnv):
+        super().__init__(cfg, env)
+        params = cfg.params
+        self.asset = env.scene[params["asset_cfg"].name]
+        self.where = f"{params.get('seed_key') or type(self).__name__} ({params['asset_cfg'].name})"
+        self.generator = term_generator(env, params.get("seed_key", ""))
+        selections, ranges = _selection(self.asset, params["groups"], self.where, self.RANGE_KEY, self.RANGE_KIND)
+        self.cols, self.slot, self.lo, self.hi = _shape_plan(self.asset, selections, ranges, self.where, env.device)
+
+
+class randomize_contact_friction(_ColliderTerm):
     """Collider friction μ per env and body (one μ for all colliders of a body: one surface material).
 
     Params:
@@ -87,15 +104,11 @@ class randomize_contact_friction(ManagerTermBase):
         seed_key: Name of the term's random stream.
     """
 
+    RANGE_KEY, RANGE_KIND = "friction", "nonneg"
+
     def __init__(self, cfg: EventTermCfg, env: ManagerBasedEnv):
         super().__init__(cfg, env)
-        params = cfg.params
-        asset = env.scene[params["asset_cfg"].name]
-        where = f"{params.get('seed_key') or 'randomize_contact_friction'} ({params['asset_cfg'].name})"
-        self.generator = term_generator(env, params.get("seed_key", ""))
-        selections, ranges = _selection(asset, params["groups"], where, "friction", "nonneg")
-        self.cols, self.slot, self.lo, self.hi = _shape_plan(asset, selections, ranges, where, env.device)
-        binding = asset._root_view.get_attribute("shape_material_mu", env.sim.physics_manager.get_model())[:, 0]
+        binding = self.asset._root_view.get_attribute("shape_material_mu", env.sim.physics_manager.get_model())[:, 0]
         self.mu = wp.to_torch(binding)  # (E, S) view of Newton's per-world μ
         self.last: tuple[torch.Tensor, torch.Tensor] | None = None
         """(env_ids, μ per body slot (n, K)) of the latest call."""
@@ -115,7 +128,7 @@ class randomize_contact_friction(ManagerTermBase):
         self.last = (ids, mu)
 
 
-class randomize_contact_geometry(ManagerTermBase):
+class randomize_contact_geometry(_ColliderTerm):
     """Collider size scale per env and body: every primitive collider's size and its position in the body × s.
 
     Params:
@@ -124,14 +137,11 @@ class randomize_contact_geometry(ManagerTermBase):
         seed_key: Name of the term's random stream.
     """
 
+    RANGE_KEY, RANGE_KIND = "size_scale", "scale"
+
     def __init__(self, cfg: EventTermCfg, env: ManagerBasedEnv):
         super().__init__(cfg, env)
-        params = cfg.params
-        asset = env.scene[params["asset_cfg"].name]
-        where = f"{params.get('seed_key') or 'randomize_contact_geometry'} ({params['asset_cfg'].name})"
-        self.generator = term_generator(env, params.get("seed_key", ""))
-        selections, ranges = _selection(asset, params["groups"], where, "size_scale", "scale")
-        self.cols, self.slot, self.lo, self.hi = _shape_plan(asset, selections, ranges, where, env.device)
+        asset, where = self.asset, self.where
         model = env.sim.physics_manager.get_model()
         view = asset._root_view
         types = view.get_attribute("shape_type", model)[:, 0].numpy()[0]
@@ -141,7 +151,6 @@ class randomize_contact_geometry(ManagerTermBase):
                     f"{where}: collider type {GeoType(int(types[s])).name} cannot be scaled per env "
                     "(MuJoCo-Warp shares mesh data between worlds); only primitive colliders can"
                 )
-        self.where = where
         self.scale = wp.to_torch(view.get_attribute("shape_scale", model)[:, 0])  # (E, S, 3) size parameters [m]
         self.pose = wp.to_torch(view.get_attribute("shape_transform", model)[:, 0])  # (E, S, 7) pos + quat in body
         self.nominal_scale = self.scale[:, self.cols].clone()

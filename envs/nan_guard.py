@@ -38,12 +38,10 @@ def non_finite_state(env: ManagerBasedRLEnv, asset_cfg: SceneEntityCfg = SceneEn
     return ~finite
 
 
-def _sanitize(values: torch.Tensor) -> tuple[torch.Tensor, int]:
+def _sanitize(values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``values`` with every NaN/Inf replaced by 0, and how many there were (a tensor: no device sync here)."""
     bad = ~torch.isfinite(values)
-    count = int(bad.sum())
-    if count:
-        values = torch.where(bad, torch.zeros_like(values), values)
-    return values, count
+    return torch.where(bad, torch.zeros_like(values), values), bad.sum()
 
 
 class FiniteVecEnv(RslRlVecEnvWrapper):

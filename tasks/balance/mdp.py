@@ -17,12 +17,6 @@ if TYPE_CHECKING:
     from isaaclab.managers import CurriculumTermCfg, EventTermCfg
 
 
-def _curriculum_term(env: ManagerBasedRLEnv, name: str) -> ManagerTermBase:
-    """The class-based curriculum term instance registered under ``name`` (the manager has no getter for it)."""
-    manager = env.curriculum_manager
-    return manager._term_cfgs[manager.active_terms.index(name)].func
-
-
 class push_robot(ManagerTermBase):
     """Push: add a horizontal velocity of random direction and magnitude to the root (an impulse of m·Δv).
 

@@ -88,7 +88,8 @@ class PandaGravity:
             raise ValueError(f"joints {missing} are not in the pinocchio Panda model (joints: {pin_names})")
         # column of each pinocchio joint in the simulator's q (all Panda joints are 1-DoF: q index = v index)
         sim = [n.removeprefix("panda_") for n in joint_names]
-        self._sim_cols = [sim.index(n) if n in sim else -1 for n in pin_names]
+        pairs = [(k, sim.index(n)) for k, n in enumerate(pin_names) if n in sim]
+        self._pin_idx, self._sim_idx = (np.array(idx, dtype=np.int64) for idx in zip(*pairs, strict=True))
         self._q_neutral = pin.neutral(self.model)
 
     def __call__(self, q: torch.Tensor) -> torch.Tensor:
@@ -99,14 +100,11 @@ class PandaGravity:
         """
         q_np = q.detach().to("cpu", torch.float64).numpy()
         q_pin = np.tile(self._q_neutral, (q_np.shape[0], 1))
-        for k, col in enumerate(self._sim_cols):
-            if col >= 0:
-                q_pin[:, k] = q_np[:, col]
+        q_pin[:, self._pin_idx] = q_np[:, self._sim_idx]
+        # pinocchio has no batched call: one RNEA per env (the "simulator" gravity source is vectorized)
         g_pin = np.stack([self._pin.computeGeneralizedGravity(self.model, self.data, qi) for qi in q_pin])
         out = np.zeros_like(q_np)
-        for k, col in enumerate(self._sim_cols):
-            if col >= 0:
-                out[:, col] = g_pin[:, k]
+        out[:, self._sim_idx] = g_pin[:, self._pin_idx]
         return torch.as_tensor(out, dtype=q.dtype, device=q.device)
 
 

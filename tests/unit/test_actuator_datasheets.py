@@ -91,7 +91,14 @@ def test_datasheet_chain_builds_and_round_trips(table, joints):
     specs = resolve_joint_specs(joints, table)
     chain = ActuatorChain.from_specs(specs, ChainTiming(0.005, 4), 8, generator=np.random.default_rng(0),
                                      apply_friction=True)  # fmt: skip
-    out = chain.compute(*(np.zeros((8, len(joints))) for _ in range(4)))
-    assert out.tau_applied.shape == (8, len(joints))
+    # a held 0.02 rad position error at rest, past any command delay: tau = clip(kp·e, ±peak) per joint's datasheet
+    # spec (the servo's D term and the friction are zero at zero velocity)
+    target, zero = np.full((8, len(joints)), 0.02), np.zeros((8, len(joints)))
+    for _ in range(20):
+        out = chain.compute(target, zero, zero, zero)
+    kp = np.array([s.kp for s in specs])
+    peak = np.array([s.peak_torque for s in specs])
+    np.testing.assert_allclose(out.tau_applied, np.broadcast_to(np.minimum(kp * 0.02, peak), (8, len(joints))),
+                               rtol=1e-9)  # fmt: skip
     for spec in table.values():
         assert ActuatorSpec.from_dict(spec.to_dict()) == spec

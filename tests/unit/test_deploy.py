@@ -305,7 +305,7 @@ def test_non_finite_action_is_not_sent():
 
 
 def test_onnx_graph_with_embedded_metadata_runs_end_to_end(tmp_path):
-    onnx = pytest.importorskip("onnx")
+    import onnx
     from onnx import TensorProto, helper, numpy_helper
 
     meta = g1_metadata()
