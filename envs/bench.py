@@ -12,6 +12,24 @@ from typing import Any
 import torch
 
 
+class _SolverClock:
+    """Wall-clock time spent inside ``sim.step`` (the physics solver): warp runs CPU kernels synchronously, so the
+    time a call takes is the solver's work; on a GPU the call returns before the kernels finish and the split is not
+    meaningful (``physics_seconds`` is then a lower bound)."""
+
+    def __init__(self, sim: Any) -> None:
+        self.seconds = 0.0
+        self._step = sim.step
+
+        def timed_step(*args: Any, **kwargs: Any) -> Any:
+            t0 = time.perf_counter()
+            out = self._step(*args, **kwargs)
+            self.seconds += time.perf_counter() - t0
+            return out
+
+        sim.step = timed_step
+
+
 def env_policy_steps(
     task: str,
     num_envs: int,
@@ -32,7 +50,9 @@ def env_policy_steps(
 
     Returns:
         ``num_envs``, ``policy_steps`` (per env), ``physics_steps`` (per env), ``seconds``, ``policy_steps_per_s``
-        (env-steps: num_envs × steps / s) and ``physics_steps_per_s``.
+        (env-steps: num_envs × steps / s), ``physics_steps_per_s``, ``physics_seconds`` (inside the solver step) and
+        ``overhead_over_physics`` ((seconds − physics_seconds) / physics_seconds: the env's own work for the physics it
+        ran, whatever state the robots are in).
     """
     from realgap.envs.factory import load_cfgs, make_env, simulation
 
@@ -52,6 +72,7 @@ def env_policy_steps(
 
         for _ in range(warmup):
             env.step(act())
+        clock = _SolverClock(env.sim)
         t0 = time.perf_counter()
         for _ in range(steps):
             env.step(act())
@@ -67,6 +88,8 @@ def env_policy_steps(
         "seconds": seconds,
         "policy_steps_per_s": num_envs * steps / seconds,
         "physics_steps_per_s": num_envs * steps * decimation / seconds,
+        "physics_seconds": clock.seconds,
+        "overhead_over_physics": (seconds - clock.seconds) / clock.seconds,
     }
 
 
@@ -116,6 +139,7 @@ def bare_physics_steps(task: str, num_envs: int, physics_steps: int, warmup: int
 
         for _ in range(warmup):
             step()
+        clock = _SolverClock(sim)
         t0 = time.perf_counter()
         for _ in range(physics_steps):
             step()
@@ -126,6 +150,8 @@ def bare_physics_steps(task: str, num_envs: int, physics_steps: int, warmup: int
         "physics_steps": physics_steps,
         "seconds": seconds,
         "physics_steps_per_s": num_envs * physics_steps / seconds,
+        "physics_seconds": clock.seconds,
+        "overhead_over_physics": (seconds - clock.seconds) / clock.seconds,
     }
 
 

@@ -58,6 +58,7 @@ def training_record(checkpoint: Path, iteration: int) -> dict[str, Any]:
         "run_dir": str(checkpoint.parent.resolve()),
         "git": run.get("git", {}),
         "argv": run.get("argv", []),
+        "resumes": run.get("resumes", []),
         "device": run.get("device"),
         "exported_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
     }

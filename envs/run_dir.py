@@ -76,6 +76,24 @@ def write_params(run_dir: Path, env_cfg: Any, agent_cfg: Any, extra: dict[str, A
     (params / "run.json").write_text(json.dumps(record, indent=2, default=str))
 
 
+def record_resume(run_dir: str | Path, from_iteration: int) -> dict[str, Any]:
+    """Append this process's command line and git state to ``run_dir/params/run.json`` under ``resumes``.
+
+    A resumed run may continue at another commit or with another budget; its record keeps every continuation next
+    to the first command, so an export of a late checkpoint names all the code that trained it. Written atomically.
+    """
+    path = Path(run_dir) / "params" / "run.json"
+    record = json.loads(path.read_text()) if path.is_file() else {}
+    entry = {"argv": sys.argv, "git": git_state(), "from_iteration": from_iteration,
+             "at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")}  # fmt: skip
+    record.setdefault("resumes", []).append(entry)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = path.with_suffix(".json.tmp")
+    staging.write_text(json.dumps(record, indent=2, default=str))
+    staging.replace(path)
+    return entry
+
+
 def check_checkpoint(path: str | Path) -> int:
     """Read a checkpoint once and return its iteration, before anything is built on it.
 

@@ -45,7 +45,7 @@ def train(args: argparse.Namespace) -> Path:
     from realgap.envs.dr_profile import load_dr_profile
     from realgap.envs.factory import load_cfgs, make_env, simulation
     from realgap.envs.rates import RateSpec, load_rate_profile
-    from realgap.envs.run_dir import new_run_dir, write_params
+    from realgap.envs.run_dir import new_run_dir, record_resume, write_params
     from realgap.envs.runner import RealgapRunner
 
     resume_from, record = (None, {})
@@ -103,6 +103,7 @@ def train(args: argparse.Namespace) -> Path:
         if resume_from is not None:
             runner.load(str(resume_from), resume=True)
             if rank() == 0:
+                record_resume(run_dir, runner.current_learning_iteration)
                 print(f"[realgap] resumed from {resume_from} at iteration {runner.current_learning_iteration}")
         remaining = agent_cfg.max_iterations - runner.current_learning_iteration
         if remaining > 0:

@@ -8,7 +8,8 @@ Sections:
           1.0 = the env adds nothing; both hold the default pose unless --action_std is given, so the solver does
           the same work); and the balance env with realgap's explicit actuator chain vs Isaac Lab's implicit PD with
           the same datasheet numbers.
-  ppo     PPO end to end through scripts/train.py (collection and learning separately), in 1 and in 2 processes.
+  ppo     PPO end to end through scripts/train.py (collection and learning separately): 1 process with n envs, 2
+          processes sharing n envs, and 2 processes with n envs each (the single process's load on each core).
   mujoco  plain MuJoCo C mj_step on the same G1 description (one thread: the CPU limit) and the torch-free deploy
           runtime (sim2sim) on it.
 Figures depend on the machine and its load: run on an otherwise idle machine and compare ratios within one run.
@@ -67,6 +68,12 @@ def main(argv: list[str] | None = None) -> int:
             result[task] = {"env": env, "bare": bare, "env_over_bare": ratio}
             row(f"{task} env", n, env["policy_steps_per_s"], env["physics_steps_per_s"], f"env/bare = {ratio:.3f}")
             row("  bare scene stepping (same physics steps)", n, None, bare["physics_steps_per_s"])
+            solver_env = env["physics_seconds"] / env["physics_steps"]
+            solver_bare = bare["physics_seconds"] / bare["physics_steps"]
+            result[task] |= {"solver_step_env_over_bare": solver_env / solver_bare}
+            print(f"{'':<44} {'':>6} {'':>14} {'':>16}  env overhead over its own physics = "
+                  f"{env['overhead_over_physics']:.1%} (bare: {bare['overhead_over_physics']:.1%}); "
+                  f"solver step env/bare = {solver_env / solver_bare:.2f}")  # fmt: skip
         balance = tasks[0]
         implicit = bench.env_policy_steps(balance, n, args.steps, actuators="implicit", action_std=args.action_std)
         ratio = result[balance]["env"]["policy_steps_per_s"] / implicit["policy_steps_per_s"]
@@ -76,11 +83,17 @@ def main(argv: list[str] | None = None) -> int:
     if "ppo" in sections:
         one = bench.ppo_steps(tasks[0], n, args.ppo_iterations, num_procs=1)
         two = bench.ppo_steps(tasks[0], n, args.ppo_iterations, num_procs=2)
-        result["ppo"] = {"one_process": one, "two_processes": two, "speedup": two["env_steps_per_s"] /
-                         one["env_steps_per_s"]}  # fmt: skip
-        for label, r in (("PPO end to end, 1 process", one), ("PPO end to end, 2 processes", two)):
-            row(label, n, r["env_steps_per_s"], None, f"collect {r['collect_s']:.2f} s + learn {r['learn_s']:.2f} s")
-        print(f"{'':<44} {'':>6} {'':>14} {'':>16}  2 processes / 1 = {result['ppo']['speedup']:.2f}")
+        # the same load per core as the single process: n envs in each of the two processes
+        two_full = bench.ppo_steps(tasks[0], 2 * n, args.ppo_iterations, num_procs=2)
+        result["ppo"] = {"one_process": one, "two_processes": two, "two_processes_double_envs": two_full,
+                         "speedup": two["env_steps_per_s"] / one["env_steps_per_s"],
+                         "speedup_double_envs": two_full["env_steps_per_s"] / one["env_steps_per_s"]}  # fmt: skip
+        for label, r in (("PPO end to end, 1 process", one), ("PPO end to end, 2 processes", two),
+                         ("PPO end to end, 2 processes x n envs", two_full)):  # fmt: skip
+            row(label, r["num_envs"], r["env_steps_per_s"], None,
+                f"collect {r['collect_s']:.2f} s + learn {r['learn_s']:.2f} s")  # fmt: skip
+        print(f"{'':<44} {'':>6} {'':>14} {'':>16}  2 processes / 1 = {result['ppo']['speedup']:.2f} "
+              f"(same total envs), {result['ppo']['speedup_double_envs']:.2f} (same envs per process)")  # fmt: skip
     if "mujoco" in sections:
         meta = bench.policy_metadata_of(tasks[0])
         mj = bench.mujoco_steps(meta)

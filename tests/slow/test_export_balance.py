@@ -10,7 +10,9 @@ covered on a tiny run by ``test_export.py``.
 Set ``REALGAP_BALANCE_POLICY=<export folder or policy.onnx>`` to run the same comparison on another export.
 
 Both policies face the same push schedule (the task's 0.2-0.4 m/s every 3-5 s, drawn from one seed) and the task's
-fall terminations; compared are the falls and the mean time up over 16 episodes of 20 s.
+fall terminations; compared are the falls and the mean time up over 64 episodes of 20 s (both policies see the same
+64 push schedules). 64, not fewer: the zero action falls in about 60 % of these episodes, and at 16 episodes a
+policy that falls 10 points less often is within the noise of the count.
 """
 
 from __future__ import annotations
@@ -24,10 +26,11 @@ import pytest
 pytestmark = pytest.mark.slow
 
 REFERENCE = Path(__file__).resolve().parents[2] / "configs" / "policies" / "balance_g1"
-EPISODES = dict(episodes=16, duration_s=20.0, push_interval_s=(3.0, 5.0), seed=0)
-MARGIN_S = 1.0
-"""Required lead of the policy's mean time up over the zero action's, s: a policy that only reproduces the zero action
-(small actions) ties within a few ms and must not pass by chance."""
+EPISODES = dict(episodes=64, duration_s=20.0, push_interval_s=(3.0, 5.0), seed=0)
+Z_MIN = 2.0
+"""Required lead, in standard errors of the paired difference of time up (same push schedule, policy minus zero
+action, per episode): about 97.7 % one-sided. A policy that only reproduces the zero action ties episode by episode
+and cannot pass by chance; one whose lead is within the noise of 64 chaotic episodes does not pass either."""
 
 
 def test_reference_export_records_the_run_it_came_from():
@@ -42,9 +45,10 @@ def test_reference_export_records_the_run_it_came_from():
 
 @pytest.mark.xfail(
     strict=True,
-    reason="not met yet: the 30-minute CPU policy (133 PPO iterations, 0.8 M env steps) is not distinguishable from "
-    "holding the stance; measured 13.75 s up / 11 falls vs the zero action's 13.67 s / 11 falls (README, issue 6). "
-    "strict: a reference policy that passes turns this into a failure, so the marker must then be removed.",
+    reason="not met yet: the 30-minute CPU policy (133 PPO iterations, 0.8 M env steps) leads the zero action by "
+    "0.44 +- 0.24 s (1.8 standard errors; 14.73 s up / 37 falls vs 14.29 s / 41); the same run continued to 480 "
+    "iterations leads by 0.91 +- 0.91 s (README, issue 6). strict: a reference policy that passes turns this into a "
+    "failure, so the marker must then be removed.",
 )
 def test_trained_policy_outlasts_zero_action_on_mujoco():
     from realgap.envs.deploy import ZeroPolicy, load_policy
@@ -56,8 +60,10 @@ def test_trained_policy_outlasts_zero_action_on_mujoco():
     t_ours = statistics.mean(r.time_up_s for r in ours)
     t_zero = statistics.mean(r.time_up_s for r in zero)
     falls_ours, falls_zero = sum(r.fell for r in ours), sum(r.fell for r in zero)
-    print(f"MuJoCo, 16 x 20 s: policy {t_ours:.2f} s up, {falls_ours} falls; "
-          f"zero action {t_zero:.2f} s up, {falls_zero} falls")  # fmt: skip
+    lead = [a.time_up_s - b.time_up_s for a, b in zip(ours, zero, strict=True)]
+    mean_lead, se = statistics.mean(lead), statistics.stdev(lead) / len(lead) ** 0.5
+    print(f"MuJoCo, {len(ours)} x 20 s: policy {t_ours:.2f} s up, {falls_ours} falls; "
+          f"zero action {t_zero:.2f} s up, {falls_zero} falls; paired lead {mean_lead:.2f} +- {se:.2f} s")  # fmt: skip
     assert all(r.pushes >= 3 for r in zero if not r.fell)  # every survived episode was pushed several times
-    assert falls_zero >= 4  # the pushes are hard enough that holding the pose is not enough
-    assert falls_ours < falls_zero and t_ours >= t_zero + MARGIN_S
+    assert falls_zero >= 16  # the pushes are hard enough that holding the pose is not enough
+    assert falls_ours < falls_zero and mean_lead >= Z_MIN * se

@@ -2,6 +2,7 @@
 next iteration; the same seed on the CPU gives the same first iterations (metrics and weights)."""
 
 import csv
+import json
 import os
 import signal
 import subprocess
@@ -44,6 +45,8 @@ def test_kill_9_then_resume_continues(tmp_path):
                          capture_output=True, text=True, timeout=900)  # fmt: skip
     assert out.returncode == 0, out.stderr[-3000:]
     assert f"at iteration {last + 1}" in out.stdout
+    (resume,) = json.loads((run / "params" / "run.json").read_text())["resumes"]  # the continuation is on record
+    assert "--resume" in resume["argv"] and resume["from_iteration"] == last + 1
     # the progress log continues without a gap or a repeat: 0..last from the first run, then last+1..last+2
     assert _iterations(run) == list(range(last + 3))
     assert (run / f"model_{last + 2}.pt").is_file()

@@ -1,0 +1,31 @@
+"""Run records: a resumed run keeps every continuation's command and git state, and an export carries them."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from realgap.envs.export import training_record
+from realgap.envs.run_dir import record_resume
+
+
+def test_resumes_are_appended_and_the_first_command_is_kept(tmp_path, monkeypatch):
+    params = tmp_path / "params"
+    params.mkdir()
+    first = {"argv": ["scripts/train.py", "--max_minutes", "30"], "git": {"commit": "a" * 40}, "task": "T"}
+    (params / "run.json").write_text(json.dumps(first))
+    for it, budget in ((133, "75"), (400, "10")):
+        monkeypatch.setattr(sys, "argv", ["scripts/train.py", "--resume", str(tmp_path), "--max_minutes", budget])
+        record_resume(tmp_path, it)
+    record = json.loads((params / "run.json").read_text())
+    assert {k: record[k] for k in first} == first
+    assert [r["from_iteration"] for r in record["resumes"]] == [133, 400]
+    assert [r["argv"][-1] for r in record["resumes"]] == ["75", "10"]
+    assert all(r["at"].endswith("+00:00") for r in record["resumes"])
+    assert not list(params.glob("*.tmp"))
+
+    checkpoint = tmp_path / "model_450.pt"
+    checkpoint.write_bytes(b"")
+    exported = training_record(checkpoint, 450)
+    assert exported["argv"] == first["argv"] and exported["resumes"] == record["resumes"]
+    assert exported["iteration"] == 450 and exported["git"] == first["git"]
