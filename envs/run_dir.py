@@ -72,8 +72,19 @@ def write_params(run_dir: Path, env_cfg: Any, agent_cfg: Any, extra: dict[str, A
     params.mkdir(exist_ok=True)
     dump_yaml(str(params / "env.yaml"), env_cfg)
     dump_yaml(str(params / "agent.yaml"), agent_cfg)
-    record = {"argv": sys.argv, "git": git_state()} | (extra or {})
-    (params / "run.json").write_text(json.dumps(record, indent=2, default=str))
+    _write_json(params / "run.json", _command() | (extra or {}))
+
+
+def _command() -> dict[str, Any]:
+    """This process's command line and the git state of the code it runs."""
+    return {"argv": sys.argv, "git": git_state()}
+
+
+def _write_json(path: Path, record: dict[str, Any]) -> None:
+    """Write ``record`` to ``path`` atomically (a staging file renamed into place)."""
+    staging = path.with_suffix(".json.tmp")
+    staging.write_text(json.dumps(record, indent=2, default=str))
+    staging.replace(path)
 
 
 def record_resume(run_dir: str | Path, from_iteration: int) -> dict[str, Any]:
@@ -84,13 +95,11 @@ def record_resume(run_dir: str | Path, from_iteration: int) -> dict[str, Any]:
     """
     path = Path(run_dir) / "params" / "run.json"
     record = json.loads(path.read_text()) if path.is_file() else {}
-    entry = {"argv": sys.argv, "git": git_state(), "from_iteration": from_iteration,
-             "at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")}  # fmt: skip
+    entry = _command() | {"from_iteration": from_iteration,
+                          "at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")}  # fmt: skip
     record.setdefault("resumes", []).append(entry)
     path.parent.mkdir(parents=True, exist_ok=True)
-    staging = path.with_suffix(".json.tmp")
-    staging.write_text(json.dumps(record, indent=2, default=str))
-    staging.replace(path)
+    _write_json(path, record)
     return entry
 
 
