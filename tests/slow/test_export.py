@@ -67,9 +67,9 @@ def test_metadata_is_the_same_everywhere_and_names_the_training_commit(tiny_run,
     assert from_json.training["git"] == run["git"]
     assert from_json.training["checkpoint"] == str(latest_checkpoint(tiny_run).resolve())
     assert from_json.task == "Realgap-Balance-G1-v0" and from_json.obs_dim == 93 and from_json.action_dim == 29
-    # the training variant's sensor noise is recorded (joint velocity ±1.5 rad/s)
+    # the training variant's sensor noise is recorded (joint velocity ±0.4 rad/s)
     noise = {t.name: t.noise for t in from_json.observations}
-    assert noise["joint_vel"]["n_min"] == -1.5 and noise["actions"] is None
+    assert noise["joint_vel"]["n_min"] == -0.4 and noise["actions"] is None
 
 
 def test_onnx_matches_torch_and_the_checkpoint(tiny_run, exported):
