@@ -125,6 +125,7 @@ class RewardsCfg:
     base_height = RewTerm(func=mdp.base_height_l2, weight=-10.0, params={"target_height": G1_ROOT_HEIGHT})
     # -- settle back to the stance after a push
     stance = RewTerm(func=mdp.joint_deviation_l1, weight=-0.1)
+    base_lin_vel = RewTerm(func=balance_mdp.base_lin_vel_xy_l2, weight=-4.0)  # a 0.3 m/s push: -0.36 of alive's 2
     base_ang_vel = RewTerm(func=mdp.ang_vel_xy_l2, weight=-0.05)
     # -- effort and smoothness (what the motors and the gearboxes pay for)
     torque = RewTerm(func=mdp.joint_torques_l2, weight=-1.0e-5)

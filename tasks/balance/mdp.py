@@ -1,5 +1,5 @@
-"""MDP terms of the balance task that Isaac Lab does not ship: random pushes with a recorded magnitude and the task
-metrics (survival to time-out, time to fall, push survived).
+"""MDP terms of the balance task that Isaac Lab does not ship: random pushes with a recorded magnitude, the horizontal
+base-velocity penalty, and the task metrics (survival to time-out, time to fall, push survived).
 
 Everything else in the task's MDP table comes from ``isaaclab.envs.mdp``.
 """
@@ -58,6 +58,17 @@ class push_robot(ManagerTermBase):
         vel_w[:, 1] += magnitude * torch.sin(heading)
         asset.write_root_velocity_to_sim_index(root_velocity=vel_w, env_ids=env_ids)
         self.max_push[env_ids] = torch.maximum(self.max_push[env_ids], magnitude)
+
+
+def base_lin_vel_xy_l2(env: ManagerBasedRLEnv, asset_cfg: SceneEntityCfg = SceneEntityCfg("robot")) -> torch.Tensor:
+    """Squared horizontal velocity of the root in the world frame, (m/s)².
+
+    A push is a horizontal velocity change of the root, and standing balance is the work of bringing it back to zero
+    before the capture point leaves the feet: this term pays that work at every step after the push, where the fall
+    it prevents is paid only a second or more later.
+    """
+    asset = env.scene[asset_cfg.name]
+    return torch.sum(torch.square(asset.data.root_lin_vel_w.torch[:, :2]), dim=1)
 
 
 class balance_metrics(ManagerTermBase):
