@@ -1,5 +1,5 @@
 """Sim tier: the balance env builds on the CPU with 4 envs, has the documented shapes, stays finite, and a hard push
-makes the fall termination fire."""
+is charged by the base-velocity penalty and makes the fall termination fire."""
 
 import pytest
 import torch
@@ -56,7 +56,14 @@ def test_hard_push_triggers_fall_termination(env):
     robot.write_root_velocity_to_sim_index(root_velocity=vel, env_ids=env_ids)
     fell = torch.zeros(env.num_envs, dtype=torch.bool)
     act = torch.zeros(env.num_envs, 29)
-    for _ in range(100):  # 2 s
+    env.step(act)
+    # the base-velocity penalty is its equation, weight · |v_xy|² (weight -4), on the state the step ended in
+    terms = [dict(env.reward_manager.get_active_iterable_terms(i)) for i in range(env.num_envs)]
+    penalty = torch.tensor([t["base_lin_vel"][0] for t in terms])
+    v_xy = robot.data.root_lin_vel_w.torch[:, :2].cpu()
+    assert torch.allclose(penalty, -4.0 * (v_xy**2).sum(dim=1), rtol=1e-5, atol=1e-7)
+    assert (penalty[:2] < -20.0).all() and (penalty[2:] > -0.1).all()  # ~3 m/s on the shoved envs, ~0 on the others
+    for _ in range(99):  # 2 s with the step above
         _, _, terminated, _, _ = env.step(act)
         fell |= terminated.cpu()
         fall_terms = env.termination_manager.get_term("fall_height") | env.termination_manager.get_term("fall_tilt")
