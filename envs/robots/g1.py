@@ -52,3 +52,22 @@ G1 = RobotSource(
     fixed_base=False,
     licence="BSD-3-Clause",
 )
+
+
+def _mirror_entry(name: str) -> tuple[str, float]:
+    """Mirror joint and sign of ``name`` under the reflection through the sagittal plane (y → −y).
+
+    A joint angle is a rotation about its axis; reflecting through the x–z plane maps an axis (a pseudovector)
+    (a_x, a_y, a_z) to (−a_x, a_y, −a_z): pitch joints (axis y) keep their sign, roll (x) and yaw (z) joints flip it.
+    Left and right joints swap; the waist's joints map to themselves.
+    """
+    side = {"left_": "right_", "right_": "left_"}
+    mirror = next((side[p] + name[len(p) :] for p in side if name.startswith(p)), name)
+    sign = -1.0 if ("_roll_" in name or "_yaw_" in name) else 1.0
+    return mirror, sign
+
+
+G1_JOINT_MIRROR: dict[str, tuple[str, float]] = {name: _mirror_entry(name) for name in G1_JOINT_NAMES}
+"""Left-right mirror of each joint: ``name -> (mirror joint, sign)``, so that the mirrored state has
+``q'[mirror] = sign · q[name]``. Checked against the MJCF's joint axes and anchors in the world frame
+(tests/unit/test_g1_mirror.py)."""

@@ -1,7 +1,7 @@
 """PPO (rsl-rl-lib through isaaclab_rl) for the balance task, sized to learn on a 2-core CPU."""
 
 from isaaclab.utils import configclass
-from isaaclab_rl.rsl_rl import RslRlMLPModelCfg, RslRlOnPolicyRunnerCfg, RslRlPpoAlgorithmCfg
+from isaaclab_rl.rsl_rl import RslRlMLPModelCfg, RslRlOnPolicyRunnerCfg, RslRlPpoAlgorithmCfg, RslRlSymmetryCfg
 
 from realgap.envs.physics import default_device
 
@@ -46,4 +46,11 @@ class BalancePPOCfg(RslRlOnPolicyRunnerCfg):
         # at 0.01 the adaptive schedule pinned the learning rate at its 1e-5 floor for a whole run (measured).
         desired_kl=0.02,
         max_grad_norm=1.0,
+        # Left-right symmetry (tasks/balance/symmetry.py): every mini-batch also carries its mirror image, so one
+        # rollout teaches the answer to a push and to its mirrored push (rsl-rl-lib's data augmentation).
+        symmetry_cfg=RslRlSymmetryCfg(
+            use_data_augmentation=True,
+            use_mirror_loss=False,
+            data_augmentation_func="realgap.tasks.balance.symmetry:augment_with_mirror",
+        ),
     )
