@@ -25,7 +25,9 @@ import hashlib
 import importlib.metadata
 import os
 import shutil
+import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from realgap.envs.robots.base import RobotSource
@@ -87,16 +89,43 @@ def robot_usd(robot: RobotSource) -> Path:
         if wrapper.is_file():  # another process finished it while we waited
             return wrapper
         tmp = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=final.parent))
+        print(f"[realgap] first use of the {robot.name} robot: converting {robot.mjcf_path().name} to USD in "
+              f"{final} (once)", flush=True)  # fmt: skip
         try:
-            converted = _convert(robot.mjcf_path(), tmp / "converted")
-            _write_wrapper(converted, tmp / "robot.usda", final / "converted" / converted.name)
+            with _output_to(tmp / "convert.log"):
+                converted = _convert(robot.mjcf_path(), tmp / "converted")
+                _write_wrapper(converted, tmp / "robot.usda", final / "converted" / converted.name)
             if final.exists():
                 shutil.rmtree(final)
             tmp.rename(final)
         finally:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
+        print(f"[realgap] converted; the converter's messages (notes on MJCF elements USD does not carry, such as "
+              f"lights and sensors) are in {final / 'convert.log'}", flush=True)  # fmt: skip
     return wrapper
+
+
+@contextlib.contextmanager
+def _output_to(log: Path) -> Iterator[None]:
+    """Send this process's stdout and stderr (file descriptors 1 and 2, so USD's C++ diagnostics too) to ``log``."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    try:
+        with open(log, "ab") as fh:
+            os.dup2(fh.fileno(), 1)
+            os.dup2(fh.fileno(), 2)
+            try:
+                yield
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in saved:
+            os.close(fd)
 
 
 def _convert(mjcf: Path, out_dir: Path) -> Path:
@@ -109,30 +138,32 @@ def _convert(mjcf: Path, out_dir: Path) -> Path:
 
 
 def _write_wrapper(converted: Path, out: Path, final_converted: Path) -> None:
-    """Author ``out``: a layer referencing the converted USD (by its final absolute path) with the fixes as overs."""
-    from pxr import Gf, Sdf, Usd, UsdPhysics
+    """Author ``out``: a layer referencing the converted USD (by its final absolute path) with the fixes as overs.
+
+    Authored with the Sdf layer API, without composing a stage on it: the referenced file does not exist at its final
+    path until the atomic rename, and composing would only print "Could not open asset" warnings for it.
+    """
+    from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
 
     src_stage = Usd.Stage.Open(str(converted))
     src_root = src_stage.GetDefaultPrim().GetPath()
     layer = Sdf.Layer.CreateNew(str(out))
-    stage = Usd.Stage.Open(layer)
-    root = stage.DefinePrim("/robot", "Xform")
+    root = Sdf.PrimSpec(layer.pseudoRoot, "robot", Sdf.SpecifierDef, "Xform")
     # The reference names the converted file where it will live after the atomic rename.
-    root.GetReferences().AddReference(str(final_converted))
-    stage.SetDefaultPrim(root)
-    stage.SetMetadata("upAxis", "Z")
-    stage.SetMetadata("metersPerUnit", 1.0)
+    root.referenceList.Prepend(Sdf.Reference(str(final_converted)))
+    layer.defaultPrim = root.name
+    layer.pseudoRoot.SetInfo(UsdGeom.Tokens.upAxis, UsdGeom.Tokens.z)
+    layer.pseudoRoot.SetInfo(UsdGeom.Tokens.metersPerUnit, 1.0)
     for prim in src_stage.Traverse():
-        rel = prim.GetPath().MakeRelativePath(src_root)
-        target = root.GetPath().AppendPath(rel)
+        target = root.path.AppendPath(prim.GetPath().MakeRelativePath(src_root))
         if prim.HasAPI(UsdPhysics.ArticulationRootAPI):
             translate = prim.GetAttribute("xformOp:translate")
             if translate and translate.Get() is not None:
-                stage.OverridePrim(target).CreateAttribute("xformOp:translate", translate.GetTypeName()).Set(
-                    Gf.Vec3d(0.0, 0.0, 0.0)
-                )
+                spec = Sdf.CreatePrimInLayer(layer, target)  # an "over" (and overs for its ancestors)
+                attr = Sdf.AttributeSpec(spec, "xformOp:translate", translate.GetTypeName(), declaresCustom=True)
+                attr.default = Gf.Vec3d(0.0, 0.0, 0.0)
         if prim.GetTypeName() in ("MjcActuator", "MjcTendon"):
-            stage.OverridePrim(target).SetActive(False)
+            Sdf.CreatePrimInLayer(layer, target).active = False
     layer.Save()
 
 

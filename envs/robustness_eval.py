@@ -6,13 +6,13 @@ passed through :func:`realgap.envs.robustness.prepare_env_cfg`.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from realgap.envs.progress import Progress
 from realgap.envs.robustness import pin_term
 from realgap.envs.sweep import Episode, Plan, Point, pack, point_values
 
@@ -94,7 +94,7 @@ def run_plan(
     plan: Plan,
     episodes: int,
     seed: int = 0,
-    log: Callable[[str], None] = print,
+    progress_interval_s: float = 30.0,
 ) -> dict[str, dict[Point, list[Episode]]]:
     """Evaluate every policy at every point of ``plan`` for ``episodes`` episodes each.
 
@@ -102,21 +102,24 @@ def run_plan(
     are not counted). Every policy sees the same batches with the same torch seed (``seed`` + batch index), so the
     resets and pushes they face are drawn alike.
 
+    Progress (episodes done of points × episodes × policies, with an ETA) is shown every ``progress_interval_s``.
+
     Returns:
         Policy label → point → its episodes.
     """
     term = pin_term(env)
     batches = pack(plan.points, episodes, env.num_envs)
     results: dict[str, dict[Point, list[Episode]]] = {label: {p: [] for p in plan.points} for label in policies}
+    progress = Progress("[realgap] evaluate", len(plan.points) * episodes * len(policies), unit="episodes",
+                        interval_s=progress_interval_s)  # fmt: skip
     for b, batch in enumerate(batches):
         rows = [point_values(p, plan.nominal) for p in batch]
         rows += [dict(plan.nominal)] * (env.num_envs - len(batch))
         term.set_values({k: torch.tensor([r[k] for r in rows]) for k in plan.nominal})
         for label, policy in policies.items():
-            t0 = time.perf_counter()
             torch.manual_seed(seed + b)
             for point, episode in zip(batch, first_episodes(env, policy), strict=False):
                 results[label][point].append(episode)
-            log(f"[realgap] batch {b + 1}/{len(batches)} ({len(batch)} episodes, {len(set(batch))} points) | {label} "
-                f"| {time.perf_counter() - t0:.1f} s")  # fmt: skip
+            progress.update(len(batch), batch=f"{b + 1}/{len(batches)}", policy=label)
+    progress.close()
     return results

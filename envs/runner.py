@@ -26,6 +26,7 @@ import numpy as np
 import torch
 from rsl_rl.runners import OnPolicyRunner
 
+from realgap.envs.progress import Progress, fmt_value
 from realgap.envs.run_dir import CHECKPOINT_RE, CheckpointError, latest_checkpoint  # noqa: F401  (re-exported)
 
 PROGRESS_PREFIXES = ("Curriculum/",)
@@ -57,6 +58,7 @@ class RealgapRunner(OnPolicyRunner):
         self._log_dir = log_dir
         self._progress_keys: dict[str, None] = {}
         self._deadline: float | None = None
+        self._progress: Progress | None = None
         self._wrap_logger()
         scale = train_cfg.get("actor_output_init_scale")
         if scale is not None:
@@ -77,6 +79,9 @@ class RealgapRunner(OnPolicyRunner):
     def learn(self, num_learning_iterations: int, init_at_random_ep_len: bool = False) -> None:
         """rsl-rl's learning loop, stopped early (with a final checkpoint) when :attr:`max_seconds` is used up."""
         self._deadline = None if self.max_seconds is None else time.monotonic() + self.max_seconds
+        start = self.current_learning_iteration
+        self._progress = Progress("[realgap] train", start + num_learning_iterations, budget_s=self.max_seconds,
+                                  interval_s=0.0, initial=start, bar=False)  # fmt: skip
         try:
             super().learn(num_learning_iterations, init_at_random_ep_len)
         except _BudgetReached:
@@ -178,8 +183,13 @@ class RealgapRunner(OnPolicyRunner):
                 values = [float(e[key]) for e in logger.ep_extras if key in e]
                 values = [v for v in values if not math.isnan(v)]
                 row[key.rsplit("/", 1)[-1]] = statistics.mean(values) if values else math.nan
-            original(it=it, collect_time=collect_time, learn_time=learn_time, **kwargs)
+            progress = self._update_progress(row)
+            # rsl-rl's block counts its ETA to total_it: give it the end the wall-clock budget predicts, if sooner
+            original(it=it, collect_time=collect_time, learn_time=learn_time,
+                     **(kwargs | {"total_it": progress.expected_total()}))  # fmt: skip
             self._append_progress(row)
+            if not self.logger.disable_logs:
+                print(progress.line(), flush=True)
             if self._deadline is not None and it + 1 < kwargs["total_it"]:
                 out_of_time = time.monotonic() > self._deadline
                 if self.is_distributed:  # every process must stop after the same iteration
@@ -191,10 +201,22 @@ class RealgapRunner(OnPolicyRunner):
 
         self.logger.log = log
 
+    def _update_progress(self, row: dict[str, Any]) -> Progress:
+        """Count one iteration on the progress line (made by :meth:`learn`): steps/s and the task's headline."""
+        assert self._progress is not None, "learn() makes the progress line"
+        # the task's headline: success for tasks with a success definition (grasp), else survival (balance)
+        has_success = getattr(self.env.unwrapped.cfg, "episode_success", None) is not None
+        headline = "success_rate" if has_success else "survival_rate"
+        steps = self.cfg["num_steps_per_env"] * self.env.num_envs * self.gpu_world_size
+        fps = steps / max(row["collect_s"] + row["learn_s"], 1e-9)
+        self._progress.n += 1
+        self._progress.fields = {"steps/s": f"{fps:.0f}", headline: row.get(headline)}
+        return self._progress
+
     def _append_progress(self, row: dict[str, Any]) -> None:
         steps = self.cfg["num_steps_per_env"] * self.env.num_envs
         fps = steps / max(row["collect_s"] + row["learn_s"], 1e-9)
-        summary = "  ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items())
+        summary = "  ".join(f"{k}={fmt_value(v)}" for k, v in row.items())
         fps *= self.gpu_world_size  # every process collects the same number of steps
         if self.logger.disable_logs:  # multi-process: rank 0 reports for all
             return

@@ -24,6 +24,27 @@ def world_size() -> int:
     return int(os.environ.get("WORLD_SIZE", "1"))
 
 
+def envs_per_process(num_envs: int, num_procs: int) -> int:
+    """The envs each of ``num_procs`` processes steps, for ``num_envs`` in all.
+
+    Raises:
+        ValueError: ``num_envs`` does not split evenly; the message names the nearest counts that do.
+    """
+    if num_envs < num_procs:
+        raise ValueError(f"--num_envs {num_envs} is fewer than the {num_procs} processes (--num_procs)")
+    if num_envs % num_procs:
+        below = num_envs - num_envs % num_procs
+        raise ValueError(f"--num_envs {num_envs} does not split evenly over {num_procs} processes; "
+                         f"nearest valid counts: {below} or {below + num_procs}")  # fmt: skip
+    return num_envs // num_procs
+
+
+def check_budget(max_minutes: float | None) -> None:
+    """``--max_minutes`` must be a positive number of minutes (or absent)."""
+    if max_minutes is not None and not max_minutes > 0:
+        raise ValueError(f"--max_minutes must be > 0 (a wall-clock budget in minutes), got {max_minutes}")
+
+
 def resume_record(resume: str) -> tuple[Path, dict[str, Any]]:
     """The checkpoint to resume from and the run's recorded settings (``params/run.json``).
 
@@ -59,15 +80,21 @@ def train(args: argparse.Namespace) -> Path:
     dr_profile = load_dr_profile(args.dr_profile)
     if isinstance(rates, str):  # validated before the (slow) env config import
         rates = load_rate_profile(rates)
+    check_budget(args.max_minutes)
     num_envs = args.num_envs
     if num_envs is not None and world_size() > 1:
-        if num_envs % world_size():
-            raise ValueError(f"--num_envs {num_envs} does not split evenly over {world_size()} processes")
-        num_envs //= world_size()
+        num_envs = envs_per_process(num_envs, world_size())
     seed = None if args.seed is None else args.seed + rank()
     env_cfg, agent_cfg = load_cfgs(args.task, args.device, num_envs, seed, dr_profile=dr_profile, rates=rates)
-    if args.num_envs is None and world_size() > 1:
-        env_cfg.scene.num_envs = max(1, env_cfg.scene.num_envs // world_size())  # the task default, shared
+    if args.num_envs is None and world_size() > 1:  # the task default, shared (rounded down, and said so)
+        default = env_cfg.scene.num_envs
+        env_cfg.scene.num_envs = max(1, default // world_size())
+        if env_cfg.scene.num_envs * world_size() != default and rank() == 0:
+            print(
+                f"[realgap] the task's {default} envs do not split evenly over {world_size()} processes: training "
+                f"{env_cfg.scene.num_envs * world_size()} ({env_cfg.scene.num_envs} per process)",
+                flush=True,
+            )
     if env_cfg.sim.device == "cpu" or args.torch_threads:
         import torch
 

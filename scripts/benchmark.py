@@ -59,11 +59,17 @@ def main(argv: list[str] | None = None) -> int:
     n = args.num_envs
     result: dict = {"machine": {"cpu": platform.processor() or platform.machine(), "cores": torch.get_num_threads(),
                                 "torch": torch.__version__}, "num_envs": n}  # fmt: skip
+    from realgap.envs.progress import Progress
+
+    total = (2 * len(tasks) + 1) * ("env" in sections) + 3 * ("ppo" in sections) + ("mujoco" in sections)
+    progress = Progress("[realgap] benchmark", max(total, 1), unit="measurements", interval_s=0.0, bar=False)
     print(f"\n{'measurement':<44} {'envs':>6} {'policy st/s':>14} {'physics st/s':>16}  ratio")
     if "env" in sections:
         for task in tasks:
             env = bench.env_policy_steps(task, n, args.steps, action_std=args.action_std)
+            progress.update(1, done=f"{task} env")
             bare = bench.bare_physics_steps(task, n, env["physics_steps"])
+            progress.update(1, done=f"{task} bare")
             ratio = env["physics_steps_per_s"] / bare["physics_steps_per_s"]
             result[task] = {"env": env, "bare": bare, "env_over_bare": ratio}
             row(f"{task} env", n, env["policy_steps_per_s"], env["physics_steps_per_s"], f"env/bare = {ratio:.3f}")
@@ -76,15 +82,19 @@ def main(argv: list[str] | None = None) -> int:
                   f"solver step env/bare = {solver_env / solver_bare:.2f}")  # fmt: skip
         balance = tasks[0]
         implicit = bench.env_policy_steps(balance, n, args.steps, actuators="implicit", action_std=args.action_std)
+        progress.update(1, done="implicit PD")
         ratio = result[balance]["env"]["policy_steps_per_s"] / implicit["policy_steps_per_s"]
         result[balance] |= {"env_implicit_pd": implicit, "explicit_chain_over_implicit": ratio}
         row("  same env, Isaac Lab implicit PD", n, implicit["policy_steps_per_s"], implicit["physics_steps_per_s"],
             f"explicit chain (with delay) / implicit = {ratio:.3f}")  # fmt: skip
     if "ppo" in sections:
         one = bench.ppo_steps(tasks[0], n, args.ppo_iterations, num_procs=1)
+        progress.update(1, done="PPO 1 process")
         two = bench.ppo_steps(tasks[0], n, args.ppo_iterations, num_procs=2)
+        progress.update(1, done="PPO 2 processes")
         # the same load per core as the single process: n envs in each of the two processes
         two_full = bench.ppo_steps(tasks[0], 2 * n, args.ppo_iterations, num_procs=2)
+        progress.update(1, done="PPO 2 processes x n envs")
         result["ppo"] = {"one_process": one, "two_processes": two, "two_processes_double_envs": two_full,
                          "speedup": two["env_steps_per_s"] / one["env_steps_per_s"],
                          "speedup_double_envs": two_full["env_steps_per_s"] / one["env_steps_per_s"]}  # fmt: skip
@@ -97,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     if "mujoco" in sections:
         meta = bench.policy_metadata_of(tasks[0])
         mj = bench.mujoco_steps(meta)
+        progress.update(1, done="MuJoCo")
         result["mujoco"] = mj
         row("plain MuJoCo C mj_step, G1 (1 thread)", 1, None, mj["raw_mj_steps_per_s"])
         row("deploy runtime + MuJoCo (sim2sim)", 1, mj["runtime_policy_steps_per_s"],

@@ -4,13 +4,16 @@
     python scripts/compare_actions.py --spaces joint_pos,joint_torque --seeds 0,1 --factors object_mass_scale
     python scripts/compare_actions.py --max_iterations 2 --num_envs 8 --episodes 2        # smoke test
 
-For every action space and seed, ``scripts/train.py`` runs in a subprocess (one at a time: the physics takes a core)
-with identical ``--max_iterations``, ``--num_envs`` and ``--seed`` (each variant's PPO config differs only in its
-initial action noise, tasks/grasp/agent_cfg.py), then ``scripts/evaluate.py`` evaluates the last checkpoint at the
-nominal point and under the ``--factors`` sweeps. Writes into <out> (default runs/compare_actions/<timestamp>):
-comparison.csv and comparison.md (action space, low-level actuator model, physics / servo / policy rates and target
-mode, budget, training time, success with its 95 % CI, mean and worst success over each sweep), learning_curves.png,
-success.png, robustness.png; the runs under <out>/runs, the evaluations under <out>/eval, logs under <out>/logs.
+For every action space and seed, ``scripts/train.py`` runs in a subprocess (``--jobs`` at a time: the physics of one
+takes a core, so 2 on a 2-core CPU) with identical ``--max_iterations``, ``--num_envs`` and ``--seed`` (each variant's
+PPO config differs only in its initial action noise, tasks/grasp/agent_cfg.py), then ``scripts/evaluate.py`` evaluates
+the last checkpoint at the nominal point and under the ``--factors`` sweeps. Writes into <out> (default
+runs/compare_actions/<timestamp>): comparison.csv and comparison.md (action space, low-level actuator model, physics /
+servo / policy rates and target mode, budget, training time, success with its 95 % CI, mean and worst success over each
+sweep), learning_curves.png, success.png, robustness.png; the runs under <out>/runs, the evaluations under <out>/eval,
+logs under <out>/logs.
+
+Progress: one line per finished run with an ETA, and each child's own progress line every 30 s.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import json
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 SCRIPTS = Path(__file__).resolve().parent
@@ -31,6 +35,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--spaces", default=None, help="comma-separated action spaces (default: all)")
     p.add_argument("--seeds", default="0", help="comma-separated training seeds (each space trains once per seed)")
     p.add_argument("--max_iterations", type=int, default=300, help="PPO iterations per run (the equal budget)")
+    p.add_argument("--max_minutes", type=float, default=None,
+                   help="wall-clock budget per run (train.py --max_minutes); --max_iterations caps it")  # fmt: skip
     p.add_argument("--num_envs", type=int, default=64, help="training envs per run")
     p.add_argument("--episodes", type=int, default=16, help="evaluation episodes per point")
     p.add_argument("--eval_envs", type=int, default=32, help="envs per evaluation batch")
@@ -39,18 +45,34 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="robustness factors (scripts/evaluate.py --factors)")  # fmt: skip
     p.add_argument("--values", action="append", default=[], help="FACTOR=V1,V2,... (scripts/evaluate.py --values)")
     p.add_argument("--device", default="cpu")
+    p.add_argument("--jobs", type=int, default=1, help="trainings at a time (one per core: 2 on a 2-core CPU)")
     p.add_argument("--out", default=None, help="output folder")
     return p.parse_args(argv)
 
 
-def run(cmd: list[str], log: Path) -> tuple[str, float]:
-    """Run ``cmd`` with its output in ``log``; its stdout and wall time, or a RuntimeError with the log's tail."""
+def run(cmd: list[str], log: Path, tag: str, forward_s: float = 30.0) -> tuple[str, float]:
+    """Run ``cmd`` with its output in ``log``, forwarding its progress lines (``[realgap] train|evaluate``) as
+    ``[realgap] <tag> | ...`` at most every ``forward_s`` (and its last one); its stdout and wall time, or a
+    RuntimeError with the log's tail."""
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    log.write_text(proc.stdout + "\n--- stderr ---\n" + proc.stderr)
+    lines, last_forward, pending = [], -forward_s, None
+    with open(log, "w") as fh:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
+        for line in proc.stdout:
+            fh.write(line)
+            lines.append(line)
+            if line.startswith(("[realgap] train ", "[realgap] evaluate ")):
+                pending = line.rstrip()
+                if time.perf_counter() - last_forward >= forward_s:
+                    print(f"[realgap] {tag} | {pending.removeprefix('[realgap] ')}", flush=True)
+                    last_forward, pending = time.perf_counter(), None
+        proc.wait()
+    if pending:
+        print(f"[realgap] {tag} | {pending.removeprefix('[realgap] ')}", flush=True)
     if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd[1:3])} failed (exit {proc.returncode}), log {log}:\n{proc.stderr[-2000:]}")
-    return proc.stdout, time.perf_counter() - t0
+        tail = "".join(lines)[-2000:]
+        raise RuntimeError(f"{' '.join(cmd[1:3])} failed (exit {proc.returncode}), log {log}:\n{tail}")
+    return "".join(lines), time.perf_counter() - t0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -73,35 +95,49 @@ def main(argv: list[str] | None = None) -> int:
     available = available_factors(load_cfgs(ACTION_SPACE_IDS[spaces[0]], args.device, 1)[0])
     if missing := [f for f in factors if f not in available]:
         raise ValueError(f"factors {missing} are not available for the grasp task; available: {', '.join(available)}")
-    if min(args.max_iterations, args.num_envs, args.episodes, args.eval_envs) < 1:
-        raise ValueError("--max_iterations, --num_envs, --episodes and --eval_envs must be >= 1")
+    if args.max_minutes is not None and not args.max_minutes > 0:
+        raise ValueError(f"--max_minutes must be > 0, got {args.max_minutes}")
+    if min(args.max_iterations, args.num_envs, args.episodes, args.eval_envs, args.jobs) < 1:
+        raise ValueError("--max_iterations, --num_envs, --episodes, --eval_envs and --jobs must be >= 1")
     out = Path(args.out or Path("runs") / "compare_actions" / f"{datetime.datetime.now():%Y-%m-%d_%H-%M-%S}")
     (out / "logs").mkdir(parents=True, exist_ok=True)
 
     from realgap.envs import compare
 
-    results = []
-    for space in spaces:
-        for seed in seeds:
-            tag = f"{space}_s{seed}"
-            print(f"[realgap] train {tag}: {args.max_iterations} it x {args.num_envs} envs", flush=True)
-            stdout, train_s = run([sys.executable, str(SCRIPTS / "train.py"), "--task", ACTION_SPACE_IDS[space],
-                                   "--num_envs", str(args.num_envs), "--max_iterations", str(args.max_iterations),
-                                   "--seed", str(seed), "--log_root", str(out / "runs"), "--run_name", tag,
-                                   "--save_interval", str(args.max_iterations), "--device", args.device],
-                                  out / "logs" / f"train_{tag}.log")  # fmt: skip
-            run_dir = Path(next(line for line in reversed(stdout.splitlines()) if "[realgap] done:" in line)
-                           .split("done:", 1)[1].strip())  # fmt: skip
-            print(f"[realgap] evaluate {tag} ({train_s:.0f} s of training)", flush=True)
-            cmd = [sys.executable, str(SCRIPTS / "evaluate.py"), "--checkpoint", str(run_dir), "--label", tag,
-                   "--factors", ",".join(factors), "--heatmap", "none", "--episodes", str(args.episodes),
-                   "--num_envs", str(args.eval_envs), "--seed", str(seed), "--device", args.device,
-                   "--out", str(out / "eval" / tag)]  # fmt: skip
-            cmd += [f"--values={v}" for v in args.values]
-            cmd += ["--episode_s", str(args.episode_s)] if args.episode_s else []
-            run(cmd, out / "logs" / f"eval_{tag}.log")
-            report = json.loads((out / "eval" / tag / "report.json").read_text())
-            results.append(compare.RunResult(space, seed, run_dir, train_s, report))
+    def train_and_evaluate(space: str, seed: int) -> compare.RunResult:
+        tag = f"{space}_s{seed}"
+        print(f"[realgap] train {tag}: {args.max_iterations} it x {args.num_envs} envs", flush=True)
+        stdout, train_s = run([sys.executable, str(SCRIPTS / "train.py"), "--task", ACTION_SPACE_IDS[space],
+                               "--num_envs", str(args.num_envs), "--max_iterations", str(args.max_iterations),
+                               "--seed", str(seed), "--log_root", str(out / "runs"), "--run_name", tag,
+                               "--save_interval", str(args.max_iterations), "--device", args.device,
+                               *(["--max_minutes", str(args.max_minutes)] if args.max_minutes else [])],
+                              out / "logs" / f"train_{tag}.log", tag)  # fmt: skip
+        run_dir = Path(next(line for line in reversed(stdout.splitlines()) if "[realgap] done:" in line)
+                       .split("done:", 1)[1].strip())  # fmt: skip
+        print(f"[realgap] evaluate {tag} ({train_s:.0f} s of training)", flush=True)
+        cmd = [sys.executable, str(SCRIPTS / "evaluate.py"), "--checkpoint", str(run_dir), "--label", tag,
+               "--factors", ",".join(factors), "--heatmap", "none", "--episodes", str(args.episodes),
+               "--num_envs", str(args.eval_envs), "--seed", str(seed), "--device", args.device,
+               "--out", str(out / "eval" / tag)]  # fmt: skip
+        cmd += [f"--values={v}" for v in args.values]
+        cmd += ["--episode_s", str(args.episode_s)] if args.episode_s else []
+        run(cmd, out / "logs" / f"eval_{tag}.log", tag)
+        report = json.loads((out / "eval" / tag / "report.json").read_text())
+        return compare.RunResult(space, seed, run_dir, train_s, report)
+
+    from realgap.envs.progress import Progress
+
+    jobs = [(space, seed) for space in spaces for seed in seeds]
+    progress = Progress("[realgap] compare", len(jobs), unit="runs", interval_s=0.0, bar=False)
+    # one training per core: each process steps its physics on one core (--jobs 2 on a 2-core machine)
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        futures = {pool.submit(train_and_evaluate, *job): job for job in jobs}
+        done = {}
+        for future in as_completed(futures):
+            done[futures[future]] = future.result()
+            progress.update(1, finished=f"{futures[future][0]}_s{futures[future][1]}")
+    results = [done[job] for job in jobs]
 
     rows = compare.table_rows(results)
     compare.write_csv(rows, out / "comparison.csv")

@@ -72,12 +72,14 @@ def main(argv: list[str] | None = None) -> int:
 
         from realgap.envs.evaluation import rollout
         from realgap.envs.nan_guard import FiniteVecEnv
+        from realgap.envs.progress import Progress
 
         agent_cfg = handle_deprecated_rsl_rl_cfg(agent_cfg, check_rsl_rl_version())
         env = make_env(task, env_cfg)
         runner = RealgapRunner(FiniteVecEnv(env), to_dict(agent_cfg), log_dir=None, device=agent_cfg.device)
         policies = [] if args.no_baseline else [(-1, "zero action", None)]
         policies += [(it, path.name, path) for it, path in ckpts]
+        progress = Progress("[realgap] eval_checkpoints", len(policies), unit="policies", interval_s=0.0, bar=False)
         for it, label, path in policies:
             if path is None:  # the baseline: hold the default pose (action 0)
                 zeros = torch.zeros(env.num_envs, env.action_manager.total_action_dim, device=env.device)
@@ -99,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"time-to-fall {stats.mean_time_to_fall_s:.2f} s  return {stats.mean_return:.2f}",
                 flush=True,
             )
+            progress.update(1, survival=stats.survival_rate)
         env.close()
     with open(run / "eval_checkpoints.csv", "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]))

@@ -50,15 +50,26 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
-    from realgap.envs.training import rank, relaunch_with_torchrun, resume_record, train, world_size
+    from realgap.envs.training import (
+        check_budget,
+        envs_per_process,
+        rank,
+        relaunch_with_torchrun,
+        resume_record,
+        train,
+        world_size,
+    )
     from realgap.tasks import check_task
 
+    check_budget(args.max_minutes)
+    if args.num_procs < 1:
+        raise ValueError(f"--num_procs must be >= 1, got {args.num_procs}")
     if args.num_procs > 1 and world_size() == 1:
         check_task(args.task)  # cheap checks before starting the processes
         if args.resume:
             resume_record(args.resume)
-        if args.num_envs is not None and args.num_envs % args.num_procs:
-            raise ValueError(f"--num_envs {args.num_envs} does not split evenly over {args.num_procs} processes")
+        if args.num_envs is not None:
+            envs_per_process(args.num_envs, args.num_procs)
         return relaunch_with_torchrun(__file__, argv, args.num_procs)
     run_dir = train(args)
     if rank() == 0:

@@ -19,10 +19,16 @@ def test_compare_two_action_spaces_on_a_tiny_budget(tmp_path):
     proc = subprocess.run(
         [sys.executable, str(REPO / "scripts/compare_actions.py"), "--spaces", "joint_pos,joint_torque",
          "--max_iterations", "2", "--num_envs", "8", "--episodes", "2", "--eval_envs", "8", "--episode_s", "1",
-         "--factors", "command_delay_s", "--values", "command_delay_s=0,0.02", "--out", str(out)],
+         "--factors", "command_delay_s", "--values", "command_delay_s=0,0.02", "--out", str(out), "--jobs", "2"],
         cwd=tmp_path, capture_output=True, text=True, timeout=1800,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
+    # progress: the children's own lines forwarded with their tag, and one line per finished run with an ETA
+    for tag in ("joint_pos_s0", "joint_torque_s0"):
+        assert f"[realgap] {tag} | train 2/2 it" in proc.stdout and f"[realgap] {tag} | evaluate " in proc.stdout
+    finished = [line for line in proc.stdout.splitlines() if line.startswith("[realgap] compare ")]
+    assert [line.split(" [")[0] for line in finished] == ["[realgap] compare 1/2 runs", "[realgap] compare 2/2 runs"]
+    assert all("ETA" in line for line in finished)
     rows = list(csv.DictReader(open(out / "comparison.csv")))
     assert [r["action_space"] for r in rows] == ["joint_pos", "joint_torque"]
     for r in rows:

@@ -22,6 +22,11 @@ def test_train_two_iterations_then_play(tmp_path):
         cwd=tmp_path, capture_output=True, text=True, timeout=900,
     )  # fmt: skip
     assert train.returncode == 0, train.stderr[-3000:]
+    progress = [line for line in train.stdout.splitlines() if line.startswith("[realgap] train ")]
+    assert [line.split(" [")[0] for line in progress] == ["[realgap] train 1/2 it", "[realgap] train 2/2 it"]
+    assert all("ETA" in line and "steps/s=" in line and "survival_rate=" in line for line in progress), progress
+    ours = [line for line in train.stdout.splitlines() if line.startswith("[realgap]")]
+    assert not [line for line in ours if "nan" in line], ours  # "—" until an episode ends, never nan
     (run,) = list((runs / "balance_g1").iterdir())
     assert (run / "model_0.pt").is_file() and (run / "model_1.pt").is_file()
     assert list(run.glob("events.out.tfevents.*")), "TensorBoard log missing"

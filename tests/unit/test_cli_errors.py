@@ -56,3 +56,18 @@ def test_play_without_checkpoint_says_so(tmp_path):
     out = run_script("play.py", cwd=tmp_path)
     assert out.returncode == 2
     assert "--checkpoint is required" in out.stderr
+
+
+def test_non_positive_budget_is_refused(tmp_path):
+    out = run_script("train.py", "--max_minutes", "-1", "--log_root", str(tmp_path / "runs"), cwd=tmp_path)
+    assert out.returncode == 2
+    assert "--max_minutes must be > 0" in out.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+def test_uneven_env_split_names_the_nearest_valid_counts(tmp_path):
+    out = run_script("train.py", "--num_procs", "3", "--num_envs", "256", "--log_root", str(tmp_path / "runs"),
+                     cwd=tmp_path)  # fmt: skip
+    assert out.returncode == 2
+    assert "--num_envs 256 does not split evenly over 3 processes; nearest valid counts: 255 or 258" in out.stderr
+    assert not (tmp_path / "runs").exists()
