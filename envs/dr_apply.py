@@ -9,10 +9,17 @@ profile's priority order (seed 000, ch. 15.2): ``dr_payload``, ``dr_link_inertia
 added twice: the profile's pushes set the params of the task's own push term, and an ``initial_pose`` takes the
 place of the task's root reset of that asset (which is set to ``None``). ``push: null`` leaves the task's own
 pushes as the task defines them.
+
+A task event term that draws an asset's whole body itself at every reset (it says so with a class attribute
+``owns_body = True``; the grasp task's ``reset_object``, which sizes the object and derives its inertia from that size)
+is that body's single owner: the profile's ``payload``, ``contact_geometry`` and ``initial_pose`` groups of that
+asset become the owner's params (``inertia``, ``size_scale_range``, ``position_range_m`` / ``yaw_range_rad``)
+instead of terms of their own, so no later term redraws the body from the spawned shape.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from functools import cache
@@ -241,6 +248,51 @@ def _root_reset_of(env_cfg: Any, asset: str) -> str | None:
     return None
 
 
+def _body_owners(env_cfg: Any) -> dict[str, EventTermCfg]:
+    """Asset name -> the task's event term that owns that asset's body (``owns_body = True`` on its class)."""
+    owners = {}
+    for term in vars(env_cfg.events).values():
+        if isinstance(term, EventTermCfg) and getattr(term.func, "owns_body", False):
+            owners[term.params.get("object_cfg", SceneEntityCfg("object")).name] = term
+    return owners
+
+
+def _route_owned(env_cfg: Any, profile: DRProfile) -> tuple[DRProfile, list[tuple[EventTermCfg, dict[str, Any]]]]:
+    """Split the groups of body-owned assets off ``profile``: the profile without them, and the params each owner
+    takes instead (nothing is written here).
+
+    Raises:
+        ValueError: A group the owner cannot take (link inertia of an owned body, or several groups of one section).
+    """
+    owners = _body_owners(env_cfg)
+    updates = []
+    for asset, term in owners.items():
+        params: dict[str, Any] = {}
+        for section in ("payload", "link_inertia", "contact_geometry", "initial_pose"):
+            groups = [g for g in getattr(profile, section) if g.asset == asset]
+            if not groups:
+                continue
+            if section == "link_inertia" or len(groups) > 1:
+                raise ValueError(f"{profile.name}: {section} of '{asset}': its body is drawn by the task's own "
+                                 f"reset term, which takes one payload, contact_geometry and initial_pose group "
+                                 f"(found {len(groups)} {section} group(s))")  # fmt: skip
+            g = groups[0]
+            if section == "payload":
+                params["inertia"] = dataclasses.asdict(g.randomization())
+            elif section == "contact_geometry":
+                params["size_scale_range"] = tuple(g.size_scale)
+            else:
+                params["position_range_m"] = tuple(tuple(r) for r in g.position_m)
+                params["yaw_range_rad"] = tuple(g.yaw_rad)
+        if params:
+            updates.append((term, params))
+    kept = {
+        section: tuple(g for g in getattr(profile, section) if g.asset not in owners)
+        for section in ("payload", "contact_geometry", "initial_pose")
+    }
+    return dataclasses.replace(profile, **kept), updates
+
+
 def apply_dr_profile(
     env_cfg: Any,
     profile: DRProfile | str | os.PathLike[str],
@@ -270,6 +322,8 @@ def apply_dr_profile(
         profile = load_dr_profile(profile)
     if task is not None and profile.task is not None and profile.task not in task.lower():
         raise ValueError(f"DR profile {profile.name!r} is for the {profile.task} task, not {task}")
+    applied = profile
+    profile, owned = _route_owned(env_cfg, profile)
     terms = build_dr_terms(env_cfg, profile, mode, sync)
     push = terms.pop("push", None)
     push_term = next(
@@ -297,4 +351,6 @@ def apply_dr_profile(
             setattr(env_cfg.events, old, None)  # the profile's initial pose replaces the task's root reset
     for name, term in terms.items():
         setattr(env_cfg.events, name, term)
-    return profile
+    for term, params in owned:
+        term.params.update(params)
+    return applied

@@ -15,8 +15,9 @@ friction of the object (0.4–0.9) and of the finger pads (0.6–1.0) drawn once
 The full ``grasp_nominal`` DR profile (robot link inertia, wrist payload, joint friction, actuator gains, command
 delay, contact friction and geometry, object pose) plugs in through the standard seam,
 ``scripts/train.py --dr_profile grasp_nominal`` (``realgap.envs.dr_apply.apply_dr_profile``): its ``dr_*`` event terms
-run after the task's own terms, so where both touch the object the profile's draw wins; the lift metric reads the
-collider's current size, so it stays honest either way (tests/sim/test_grasp_dr_profile.py).
+run after the task's own terms; the object's body has one owner, ``reset_object``, which takes the profile's object
+payload, collider tolerance and placement ranges as its params, so mass, CoM and inertia always match the collider
+(tests/sim/test_grasp_dr_profile.py).
 """
 
 from __future__ import annotations
@@ -175,6 +176,7 @@ class EventsCfg:
             "table_top_z": TABLE_TOP_Z,
             "position_range_m": _OBJ_POSE.position_m,
             "yaw_range_rad": _OBJ_POSE.yaw_rad,
+            "object_cfg": SceneEntityCfg("object"),
         },
     )
     object_friction = EventTerm(

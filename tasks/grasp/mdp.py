@@ -112,12 +112,18 @@ class reset_object(ManagerTermBase):
     :func:`realgap.envs.dr_events.solver_update`.
 
     Sizes scale the spawned box's collider down (the spawned size must be the largest, so the collision broadphase's
-    bounding radius stays conservative). Event terms after this one may overwrite what it drew (a DR profile's object
-    sections do, see env_cfg.py); :meth:`rest_z_w` reads the collider's current size, so the lift stays honest.
+    bounding radius stays conservative); ``size_scale_range`` (a DR profile's collider tolerance, unit-less) scales
+    the drawn size, clipped to the spawned box.
+
+    This term is the object's single owner (``owns_body``): a DR profile's payload, contact-geometry and initial-pose
+    groups of the object become its params (:mod:`realgap.envs.dr_apply`), so mass, centre of mass and inertia always
+    belong to the collider drawn in the same reset.
 
     Attributes:
-        size_m: Edge lengths this term drew per env, m. Shape: ``(E, 3)``.
+        size_m: Edge lengths of the collider this term set per env, m. Shape: ``(E, 3)``.
     """
+
+    owns_body = True
 
     def __init__(self, cfg: EventTermCfg, env: ManagerBasedEnv) -> None:
         super().__init__(cfg, env)
@@ -159,11 +165,15 @@ class reset_object(ManagerTermBase):
         position_range_m: tuple,
         yaw_range_rad: tuple[float, float],
         object_cfg: SceneEntityCfg = OBJECT,
+        size_scale_range: tuple[float, float] = (1.0, 1.0),
     ) -> None:
         ids = env_ids_tensor(env, env_ids)
         n = len(ids)
         # 1. size: scale the collider (Newton box scale = half extents) and refresh the solver's geoms
         size = self.size_lo + (self.size_hi - self.size_lo) * self._uniform((n, 3))
+        lo, hi = size_scale_range
+        if (lo, hi) != (1.0, 1.0):  # a collider tolerance (no extra draw without one: the task's stream is kept)
+            size = torch.minimum(size * (lo + (hi - lo) * self._uniform((n, 1))), self.spawned_size_m)
         self.size_m[ids] = size
         self._scale_view[ids] = self._nominal_scale[ids] * (size / self.spawned_size_m)[:, None, :]
         env.sim.physics_manager.add_model_change(ModelFlags.SHAPE_PROPERTIES)
