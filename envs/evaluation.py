@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import torch
 
@@ -27,6 +27,9 @@ class EpisodeStats:
         mean_episode_s: Mean episode duration, s.
         mean_return: Mean undiscounted episode return (reward already scaled by the step dt, as Isaac Lab does).
         push_survived_mps: Mean largest push in survived episodes, m/s (NaN if the task has no pushes).
+        ended_by: Termination term -> share of the counted episodes it ended (``time_out`` included; an episode two
+            terms end in the same step counts for both).
+        ended_at_s: Termination term -> mean duration of the episodes it ended, s.
     """
 
     episodes: int
@@ -36,9 +39,47 @@ class EpisodeStats:
     mean_episode_s: float
     mean_return: float
     push_survived_mps: float
+    ended_by: dict[str, float] = field(default_factory=dict)
+    ended_at_s: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, float]:
         return asdict(self)
+
+    def flat(self) -> dict[str, float]:
+        """:meth:`to_dict` with the per-term dicts as ``ended_by/<term>`` and ``ended_at_s/<term>`` columns."""
+        out = {k: v for k, v in self.to_dict().items() if not isinstance(v, dict)}
+        for key in ("ended_by", "ended_at_s"):
+            out |= {f"{key}/{name}": v for name, v in getattr(self, key).items()}
+        return out
+
+    def summary(self, task_has_success: bool) -> list[tuple[str, float | int, tuple[float, float] | None]]:
+        """The task's metrics named for what they are: ``(name, value, 95 % Wilson interval or None)``.
+
+        A task with a success definition (grasp) reports success, the share of episodes that dropped the object
+        and when, and the share ended by the joint-speed reflex; a balance task reports survival (episodes reaching
+        the time-out), when the others fell, and the largest push survived.
+        """
+        from realgap.envs.sweep import wilson_interval
+
+        def rate(value: float) -> tuple[str, float, tuple[float, float]]:
+            return value, wilson_interval(round(value * self.episodes), self.episodes)
+
+        rows: list[tuple[str, float | int, tuple[float, float] | None]] = [("episodes", self.episodes, None)]
+        if task_has_success:
+            rows.append(("success", *rate(self.success_rate)))
+            if "object_dropped" in self.ended_by:
+                rows.append(("drop_rate", *rate(self.ended_by["object_dropped"])))
+                rows.append(("time_to_drop_s", self.ended_at_s["object_dropped"], None))
+            if "joint_speed_reflex" in self.ended_by:
+                rows.append(("speed_reflex_rate", *rate(self.ended_by["joint_speed_reflex"])))
+        else:
+            rows.append(("survival", *rate(self.survival_rate)))
+            rows.append(("time_to_fall_s", self.mean_time_to_fall_s, None))
+            rows.append(("push_survived_mps", self.push_survived_mps, None))
+        non_finite = sum(v for k, v in self.ended_by.items() if k.startswith("non_finite"))
+        rows.append(("non_finite_rate", non_finite, None))
+        rows.append(("mean_return", self.mean_return, None))
+        return rows
 
 
 def _push_term(env) -> object | None:
@@ -75,6 +116,8 @@ def rollout(
     push = _push_term(env)
     success_fn = getattr(env.cfg, "episode_success", None)
     survived, succeeded, durations, returns, pushes_survived, fall_times = [], [], [], [], [], []
+    term_names = list(env.termination_manager.active_terms)
+    ended: dict[str, list[float]] = {name: [] for name in term_names}
     per_env = -(-episodes // n)
     counted = [0] * n
     for _ in range(max_steps):
@@ -87,6 +130,7 @@ def rollout(
         steps += 1
         done = (terminated | truncated).nonzero().flatten()
         success = success_fn(env) if success_fn is not None and len(done) else None
+        fired = torch.stack([env.termination_manager.get_term(t) for t in term_names], -1) if len(done) else None
         for i in done.tolist():
             if counted[i] >= per_env:
                 continue
@@ -97,6 +141,9 @@ def rollout(
             succeeded.append(ok if success is None else bool(success[i]))
             durations.append(duration)
             returns.append(float(ret[i]))
+            for name, hit in zip(term_names, fired[i].tolist(), strict=True):
+                if hit:
+                    ended[name].append(duration)
             if not ok:
                 fall_times.append(duration)
             elif max_push is not None:
@@ -118,4 +165,6 @@ def rollout(
         mean_episode_s=mean(durations),
         mean_return=mean(returns),
         push_survived_mps=mean(pushes_survived),
+        ended_by={name: len(d) / k if k else math.nan for name, d in ended.items()},
+        ended_at_s={name: mean(d) for name, d in ended.items()},
     )

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 
 def non_finite_state(env: ManagerBasedRLEnv, asset_cfg: SceneEntityCfg = SceneEntityCfg("robot")) -> torch.Tensor:
-    """True for envs whose articulation root pose/velocity or joint position/velocity holds a NaN or Inf.
+    """True for envs whose asset's root pose/velocity or (articulations) joint position/velocity holds a NaN or Inf.
 
     Shape:
         Returns ``(num_envs,)`` bool.
@@ -33,7 +33,7 @@ def non_finite_state(env: ManagerBasedRLEnv, asset_cfg: SceneEntityCfg = SceneEn
     data = asset.data
     finite = torch.isfinite(data.root_pos_w.torch).all(dim=-1) & torch.isfinite(data.root_quat_w.torch).all(dim=-1)
     finite &= torch.isfinite(data.root_vel_w.torch).all(dim=-1)
-    if asset.num_joints > 0:
+    if getattr(asset, "num_joints", 0) > 0:  # a rigid object has no joints
         finite &= torch.isfinite(data.joint_pos.torch).all(dim=-1) & torch.isfinite(data.joint_vel.torch).all(dim=-1)
     return ~finite
 

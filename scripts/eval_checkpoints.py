@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
             torch.manual_seed(args.seed)  # the same pushes and resets for every policy
             stats = rollout(env, act, episodes=args.episodes, clip_actions=agent_cfg.clip_actions)
             row = {"iteration": it, "policy": label, "train_s": round(seconds.get(it, float("nan")), 1)}
-            rows.append(row | stats.to_dict())
+            rows.append(row | stats.flat())
             print(
                 f"[realgap] {label:>14}  train {row['train_s']:8.1f} s  survival {stats.survival_rate:.3f}  "
                 f"time-to-fall {stats.mean_time_to_fall_s:.2f} s  return {stats.mean_return:.2f}",

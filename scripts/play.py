@@ -3,6 +3,12 @@
     python scripts/play.py --checkpoint runs/balance_g1/2026-11-29_20-00-00
     python scripts/play.py --checkpoint runs/balance_g1/<run>/model_300.pt --episodes 200 --num_envs 64
     python scripts/play.py --task Realgap-Balance-G1-v0 --zero_action     # baseline: hold the default pose
+    python scripts/play.py --policy configs/policies/balance_g1 --episodes 256 --num_envs 128   # a shipped export
+
+Prints the task's metrics with 95 % Wilson intervals: ``success=`` (grasp: lifted and held; with the drop rate,
+the time to drop and the joint-speed-reflex rate) or ``survival=`` (balance: reached the time-out; with the time to
+fall and the push survived). ``--policy`` evaluates an exported policy (ONNX + metadata, e.g. one committed in
+configs/policies/) without its training run folder.
 
 Exports ``policy.onnx`` (observation normalizer folded in, metadata embedded), ``policy.pt`` (TorchScript) and
 ``policy.json`` (joint order, action scale, gains, rates, observation layout...) into <run>/exported/, as
@@ -15,12 +21,17 @@ import argparse
 import json
 from pathlib import Path
 
+from realgap.envs.progress import fmt_value
+
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     from realgap.envs.cli import add_push_arg
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--checkpoint", default=None, help="run folder (latest model_<it>.pt) or a model_<it>.pt file")
+    p.add_argument(
+        "--policy", default=None, help="export folder (policy.onnx with its metadata), e.g. configs/policies/…"
+    )
     p.add_argument("--task", default=None, help="task id (default: the run's task); its Play variant is used")
     p.add_argument("--episodes", type=int, default=64, help="episodes to count")
     p.add_argument("--num_envs", type=int, default=32)
@@ -39,16 +50,21 @@ def main(argv: list[str] | None = None) -> int:
     from realgap.envs.run_dir import check_checkpoint, latest_checkpoint
     from realgap.tasks import play_task
 
-    checkpoint = None
-    if not args.zero_action:
-        if args.checkpoint is None:
-            raise ValueError("--checkpoint is required (or --zero_action for the hold-the-pose baseline)")
+    if sum(x is not None and x is not False for x in (args.checkpoint, args.policy, args.zero_action or None)) != 1:
+        raise ValueError("give one of --checkpoint RUN, --policy EXPORT_DIR or --zero_action")
+    checkpoint = export = None
+    if args.checkpoint is not None:
         path = Path(args.checkpoint)
         checkpoint = path if path.is_file() else latest_checkpoint(path)
         check_checkpoint(checkpoint)  # a corrupt file fails here, before an env is built
         run_json = checkpoint.parent / "params" / "run.json"
         if args.task is None and run_json.is_file():
             args.task = json.loads(run_json.read_text()).get("task")
+    elif args.policy is not None:
+        from realgap.envs.robustness_eval import read_export
+
+        export = read_export(args.policy, args.task)  # no folder, no export, corrupted, another task: refused here
+        args.task = args.task or export[0].task
     task = play_task(args.task or "Realgap-Balance-G1-v0")
     env_cfg, agent_cfg = load_cfgs(task, args.device, args.num_envs, args.seed)
     if args.push_mps is not None:
@@ -57,37 +73,29 @@ def main(argv: list[str] | None = None) -> int:
         env_cfg.events.push.params["magnitude_mps"] = tuple(args.push_mps)
 
     with simulation(env_cfg):
-        import torch
-        from isaaclab.utils import to_dict
         from isaaclab_rl.rsl_rl import check_rsl_rl_version, handle_deprecated_rsl_rl_cfg
 
         from realgap.envs.evaluation import rollout
-        from realgap.envs.nan_guard import FiniteVecEnv
-        from realgap.envs.runner import RealgapRunner
+        from realgap.envs.robustness_eval import checkpoint_policy, exported_policy, zero_policy
 
         agent_cfg = handle_deprecated_rsl_rl_cfg(agent_cfg, check_rsl_rl_version())
         env = make_env(task, env_cfg)
-        if checkpoint is None:
-            action_dim = env.action_manager.total_action_dim
-
-            def policy(obs):
-                return torch.zeros(obs.shape[0], action_dim, device=obs.device)
-
+        if checkpoint is not None:
+            policy, label = checkpoint_policy(env, agent_cfg, checkpoint), str(checkpoint)
+        elif export is not None:
+            policy, label = exported_policy(env, *export), f"export {args.policy}"
         else:
-            runner = RealgapRunner(FiniteVecEnv(env), to_dict(agent_cfg), log_dir=None, device=agent_cfg.device)
-            runner.load(str(checkpoint))
-            actor = runner.get_inference_policy(device=env.device)
-
-            def policy(obs):
-                return actor({"policy": obs})
-
-        stats = rollout(env, policy, episodes=args.episodes, clip_actions=agent_cfg.clip_actions)
-        label = "zero action" if checkpoint is None else str(checkpoint)
+            policy, label = zero_policy(env), "zero action"
+        stats = rollout(env, policy, episodes=args.episodes)  # each policy clips its raw actions as in training
+        summary = stats.summary(task_has_success=getattr(env_cfg, "episode_success", None) is not None)
         print(f"[realgap] {task} | {label} | {stats.episodes} episodes")
-        for key, value in stats.to_dict().items():
-            print(f"  {key:>22}: {value:.4g}" if isinstance(value, float) else f"  {key:>22}: {value}")
+        for name, value, ci in summary[1:]:
+            shown = fmt_value(value) + (f" (95 % CI {ci[0]:.3f}-{ci[1]:.3f})" if ci else "")
+            print(f"[realgap] {name}={shown}")
         if args.json:
-            Path(args.json).write_text(json.dumps({"task": task, "policy": label} | stats.to_dict(), indent=2))
+            record = {"task": task, "policy": label} | stats.to_dict()
+            record["summary"] = {name: {"value": v, "ci95": ci} for name, v, ci in summary}
+            Path(args.json).write_text(json.dumps(record, indent=2))
         env.close()
     if checkpoint is not None and not args.no_export:
         from realgap.envs.export import export_checkpoint

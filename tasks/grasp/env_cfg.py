@@ -40,8 +40,10 @@ from isaaclab.sensors import ContactSensorCfg
 from isaaclab.sim import SimulationCfg
 from isaaclab.utils import configclass
 
+from realgap.actuators.datasheets import PANDA_ACTUATORS
 from realgap.actuators.lab import realgap_actuator_cfg
 from realgap.envs.dr_profile import load_dr_profile
+from realgap.envs.nan_guard import non_finite_state
 from realgap.envs.physics import default_device, newton_physics
 from realgap.envs.rates import load_rate_profile
 from realgap.envs.robots.panda import PANDA, PANDA_ARM_JOINTS
@@ -135,6 +137,8 @@ class RewardsCfg:
     reach = RewTerm(func=grasp_mdp.tcp_object_distance, weight=1.0, params={"std": 0.2})  # 0.1 at 30 cm, 0.9 at 2 cm
     # grasp also classifies the contact mode every step (logged by the metrics term): keep its weight non-zero
     grasp = RewTerm(func=grasp_mdp.grasp_contact, weight=2.0, params={"sensor_name": "finger_contact"})
+    # staged: from the first millimetre while pinched (the bridge from grasp to lift), then ungated from 2 cm
+    grasped_lift = RewTerm(func=grasp_mdp.lift_while_pinched, weight=5.0, params={"lift_target_m": LIFT_TARGET_M})
     lift = RewTerm(func=grasp_mdp.lift_progress, weight=10.0, params={"lift_target_m": LIFT_TARGET_M})  # from 2 cm
     # hold: 1 while the object is at the target height; also counts the hold time of the success metric
     hold = RewTerm(func=grasp_mdp.lift_hold, weight=10.0, params={"lift_target_m": LIFT_TARGET_M, "hold_s": HOLD_S})
@@ -145,6 +149,13 @@ class RewardsCfg:
     )
 
 
+ARM_SPEED_LIMITS: dict[str, float] = {
+    expr: spec.velocity_limit for spec in PANDA_ACTUATORS.values() if "finger" not in spec.name
+    for expr in spec.joint_names_expr
+}  # fmt: skip
+"""Arm joint velocity limits, rad/s (Franka's interface limits: 2.175 for joints 1-4, 2.61 for 5-7)."""
+
+
 @configclass
 class TerminationsCfg:
     time_out = DoneTerm(func=mdp.time_out, time_out=True)
@@ -152,6 +163,11 @@ class TerminationsCfg:
         func=mdp.root_height_below_minimum,
         params={"minimum_height": TABLE_TOP_Z - 0.05, "asset_cfg": SceneEntityCfg("object")},
     )
+    # the real arm stops with a reflex error when a joint crosses its velocity limit: so does the episode
+    joint_speed_reflex = DoneTerm(func=grasp_mdp.joint_speed_reflex, params={"limits_rad_s": ARM_SPEED_LIMITS})
+    # a diverged env (NaN / Inf in the robot's or the object's state) is reset and counted, never fed to PPO
+    non_finite_robot = DoneTerm(func=non_finite_state)
+    non_finite_object = DoneTerm(func=non_finite_state, params={"asset_cfg": SceneEntityCfg("object")})
 
 
 @configclass

@@ -8,6 +8,7 @@ The pure math (contact modes, hold counting) lives in :mod:`realgap.envs.contact
 from __future__ import annotations
 
 import math
+import re
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -35,7 +36,7 @@ from realgap.envs.robots.panda import PANDA_HAND_BODY, PANDA_TCP_OFFSET_HAND
 
 if TYPE_CHECKING:
     from isaaclab.envs import ManagerBasedEnv, ManagerBasedRLEnv
-    from isaaclab.managers import CurriculumTermCfg, EventTermCfg, RewardTermCfg
+    from isaaclab.managers import CurriculumTermCfg, EventTermCfg, RewardTermCfg, TerminationTermCfg
 
 ROBOT = SceneEntityCfg("robot")
 OBJECT = SceneEntityCfg("object")
@@ -198,6 +199,39 @@ class reset_object(ManagerTermBase):
         self.asset.write_root_velocity_to_sim_index(root_velocity=torch.zeros(n, 6, device=env.device), env_ids=ids)
 
 
+class joint_speed_reflex(ManagerTermBase):
+    """Termination: the Franka's joint-velocity reflex. True for envs where a joint's speed exceeds its limit,
+    ``|q̇_i| > q̇_max,i`` (rad/s).
+
+    The real arm's controller stops the robot with a reflex error ("joint_velocity_violation") when a limit is
+    crossed, and the episode is over; the simulator enforces no limit (a joint was driven to 10.9 rad/s against
+    2.175), so the task ends the episode as the robot would. A policy that breaks the limits cannot succeed, and the
+    share of episodes this term ends is reported per action space.
+
+    Params:
+        limits_rad_s: Joint-name regex -> velocity limit, rad/s (the datasheet's, ``actuators/datasheets.py``).
+    """
+
+    def __init__(self, cfg: TerminationTermCfg, env: ManagerBasedRLEnv) -> None:
+        super().__init__(cfg, env)
+        robot = env.scene[cfg.params.get("asset_cfg", ROBOT).name]
+        ids, limits = [], []
+        for expr, limit in cfg.params["limits_rad_s"].items():
+            found = [i for i, name in enumerate(robot.joint_names) if re.fullmatch(expr, name)]
+            if not found:
+                raise ValueError(f"joint_speed_reflex: no joint matches {expr!r} (joints: {robot.joint_names})")
+            ids += found
+            limits += [float(limit)] * len(found)
+        self.robot = robot
+        self.joint_ids = torch.tensor(ids, device=env.device)
+        self.limits = torch.tensor(limits, device=env.device)
+
+    def __call__(self, env: ManagerBasedRLEnv, limits_rad_s: dict[str, float],
+                 asset_cfg: SceneEntityCfg = ROBOT) -> torch.Tensor:  # fmt: skip
+        speed = self.robot.data.joint_vel.torch[:, self.joint_ids].abs()
+        return (speed > self.limits).any(dim=-1)
+
+
 def tcp_object_distance(env: ManagerBasedRLEnv, std: float, robot_cfg: SceneEntityCfg = ROBOT,
                         object_cfg: SceneEntityCfg = OBJECT) -> torch.Tensor:  # fmt: skip
     """Reaching: ``1 − tanh(‖x_tcp − x_object‖ / std)`` (1 at the object, 0.24 at ``std``, m). Shape: ``(E,)``."""
@@ -216,6 +250,21 @@ def lift_progress(
     """
     lift = object_lift_m(env, object_term)
     return torch.clamp((lift - min_lift_m) / (lift_target_m - min_lift_m), 0.0, 1.0)
+
+
+def lift_while_pinched(env: ManagerBasedRLEnv, lift_target_m: float, contact_term: str = "grasp",
+                       object_term: str = "reset_object") -> torch.Tensor:  # fmt: skip
+    """Staged lift: ``pinch · clip(lift / lift_target_m, 0, 1)`` (lift in m, unit-less out).
+
+    Pays every millimetre the object rises from its resting height, but only while the fingers squeeze it from
+    opposite sides (the :class:`grasp_contact` term of this step, computed before this one in the reward table): the
+    bridge between "pinched" and the ungated :func:`lift_progress`, which starts at 2 cm so that tipping the box cannot
+    pay. Without it a joint-target policy learned to pinch the object and never to raise it (measured: sticking
+    contact in 48 % of steps, no lift, after 40 minutes). Shape: ``(E,)``.
+    """
+    pinch = _term(env.reward_manager, contact_term).pinch_now.float()
+    lift = object_lift_m(env, object_term)
+    return pinch * torch.clamp(lift / lift_target_m, 0.0, 1.0)
 
 
 class grasp_contact(ManagerTermBase):
@@ -242,6 +291,8 @@ class grasp_contact(ManagerTermBase):
         self.obj = env.scene[p.get("object_cfg", OBJECT).name]
         self.finger_ids = [self.robot.body_names.index(name) for name in self.sensor.sensor_names]
         self.pinched = torch.zeros(env.num_envs, dtype=torch.bool, device=env.device)
+        self.pinch_now = torch.zeros(env.num_envs, dtype=torch.bool, device=env.device)
+        """Whether the fingers squeeze the object from opposite sides in the current step."""
         self.mode = torch.zeros(env.num_envs, dtype=torch.int64, device=env.device)
         self.counts = torch.zeros(len(CONTACT_MODE_NAMES), dtype=torch.int64, device=env.device)
 
@@ -269,6 +320,7 @@ class grasp_contact(ManagerTermBase):
             od.root_com_pos_w.torch, self.sensor.data.contact_pos_w.torch[:, :, 0], normal_vec,
         )  # fmt: skip
         pinch_now = is_pinch(normal_vec, self.thresholds)
+        self.pinch_now = pinch_now
         self.pinched = self.pinched | pinch_now
         self.mode = classify_contact_mode(force, slip, self.pinched, self.thresholds)
         self.counts += mode_counts(self.mode)

@@ -46,7 +46,7 @@ def test_train_two_iterations_then_play(tmp_path):
         cwd=tmp_path, capture_output=True, text=True, timeout=900,
     )  # fmt: skip
     assert play.returncode == 0, play.stderr[-3000:]
-    assert "survival_rate" in play.stdout
+    assert "[realgap] survival=" in play.stdout and "(95 % CI " in play.stdout and "time_to_fall_s=" in play.stdout
     metrics = json.loads((tmp_path / "metrics.json").read_text())
     assert metrics["episodes"] == 4 and 0.0 <= metrics["survival_rate"] <= 1.0
     assert metrics["task"] == "Realgap-Balance-G1-Play-v0"

@@ -71,3 +71,25 @@ def test_uneven_env_split_names_the_nearest_valid_counts(tmp_path):
     assert out.returncode == 2
     assert "--num_envs 256 does not split evenly over 3 processes; nearest valid counts: 255 or 258" in out.stderr
     assert not (tmp_path / "runs").exists()
+
+
+def test_play_policy_refuses_what_is_not_an_export_of_its_task(tmp_path):
+    """--policy: a missing folder, a folder without an export, a corrupted file and another task's export are refused
+    before any env is built, each with a message naming what is wrong."""
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "corrupt").mkdir()
+    (tmp_path / "corrupt" / "policy.onnx").write_bytes(b"not an onnx graph")
+    shipped = str(REPO / "configs" / "policies" / "balance_g1")
+    cases = [
+        (["--policy", str(tmp_path / "nope")], "no such folder"),
+        (["--policy", str(tmp_path / "empty")], "no export there (policy.onnx missing"),
+        (["--policy", str(tmp_path / "corrupt")], "policy.onnx is not a readable ONNX model"),
+        (["--policy", shipped, "--task", "Realgap-Grasp-Franka-v0"],
+         "is an export of task Realgap-Balance-G1-v0 (robot 'g1'), not of Realgap-Grasp-Franka-v0"),
+        (["--policy", shipped, "--zero_action"], "give one of --checkpoint RUN, --policy EXPORT_DIR or --zero_action"),
+    ]  # fmt: skip
+    for args, message in cases:
+        out = run_script("play.py", *args, cwd=tmp_path)
+        assert out.returncode == 2, (args, out.stderr[-2000:])
+        assert message in out.stderr, (args, out.stderr[-2000:])
+        assert "Traceback" not in out.stderr

@@ -1,0 +1,78 @@
+"""Sim tier: the grasp task ends an episode as the real arm would -- a joint crossing its velocity limit trips the
+Franka's reflex -- and a NaN in one env's object or robot state terminates and resets that env only (counted as
+non_finite_*), never reaching the policy; the staged lift reward pays nothing without a pinch."""
+
+import pytest
+import torch
+
+pytestmark = pytest.mark.sim
+
+
+@pytest.fixture(scope="module")
+def torque_env():
+    from conftest import build_env
+
+    # joint torques: a large command spins joint 1 past its 2.175 rad/s limit within a few policy steps
+    with build_env("Realgap-Grasp-Franka-JointTorque-v0", num_envs=2, seed=1, events__reset_arm=None) as env:
+        yield env
+
+
+def test_joint_speed_reflex_ends_only_the_speeding_env(torque_env):
+    env = torque_env
+    env.reset()
+    robot = env.scene["robot"]
+    act = torch.zeros(2, env.action_manager.total_action_dim)
+    act[0, 0] = 5.0  # env 0: +50 N·m on joint 1 (torque scale 10 N·m per unit), env 1: hold
+    tripped = None
+    for step in range(50):
+        speed = robot.data.joint_vel.torch[:, 0].abs().clone()
+        _, _, terminated, _, _ = env.step(act)
+        reflex = env.termination_manager.get_term("joint_speed_reflex")
+        if bool(reflex.any()):
+            tripped = step
+            assert reflex.tolist() == [True, False] and terminated.tolist() == [True, False]
+            break
+        assert float(speed[0]) <= 2.175 + 1e-6  # never past the limit without tripping
+    assert tripped is not None, "50 N·m on joint 1 never reached 2.175 rad/s in 1 s"
+    # the reset env is back at rest: the reflex does not fire again on the next step
+    env.step(torch.zeros_like(act))
+    assert not bool(env.termination_manager.get_term("joint_speed_reflex").any())
+
+
+def test_nan_in_the_object_resets_that_env_and_is_counted(torque_env):
+    from realgap.envs.nan_guard import FiniteVecEnv
+
+    env = torque_env
+    vec = FiniteVecEnv(env)
+    vec.get_observations()
+    act = torch.zeros(2, env.action_manager.total_action_dim)
+    vec.step(act)
+    obj = env.scene["object"]
+    pose = obj.data.root_link_pose_w.torch.clone()
+    pose[1, 0] = float("nan")
+    obj.write_root_pose_to_sim_index(root_pose=pose)
+    obs, rew, dones, extras = vec.step(act)
+    assert env.termination_manager.get_term("non_finite_object").tolist() == [False, True]
+    assert dones.tolist() == [False, True]
+    assert torch.isfinite(obs["policy"]).all() and torch.isfinite(rew).all()
+    for _ in range(10):
+        obs, rew, dones, _ = vec.step(act)
+        assert torch.isfinite(obs["policy"]).all() and not dones.any()
+    assert torch.isfinite(obj.data.root_link_pose_w.torch).all()
+
+
+def test_staged_lift_pays_nothing_without_a_pinch(torque_env):
+    from realgap.tasks.grasp.mdp import lift_while_pinched
+
+    env = torque_env
+    env.reset()
+    env.step(torch.zeros(2, env.action_manager.total_action_dim))
+    obj = env.scene["object"]
+    pose = obj.data.root_link_pose_w.torch.clone()
+    pose[:, 2] += 0.05  # the object 5 cm up (in the air, not held)
+    obj.write_root_pose_to_sim_index(root_pose=pose)
+    env.scene.update(0.0)
+    grasp = env.reward_manager.get_term_cfg("grasp").func
+    grasp.pinch_now[:] = torch.tensor([True, False])
+    value = lift_while_pinched(env, lift_target_m=0.10)
+    torch.testing.assert_close(value, torch.tensor([0.5, 0.0]), atol=0.02, rtol=0.0)  # 5 cm of 10 cm while pinched
