@@ -4,6 +4,7 @@
     python scripts/evaluate.py --checkpoint runs/balance_g1/<dr_run> --label DR --checkpoint runs/balance_g1/<run> \\
         --label "no DR" --zero_action --factors payload_kg,push_mps --heatmap push_mps,payload_kg
     python scripts/evaluate.py --zero_action --task Realgap-Balance-G1-v0 --values push_mps=0,0.5,1 --episodes 32
+    python scripts/evaluate.py --policy configs/policies/balance_g1 --zero_action        # a shipped export
 
 Factors (``realgap.envs.sweep.FACTORS``; default values per robot in ``DEFAULT_VALUES``, set your own with
 ``--values NAME=V1,V2,...``): payload_kg, link_mass_scale, com_shift_m, inertia_scale, object_mass_scale,
@@ -22,12 +23,15 @@ import datetime
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--checkpoint", action="append", default=[], help="run folder or model_<it>.pt (repeatable)")
-    p.add_argument("--label", action="append", default=[], help="name of each --checkpoint in the report and plots")
+    p.add_argument("--policy", action="append", default=[], help="export folder (policy.onnx + metadata; repeatable)")
+    p.add_argument("--label", action="append", default=[],
+                   help="name of each --checkpoint, then each --policy, in the report and plots")  # fmt: skip
     p.add_argument("--zero_action", action="store_true", help="also evaluate the zero action (hold the default pose)")
     p.add_argument("--task", default=None, help="task id (default: the first run's task); its Play variant is used")
     p.add_argument("--factors", default=None, help="comma-separated factors (default: every one the task supports)")
@@ -43,37 +47,54 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def resolve_inputs(args: argparse.Namespace) -> tuple[str, dict[str, Path | None], Path]:
-    """Task id, policy label → checkpoint (None: zero action) and output folder; every input checked."""
+def resolve_inputs(args: argparse.Namespace) -> tuple[str, dict[str, tuple[str, Any] | None], Path]:
+    """Task id, policy label → ``("checkpoint", path)`` / ``("export", (metadata, onnx path))`` / None (zero action),
+    and the output folder; every input checked before an env is built."""
+    from realgap.envs.robustness_eval import read_export
     from realgap.envs.runner import latest_checkpoint
     from realgap.tasks import play_task
 
-    if not args.checkpoint and not args.zero_action:
-        raise ValueError("give at least one --checkpoint, or --zero_action")
-    if args.label and len(args.label) != len(args.checkpoint):
-        raise ValueError(f"{len(args.label)} --label for {len(args.checkpoint)} --checkpoint; give one each or none")
-    policies: dict[str, Path | None] = {}
+    if not args.checkpoint and not args.policy and not args.zero_action:
+        raise ValueError("give at least one --checkpoint or --policy, or --zero_action")
+    given = [("checkpoint", c) for c in args.checkpoint] + [("export", e) for e in args.policy]
+    if args.label and len(args.label) != len(given):
+        raise ValueError(f"{len(args.label)} --label for {len(given)} --checkpoint/--policy; give one each or none")
+    policies: dict[str, tuple[str, Any] | None] = {}
     tasks = set()
-    for i, given in enumerate(args.checkpoint):
-        path = Path(given)
-        ckpt = path if path.is_file() else latest_checkpoint(path)
-        run_json = ckpt.parent / "params" / "run.json"
-        if run_json.is_file():
-            tasks.add(json.loads(run_json.read_text()).get("task"))
-        label = args.label[i] if args.label else f"{ckpt.parent.name}/{ckpt.stem}"
-        policies[label] = ckpt
+    for i, (kind, where) in enumerate(given):
+        path = Path(where)
+        if kind == "checkpoint":
+            ckpt = path if path.is_file() else latest_checkpoint(path)
+            run_json = ckpt.parent / "params" / "run.json"
+            if run_json.is_file():
+                tasks.add(json.loads(run_json.read_text()).get("task"))
+            default_label, value = f"{ckpt.parent.name}/{ckpt.stem}", ckpt
+        else:
+            meta, onnx_path = read_export(path, args.task)
+            tasks.add(meta.task)
+            default_label, value = f"export {path.name}", (meta, onnx_path)
+        policies[args.label[i] if args.label else default_label] = (kind, value)
     if args.zero_action:
         policies["zero action"] = None
-    if len(tasks - {None}) > 1 and args.task is None:
-        raise ValueError(f"the checkpoints come from different tasks {sorted(tasks - {None})}; pass --task")
+    if len({play_task(t) for t in tasks - {None}}) > 1 and args.task is None:
+        raise ValueError(f"the policies come from different tasks {sorted(tasks - {None})}; pass --task")
     task = play_task(args.task or next(iter(tasks - {None}), None) or "Realgap-Balance-G1-v0")
     if args.out:
         out = Path(args.out)
-    elif len(args.checkpoint) == 1:
-        out = next(p for p in policies.values() if p is not None).parent / "robustness"
+    elif len(given) == 1:
+        kind, value = next(p for p in policies.values() if p is not None)
+        out = (value.parent / "robustness") if kind == "checkpoint" else Path("runs") / "robustness" / path.name
     else:
         out = Path("runs") / "robustness" / datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
     return task, policies, out
+
+
+def _describe(given: tuple[str, Any] | None) -> str:
+    """What a policy of the report is: the checkpoint file, the export folder, or the zero action."""
+    if given is None:
+        return "zero action"
+    kind, value = given
+    return str(value) if kind == "checkpoint" else f"export {value[1].parent}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -104,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         from isaaclab_rl.rsl_rl import check_rsl_rl_version, handle_deprecated_rsl_rl_cfg
 
         from realgap.envs.robustness import pin_term, robot_name
-        from realgap.envs.robustness_eval import checkpoint_policy, run_plan, zero_policy
+        from realgap.envs.robustness_eval import checkpoint_policy, exported_policy, run_plan, zero_policy
         from realgap.envs.sweep import DEFAULT_VALUES, build_report, finite_or_none, make_plan
 
         agent_cfg = handle_deprecated_rsl_rl_cfg(agent_cfg, check_rsl_rl_version())
@@ -112,8 +133,14 @@ def main(argv: list[str] | None = None) -> int:
         robot = robot_name(env.scene["robot"].joint_names)
         sweeps = {f: given.get(f, DEFAULT_VALUES[robot].get(f, ())) for f in factors}
         plan = make_plan(sweeps, pin_term(env).nominal_values(), heatmap)
-        policies = {label: zero_policy(env) if ckpt is None else checkpoint_policy(env, agent_cfg, ckpt)
-                    for label, ckpt in checkpoints.items()}  # fmt: skip
+
+        def make_policy(given: tuple[str, Any] | None) -> Any:
+            if given is None:
+                return zero_policy(env)
+            kind, value = given
+            return checkpoint_policy(env, agent_cfg, value) if kind == "checkpoint" else exported_policy(env, *value)
+
+        policies = {label: make_policy(given) for label, given in checkpoints.items()}
         print(f"[realgap] {task}: {len(plan.points)} points x {args.episodes} episodes x {len(policies)} policies "
               f"in batches of {env.num_envs} envs")  # fmt: skip
         results = run_plan(env, policies, plan, args.episodes, seed=args.seed)
@@ -124,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         "action_space": getattr(env_cfg, "action_space_info", None),
         "actuators": {name: {"model": type(cfg).__name__, "specs": sorted(getattr(cfg, "specs", {}))}
                       for name, cfg in env_cfg.scene.robot.actuators.items()},
-        "policies": {label: str(ckpt) if ckpt else "zero action" for label, ckpt in checkpoints.items()},
+        "policies": {label: _describe(given) for label, given in checkpoints.items()},
         "episodes_per_point": args.episodes, "episode_s": env_cfg.episode_length_s, "num_envs": env_cfg.scene.num_envs,
         "seed": args.seed, "wall_s": round(time.perf_counter() - t0, 1),
     } | build_report(plan, results)  # fmt: skip
@@ -144,6 +171,7 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     from realgap.envs.cli import run_cli
+    from realgap.envs.export_metadata import ExportError
     from realgap.envs.runner import CheckpointError
 
-    run_cli(main, extra_errors=(CheckpointError,))
+    run_cli(main, extra_errors=(CheckpointError, ExportError))
