@@ -14,11 +14,14 @@ from realgap.envs.physics import default_device
 from realgap.tasks.grasp.actions import get_action_space
 
 INIT_STD: dict[str, float] = {
-    "joint_pos": 0.3,  # 0.15 rad of target noise: explores the workspace without flailing
+    # Absolute joint targets jump by the noise between policy steps: at 0.3 (0.15 rad of target noise) the arm crossed
+    # its 2.175 rad/s limit within two steps of every episode (the joint-speed reflex ended them all, measured); at
+    # 0.05 (0.025 rad, a random step the 10 Hz PD follows at ~0.5 rad/s) it explores without tripping the reflex.
+    "joint_pos": 0.05,
     "joint_pos_delta": 0.5,  # 0.025 rad per step, a random walk of the target
     "joint_vel": 0.3,  # 0.3 rad/s
     "joint_torque": 0.3,  # 3 N·m on the big joints, 0.45 N·m on the wrist, on top of gravity compensation
-    "joint_pd_gravity": 0.3,
+    "joint_pd_gravity": 0.05,  # absolute targets, like joint_pos
     "ee_pose_delta": 0.5,  # 1 cm and 0.05 rad per step
 }
 """Initial action noise std per action space (units of the action, see the module docstring)."""
@@ -34,6 +37,9 @@ class GraspPPOCfg(RslRlOnPolicyRunnerCfg):
     experiment_name: str = "grasp_franka_joint_pos"
     obs_groups: dict = {"actor": ["policy"], "critic": ["policy"]}
     clip_actions: float | None = 5.0
+    actor_output_init_scale: float = 0.01
+    """Initial actor output layer scale (RealgapRunner): the untrained policy's mean action is ~0 = hold the ready
+    pose (a random network's O(1) output would ask for targets up to 0.5 rad away and trip the joint-speed reflex)."""
     actor: RslRlMLPModelCfg = RslRlMLPModelCfg(
         hidden_dims=[256, 128, 64],
         activation="elu",
