@@ -245,19 +245,20 @@ def default_rtol(dtype: torch.dtype) -> float:
 
 
 def _consistency_terms(body: BodyInertia, rtol: float | None) -> dict[str, Tensor]:
-    """Per-body quantities of every condition, in the order :func:`check_consistency` reports them."""
+    """Per-body quantities of every condition, in units of ``peak`` [kg·m²]: every condition is homogeneous in I_C,
+    so I_C is divided by its largest |entry| first and no finite input (entries near the float limit, denormals) can
+    overflow the sums or make the eigen-decomposition fail; non-finite bodies are judged on a stand-in."""
     tol = default_rtol(body.mass.dtype) if rtol is None else float(rtol)
     if not tol >= 0.0:
         raise ValueError(f"rtol must be >= 0, got {rtol}")
-    finite = (
-        torch.isfinite(body.mass)
-        & torch.isfinite(body.com_b).all(-1)
-        & torch.isfinite(body.inertia_c).flatten(-2).all(-1)
-    )
+    finite = torch.isfinite(torch.cat([body.mass[..., None], body.com_b, body.inertia_c.flatten(-2)], -1)).all(-1)
     inertia = torch.where(finite[..., None, None], body.inertia_c, _eye3(body.inertia_c).expand_as(body.inertia_c))
-    scale = _trace(inertia).abs()
-    asym = (inertia - inertia.transpose(-1, -2)).abs().flatten(-2).amax(-1)
-    moments = torch.linalg.eigvalsh(_sym(inertia))  # ascending λ1 ≤ λ2 ≤ λ3 [kg·m²]
+    peak = inertia.abs().flatten(-2).amax(-1)
+    peak = torch.where(peak > 0, peak, torch.ones_like(peak))  # I_C = 0 (point mass): nothing to scale
+    unit = inertia / peak[..., None, None]
+    scale = _trace(unit).abs()
+    asym = (unit - unit.transpose(-1, -2)).abs().flatten(-2).amax(-1)
+    moments = torch.linalg.eigvalsh(_sym(unit))  # ascending λ1 ≤ λ2 ≤ λ3 [peak]; entries in [-1, 1]: converges
     margin = moments[..., 0] + moments[..., 1] - moments[..., 2]  # = 2·(smallest principal second moment)
     allowed = tol * scale
     return {
@@ -266,6 +267,7 @@ def _consistency_terms(body: BodyInertia, rtol: float | None) -> dict[str, Tenso
         "symmetric": asym <= allowed,
         "positive": moments[..., 0] > -allowed,
         "triangle": margin > -allowed,
+        "peak": peak,
         "asym": asym,
         "moments": moments,
         "margin": margin,
@@ -277,7 +279,8 @@ def consistency_mask(body: BodyInertia, rtol: float | None = None) -> Tensor:
     """True where the body is physically consistent (J ≻ 0 up to round-off).
 
     Args:
-        body: Bodies to check.
+        body: Bodies to check (any values: NaN, inf and entries near the float limit give False or True, never an
+            error).
         rtol: Round-off tolerance relative to tr(I_C): asymmetry max|I − Iᵀ| ≤ rtol·tr and triangle margin
             λ1 + λ2 − λ3 > −rtol·tr are accepted. ``None`` → :func:`default_rtol` of the dtype; ``0`` is the exact
             test J ≻ 0 (strict triangle inequality, exact symmetry). m > 0 is always strict.
@@ -293,24 +296,28 @@ def _fmt(values: Tensor) -> str:
     return "(" + ", ".join(f"{v:.6g}" for v in values.tolist()) + ")"
 
 
-def check_consistency(
+@dataclass(frozen=True)
+class Verdict:
+    """The validator's answer for a batch of bodies: ``consistent`` (every body has J ≻ 0 up to the tolerance), else
+    the ``reason`` (the first inconsistent body, the failed condition and by how much)."""
+
+    consistent: bool
+    reason: str = ""
+
+
+def consistency_verdict(
     body: BodyInertia, rtol: float | None = None, names: Sequence[str] | None = None, what: str = "body"
-) -> None:
-    """Raise ValueError naming the first inconsistent body, the failed condition and by how much.
+) -> Verdict:
+    """Judge every body: consistent, or not with the reason; never raises for any value of the tensors.
 
     Args:
-        body: Bodies to check.
-        rtol: See :func:`consistency_mask`.
-        names: Optional names of the last batch dimension (body names), quoted in the message.
-        what: What the batch holds, for the message (e.g. ``"nominal G1 link"``).
-
-    Raises:
-        ValueError: non-finite values, m ≤ 0, asymmetric I_C, a non-positive principal moment, or a violated
-            triangle inequality.
+        body: Bodies to check (finite or not).
+        rtol: See :func:`consistency_mask` (a negative one is a caller error: ValueError).
+        names: Optional names of the last batch dimension (body names), quoted in the reason.
+        what: What the batch holds, for the reason (e.g. ``"nominal G1 link"``).
     """
     terms = _consistency_terms(body, rtol)
-    checks = ("finite", "mass", "symmetric", "positive", "triangle")
-    for check in checks:
+    for check in ("finite", "mass", "symmetric", "positive", "triangle"):
         bad = ~terms[check]
         if not bool(bad.any()):
             continue
@@ -318,28 +325,36 @@ def check_consistency(
         label = f"{what} at index {idx}"
         if names is not None and len(idx) > 0 and len(names) == body.batch_shape[-1]:
             label += f" ({names[idx[-1]]!r})"
-        moments, allowed = terms["moments"][idx], terms["allowed"][idx].item()
-        if check == "finite":
-            reason = "mass, com_b or inertia_c contains NaN or inf"
-        elif check == "mass":
+        peak = float(terms["peak"][idx])  # back to kg·m² in float64 (no overflow for float32 input)
+        moments, allowed = terms["moments"][idx].double() * peak, float(terms["allowed"][idx]) * peak
+        reason = "mass, com_b or inertia_c contains NaN or inf"
+        if check == "mass":
             reason = f"mass {body.mass[idx].item():.6g} kg is not > 0"
         elif check == "symmetric":
-            reason = (
-                f"inertia_c is not symmetric: max |I - I^T| = {terms['asym'][idx].item():.6g} kg·m² "
-                f"exceeds the round-off allowance {allowed:.3g}"
-            )
+            asym = float(terms["asym"][idx]) * peak
+            reason = f"inertia_c is not symmetric: max |I - I^T| = {asym:.6g} kg·m² exceeds the allowance {allowed:.3g}"
         elif check == "positive":
             reason = f"principal moment {moments[0].item():.6g} kg·m² is not > 0 (moments {_fmt(moments)})"
-        else:
+        elif check == "triangle":
             lam1, lam2, lam3 = moments.tolist()
             reason = (
                 f"principal moments {_fmt(moments)} kg·m² violate the triangle inequality: "
-                f"{lam1:.6g} + {lam2:.6g} < {lam3:.6g} by {-terms['margin'][idx].item():.6g} "
+                f"{lam1:.6g} + {lam2:.6g} < {lam3:.6g} by {-float(terms['margin'][idx]) * peak:.6g} "
                 f"(round-off allowance {allowed:.3g})"
             )
-        raise ValueError(
-            f"{label} is not physically consistent: {reason}; {int(bad.sum())} of {bad.numel()} fail this check"
-        )
+        return Verdict(False, f"{label} is not physically consistent: {reason}; {int(bad.sum())} of {bad.numel()} "
+                              "fail this check")  # fmt: skip
+    return Verdict(True)
+
+
+def check_consistency(
+    body: BodyInertia, rtol: float | None = None, names: Sequence[str] | None = None, what: str = "body"
+) -> None:
+    """Raise ValueError with the :class:`Verdict`'s reason (arguments: :func:`consistency_verdict`) unless every body
+    is consistent: non-finite values, m ≤ 0, asymmetric I_C, a non-positive moment, a violated triangle inequality."""
+    verdict = consistency_verdict(body, rtol, names, what)
+    if not verdict.consistent:
+        raise ValueError(verdict.reason)
 
 
 def box_inertia_c(mass: Tensor, size: Tensor) -> Tensor:
@@ -380,10 +395,5 @@ def combine_bodies(first: BodyInertia, second: BodyInertia) -> BodyInertia:
     if bool((mass <= 0).any()):
         raise ValueError(f"composite mass must be > 0, min is {mass.min().item():.6g} kg")
     com_b = (first.mass[..., None] * first.com_b + second.mass[..., None] * second.com_b) / mass[..., None]
-    inertia_c = (
-        first.inertia_c
-        + parallel_axis_term(first.mass, first.com_b - com_b)
-        + second.inertia_c
-        + parallel_axis_term(second.mass, second.com_b - com_b)
-    )
-    return BodyInertia(mass, com_b, _sym(inertia_c))
+    steiner = [parallel_axis_term(part.mass, part.com_b - com_b) for part in (first, second)]
+    return BodyInertia(mass, com_b, _sym(first.inertia_c + steiner[0] + second.inertia_c + steiner[1]))

@@ -35,6 +35,8 @@ from realgap.envs.inertia import (
     check_consistency,
     cholesky_factor_from_log_cholesky,
     combine_bodies,
+    consistency_mask,
+    default_rtol,
     log_cholesky_from_body,
     parallel_axis_term,
     rotate_inertia,
@@ -222,6 +224,55 @@ def attach_payload(
     if rot_b is not None:
         inertia = rotate_inertia(rot_b, inertia)
     return combine_bodies(body, BodyInertia(mass, offset_b, inertia))
+
+
+def cast_consistent(
+    body: BodyInertia, dtype: torch.dtype = torch.float32, names: Sequence[str] | None = None, what: str = "body"
+) -> BodyInertia:
+    """The body in the simulator's ``dtype``, with the numbers actually written checked for consistency.
+
+    A body consistent in float64 can lose it in the cast: a rod-like I_C (smallest principal moment below float32
+    round-off of the largest, e.g. a CoM shifted by moving a small lump far) comes out with a negative moment or a
+    violated triangle inequality. Here the cast values are judged exactly (in float64, where a float32 matrix's
+    eigenvalues are accurate to ~1e-16 of its trace). A body failing only by round-off gets the smallest isotropic
+    inertia δ·1 that makes the written numbers consistent, δ ≤ 64 eps(dtype)·tr(I_C) (~8e-6 of the trace in
+    float32, far below any inertia measurement): its pseudo-inertia [[δ/2·1, 0], [0, 0]] ⪰ 0, so J + ΔJ ⪰ J.
+
+    Args:
+        body: Bodies to write (any float dtype), consistent at their own precision.
+        dtype: The simulator's storage type.
+        names: Names of the last batch dimension, for the message.
+        what: What the batch holds, for the message.
+
+    Returns:
+        The body in ``dtype`` on the same device, consistent as stored.
+
+    Raises:
+        ValueError: The body is inconsistent before the cast, or the cast leaves it inconsistent beyond round-off
+            (e.g. a mass or inertia that underflows or overflows ``dtype``).
+    """
+    check_consistency(body, None, names, what)
+    out = _cast(body, dtype)
+    exact = _cast(out, torch.float64)
+    tol = default_rtol(torch.float64)
+    bad = ~consistency_mask(exact, tol) & torch.isfinite(exact.inertia_c).flatten(-2).all(-1)
+    if bool(bad.any()):
+        eye = torch.eye(3, dtype=torch.float64, device=bad.device)
+        inertia = torch.where(bad[..., None, None], exact.inertia_c, eye)
+        moments = torch.linalg.eigvalsh(0.5 * (inertia + inertia.transpose(-1, -2)))  # entries finite and < max
+        trace = moments.sum(-1).abs()
+        deficit = torch.clamp(torch.maximum(-moments[..., 0], moments[..., 2] - moments[..., 0] - moments[..., 1]), 0)
+        delta = torch.where(bad, deficit + 4.0 * torch.finfo(dtype).eps * trace, torch.zeros_like(trace))
+        if bool((delta > 64.0 * torch.finfo(dtype).eps * trace).any()):
+            check_consistency(exact, tol, names, f"{what} as written in {dtype} (beyond round-off)")
+        nudged = exact.inertia_c + delta[..., None, None] * eye
+        out = BodyInertia(out.mass, out.com_b, nudged.to(dtype))
+    check_consistency(_cast(out, torch.float64), tol, names, f"{what} as written in {dtype}")
+    return out
+
+
+def _cast(body: BodyInertia, dtype: torch.dtype) -> BodyInertia:
+    return BodyInertia(body.mass.to(dtype), body.com_b.to(dtype), body.inertia_c.to(dtype))
 
 
 def _require_positive(name: str, value: Tensor) -> None:
