@@ -8,10 +8,12 @@ clears the simulation on exit, so the next test module can build its own.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+import os
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 
 @contextlib.contextmanager
@@ -42,3 +44,35 @@ def build_env(task: str, num_envs: int = 4, seed: int = 0, prepare: Callable[[An
 def env_builder():
     """The :func:`build_env` context manager, for sim tests."""
     return build_env
+
+
+# Property tests (hypothesis). Where the CI environment variable is set (hosted CI runners set CI=true) every property
+# test draws the same examples on every run: derandomize=True seeds each test from a hash of its source, so a red CI
+# run is red again when rerun, and locally with HYPOTHESIS_PROFILE=ci. Derandomized runs keep no example database
+# (hypothesis requires database=None with derandomize; said here, not left implicit). Locally ("dev") examples are
+# random and the default example database (.hypothesis/examples, git-ignored) replays every failure first until it is
+# fixed; print_blob prints a @reproduce_failure line for any failure in either profile. Each test's own @settings
+# (max_examples, deadline) applies on top of the loaded profile. pytest's --hypothesis-profile NAME overrides both.
+# Both derive from hypothesis' "default" profile explicitly: hypothesis itself loads its own "ci" profile at import
+# when it detects CI, and a profile without a parent would inherit whatever is loaded then.
+_DEFAULT = settings.get_profile("default")
+settings.register_profile(
+    "ci",
+    _DEFAULT,
+    derandomize=True,
+    database=None,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("dev", _DEFAULT, derandomize=False, print_blob=True)
+
+
+def hypothesis_profile(environ: Mapping[str, str] = os.environ) -> str:
+    """The hypothesis profile to load: ``HYPOTHESIS_PROFILE`` if set, else ``ci`` when ``CI`` is set, else ``dev``."""
+    if environ.get("HYPOTHESIS_PROFILE"):
+        return environ["HYPOTHESIS_PROFILE"]
+    return "ci" if environ.get("CI", "").strip().lower() not in ("", "0", "false", "no") else "dev"
+
+
+settings.load_profile(hypothesis_profile())
