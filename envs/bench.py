@@ -12,6 +12,12 @@ from typing import Any
 import torch
 
 
+def _synchronize(device: str) -> None:
+    """Wait for the queued GPU work (CUDA runs asynchronously: a wall-clock reading needs it done); CPU: nothing."""
+    if str(device).startswith("cuda"):
+        torch.cuda.synchronize(device)
+
+
 class _SolverClock:
     """Wall-clock time spent inside ``sim.step`` (the physics solver): warp runs CPU kernels synchronously, so the
     time a call takes is the solver's work; on a GPU the call returns before the kernels finish and the split is not
@@ -38,10 +44,12 @@ def env_policy_steps(
     seed: int = 0,
     actuators: str = "realgap",
     action_std: float = 0.0,
+    device: str | None = None,
 ) -> dict[str, Any]:
     """Policy steps/s of the full Isaac Lab env (managers, MDP terms, actuators, physics).
 
     Args:
+        device: ``cpu`` | ``cuda`` | ``cuda:N`` (default: CUDA when torch sees one, else the CPU).
         actuators: ``"realgap"`` (the task's explicit datasheet chain) or ``"implicit"`` (Isaac Lab's implicit PD with
             the same gains, armature, friction and limits: :func:`realgap.actuators.lab.implicit_actuator_cfg`).
         action_std: Actions ``N(0, action_std)`` in action units. The default 0 (hold the default pose) keeps the
@@ -56,7 +64,7 @@ def env_policy_steps(
     """
     from realgap.envs.factory import load_cfgs, make_env, simulation
 
-    env_cfg, _ = load_cfgs(task, num_envs=num_envs, seed=seed)
+    env_cfg, _ = load_cfgs(task, device, num_envs=num_envs, seed=seed)
     if actuators == "implicit":
         _use_implicit_actuators(env_cfg)
     elif actuators != "realgap":
@@ -76,6 +84,7 @@ def env_policy_steps(
         t0 = time.perf_counter()
         for _ in range(steps):
             env.step(act())
+        _synchronize(env.device)
         seconds = time.perf_counter() - t0
         decimation = env.cfg.decimation
         env.close()
@@ -106,19 +115,21 @@ def _use_implicit_actuators(env_cfg: Any) -> None:
                 acts[key] = implicit_actuator_cfg({k: ActuatorSpec.from_dict(v) for k, v in act.specs.items()})
 
 
-def bare_physics_steps(task: str, num_envs: int, physics_steps: int, warmup: int = 80, seed: int = 0) -> dict[str, Any]:
+def bare_physics_steps(
+    task: str, num_envs: int, physics_steps: int, warmup: int = 80, seed: int = 0, device: str | None = None
+) -> dict[str, Any]:
     """Physics steps/s of the same scene (same articulation, actuators, ground) stepped with no env around it.
 
     The robot's actuators hold the default pose; every step writes the actuator torques and steps the solver, which is
     the least any env must do. The difference to :func:`env_policy_steps` is the env's own overhead (managers,
-    observations, rewards, resets).
+    observations, rewards, resets). ``device`` as in :func:`env_policy_steps`.
     """
     from isaaclab.scene import InteractiveScene
     from isaaclab.sim import SimulationContext
 
     from realgap.envs.factory import load_cfgs, simulation
 
-    env_cfg, _ = load_cfgs(task, num_envs=num_envs, seed=seed)
+    env_cfg, _ = load_cfgs(task, device, num_envs=num_envs, seed=seed)
     with simulation(env_cfg):
         sim = SimulationContext(env_cfg.sim)
         env_cfg.scene.num_envs = num_envs
@@ -143,6 +154,7 @@ def bare_physics_steps(task: str, num_envs: int, physics_steps: int, warmup: int
         t0 = time.perf_counter()
         for _ in range(physics_steps):
             step()
+        _synchronize(env_cfg.sim.device)
         seconds = time.perf_counter() - t0
         sim.clear_instance()
     return {
@@ -155,10 +167,13 @@ def bare_physics_steps(task: str, num_envs: int, physics_steps: int, warmup: int
     }
 
 
-def ppo_steps(task: str, num_envs: int, iterations: int, num_procs: int = 1, seed: int = 0) -> dict[str, Any]:
+def ppo_steps(
+    task: str, num_envs: int, iterations: int, num_procs: int = 1, seed: int = 0, device: str | None = None
+) -> dict[str, Any]:
     """PPO end to end (``scripts/train.py`` in a subprocess, as a user runs it): env-steps/s, collection and learning.
 
-    The first iteration (kernel warm-up, episode-length randomization) is left out of the means.
+    The first iteration (kernel warm-up, episode-length randomization) is left out of the means. ``device`` is
+    train.py's ``--device`` (``None``: its default); on CUDA each of ``num_procs`` processes needs a GPU of its own.
     """
     import csv
     import subprocess
@@ -171,6 +186,7 @@ def ppo_steps(task: str, num_envs: int, iterations: int, num_procs: int = 1, see
         cmd = [sys.executable, str(repo / "scripts" / "train.py"), "--task", task, "--num_envs", str(num_envs),
                "--max_iterations", str(iterations), "--seed", str(seed), "--log_root", tmp, "--num_procs",
                str(num_procs), "--save_interval", str(10 * iterations)]  # fmt: skip
+        cmd += ["--device", device] if device else []
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
         if out.returncode != 0:
             raise RuntimeError(f"training failed: {out.stderr[-2000:]}")
@@ -187,20 +203,41 @@ def ppo_steps(task: str, num_envs: int, iterations: int, num_procs: int = 1, see
 def mujoco_steps(meta: Any, seconds: float = 5.0) -> dict[str, Any]:
     """Plain MuJoCo C on the same robot description, single thread: the CPU limit, and the deploy runtime on it.
 
-    ``raw``: ``mj_step`` with constant torques (the physics alone). ``runtime``: the torch-free deploy runtime with a
-    zero policy (observations, actuator chain every physics step, MuJoCo step): what sim2sim and a robot pay.
+    ``raw`` (the reference): the G1 from its default pose holding it under PD, τ = Kp·(q0 − q) − Kd·q̇ with the G1
+    datasheet gains (``G1_ACTUATORS``; torque limits as trained), computed in the same loop, restarted if the pelvis
+    drops below 0.3 m: standing contact, as in training. ``raw_zero_torque``: the same model with τ = 0; it
+    collapses and lies on the ground, where many more contacts make each step dearer (measured 12k vs 28-37k steps/s):
+    reported, labelled, never the reference. ``runtime``: the torch-free deploy runtime with a zero policy
+    (observations, actuator chain every physics step, MuJoCo step): what sim2sim and a robot pay.
     """
     import mujoco
+    import numpy as np
 
+    from realgap.actuators.datasheets import G1_ACTUATORS
+    from realgap.actuators.spec import resolve_joint_specs
     from realgap.envs.deploy.mujoco_robot import MujocoRobot
     from realgap.envs.deploy.runtime import DeployRuntime, ZeroPolicy
 
     robot = MujocoRobot.for_policy(meta)
     n = max(1, int(seconds / meta.rates.sim_dt))
+    specs = resolve_joint_specs(robot.joint_names, G1_ACTUATORS)
+    kp, kd = np.array([s.kp for s in specs]), np.array([s.kd for s in specs])  # N·m/rad, N·m·s/rad (datasheet)
+    q0 = np.array([dict(zip(meta.joint_names, meta.default_joint_pos, strict=True))[j] for j in robot.joint_names])
+    falls = 0
+    t0 = time.perf_counter()
+    for k in range(n):
+        joints = robot.read_joints()
+        robot.send_torques(kp * (q0 - joints.pos) - kd * joints.vel)
+        robot.step()
+        if k % 50 == 49 and robot.root_height() < 0.3:
+            robot.reset()
+            falls += 1
+    raw = n / (time.perf_counter() - t0)
+    robot.reset()
     t0 = time.perf_counter()
     for _ in range(n):
-        mujoco.mj_step(robot.model, robot.data)
-    raw = n / (time.perf_counter() - t0)
+        mujoco.mj_step(robot.model, robot.data)  # ctrl = 0 after reset
+    zero_torque = n / (time.perf_counter() - t0)
     robot.reset()
     runtime = DeployRuntime(meta, robot, ZeroPolicy(meta.action_dim))
     policy_steps = max(1, n // runtime.steps_per_policy)
@@ -212,8 +249,10 @@ def mujoco_steps(meta: Any, seconds: float = 5.0) -> dict[str, Any]:
             runtime.reset()
     elapsed = time.perf_counter() - t0
     physics = policy_steps * runtime.steps_per_policy
-    return {"raw_mj_steps_per_s": raw, "runtime_physics_steps_per_s": physics / elapsed,
-            "runtime_policy_steps_per_s": policy_steps / elapsed,
+    return {"raw_reference": "G1 standing from its default pose under datasheet PD (restarted if it falls)",
+            "raw_mj_steps_per_s": raw, "raw_restarts": falls, "raw_zero_torque_mj_steps_per_s": zero_torque,
+            "raw_zero_torque": "G1 with zero torque: collapses and lies on the ground (not a reference)",
+            "runtime_physics_steps_per_s": physics / elapsed, "runtime_policy_steps_per_s": policy_steps / elapsed,
             "runtime_over_raw": physics / elapsed / raw}  # fmt: skip
 
 

@@ -41,7 +41,7 @@ from realgap.envs.dr_sampling import (
     uniform,
 )
 from realgap.envs.inertia import BodyInertia, check_consistency, default_rtol
-from realgap.envs.inertia_sampling import validate_range
+from realgap.envs.inertia_sampling import cast_consistent, validate_range
 
 if TYPE_CHECKING:
     from isaaclab.envs import ManagerBasedEnv
@@ -66,6 +66,31 @@ def term_generator(env: ManagerBasedEnv, seed_key: str) -> torch.Generator:
 
 
 @contextlib.contextmanager
+def torch_stream_order(device: str) -> Iterator[None]:
+    """Run the warp launches inside on torch's current CUDA stream, in order with the torch ops around them.
+
+    DR writes interleave torch ops (sampling, gathers, scatters into the solver's arrays through ``wp.to_torch``
+    views) and warp kernels (Isaac Lab's setters, Newton's update kernels, MuJoCo-Warp's ``set_const_fixed``) on the
+    same memory; on two streams nothing orders a kernel after the torch op that made its input. Here warp launches on
+    the torch stream itself (program order), after it waited for all earlier warp work (``sync_enter``: the last step
+    is done with the arrays); on exit the warp stream waits for it (``sync_exit``). Torch's caching allocator reuses a
+    freed temporary only on its own stream, so no temporary handed to warp is recycled under a pending kernel.
+
+    CUDA graphs on: Newton replays its captured step with ``wp.capture_launch`` on the warp stream. The writes are
+    in place (the recorded pointers see the new values) and the replay is queued after the ``sync_exit`` wait, so it
+    reads them complete. DR events run between steps, never in a capture (checked). CPU: synchronous, unchanged.
+    """
+    if not str(device).startswith("cuda"):
+        yield
+        return
+    if wp.get_device(str(device)).is_capturing:
+        raise RuntimeError("a DR write inside a CUDA graph capture: event terms must run between physics steps")
+    stream = wp.stream_from_torch(torch.cuda.current_stream(torch.device(device)))
+    with wp.ScopedStream(stream, sync_enter=True, sync_exit=True):
+        yield
+
+
+@contextlib.contextmanager
 def solver_update(
     env: ManagerBasedEnv, flag: ModelFlags, fast: bool, worlds: torch.Tensor | None = None
 ) -> Iterator[None]:
@@ -78,8 +103,13 @@ def solver_update(
         worlds: The envs written; body inertia is then copied for these worlds only.
 
     Falls back to the exact path when the solver is not MuJoCo-Warp, the Newton version lacks the update method,
-    or someone else already asked for an exact update of ``flag``.
+    or someone else already asked for an exact update of ``flag``. On CUDA in stream order (:func:`torch_stream_order`).
     """
+    with torch_stream_order(env.device):
+        yield from _solver_update(env, flag, fast, worlds)
+
+
+def _solver_update(env: ManagerBasedEnv, flag: ModelFlags, fast: bool, worlds: torch.Tensor | None) -> Iterator[None]:
     manager = env.sim.physics_manager
     pending_before = flag in manager._model_changes
     yield
@@ -206,7 +236,8 @@ class randomize_body_inertia(ManagerTermBase):
         self.last_env_ids: torch.Tensor | None = None
         """Envs of the latest write."""
         self.last_written: BodyInertia | None = None
-        """Bodies written by the latest call (committer only), batch ``(len(last_env_ids), len(written_ids))``."""
+        """Bodies written by the latest call (committer only, float32 as stored), batch ``(len(last_env_ids),
+        len(written_ids))``."""
         self.written_ids: list[int] = []
 
     def sample(self, body: BodyInertia) -> BodyInertia:
@@ -261,6 +292,8 @@ class randomize_body_inertia(ManagerTermBase):
             body = term.sample(body)
         cols = self.written_ids
         out = BodyInertia(body.mass[:, cols], body.com_b[:, cols], body.inertia_c[:, cols])
+        # sampled in float64, stored in float32: the float32 numbers are what the solver integrates, so they are checked
+        out = cast_consistent(out, torch.float32, [self.asset.body_names[i] for i in cols], f"{self.asset_name} body")
         mass, com_b, inertia = body_to_flat(out)
         with solver_update(env, ModelFlags.BODY_INERTIAL_PROPERTIES, sync == "fast", ids):
             self.asset.set_masses_index(masses=mass, body_ids=self._written_ids_t, env_ids=ids)

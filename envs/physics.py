@@ -53,6 +53,47 @@ def resolve_device(requested: str | None) -> str:
     raise ValueError(f"--device must be 'cpu', 'cuda' or 'cuda:N', got {requested!r}")
 
 
+def rank_device(device: str, local_rank: int, num_procs: int, gpu_count: int) -> str:
+    """The device of one of ``num_procs`` processes (torchrun): one GPU per process on CUDA.
+
+    On the CPU every process steps its share of the envs on its own core and the device stays ``"cpu"``. On CUDA
+    process ``LOCAL_RANK`` = r drives ``cuda:r`` (rsl-rl's NCCL path requires exactly that device per local rank);
+    a ``--device cuda:N`` index is then ignored: choose the GPUs with ``CUDA_VISIBLE_DEVICES``. A single process keeps
+    the device it was given.
+
+    Args:
+        device: The resolved ``--device`` (:func:`resolve_device`): ``"cpu"`` or ``"cuda:N"``.
+        local_rank: This process's ``LOCAL_RANK`` (0 .. num_procs - 1).
+        num_procs: Processes on this machine (``--num_procs``, torchrun's ``nproc_per_node``).
+        gpu_count: CUDA devices torch sees (``torch.cuda.device_count()``).
+
+    Raises:
+        ValueError: On CUDA, more processes than visible GPUs (the message names both), or a local rank outside
+            ``[0, num_procs)``.
+    """
+    if not device.startswith("cuda"):
+        return device
+    check_procs_fit_gpus(num_procs, gpu_count)
+    if num_procs == 1:
+        return device
+    if not 0 <= local_rank < num_procs:
+        raise ValueError(f"LOCAL_RANK {local_rank} is outside [0, {num_procs}) for {num_procs} processes")
+    return f"cuda:{local_rank}"
+
+
+def check_procs_fit_gpus(num_procs: int, gpu_count: int) -> None:
+    """On CUDA each process needs a GPU of its own (NCCL cannot share one device between ranks).
+
+    Raises:
+        ValueError: ``num_procs`` exceeds ``gpu_count``; the message names the visible GPU count.
+    """
+    if num_procs > gpu_count:
+        raise ValueError(
+            f"--num_procs {num_procs} on CUDA needs one GPU per process, but torch sees {gpu_count} CUDA device(s) "
+            f"(CUDA_VISIBLE_DEVICES selects them); use --num_procs {max(gpu_count, 1)} or fewer, or --device cpu"
+        )
+
+
 def newton_physics(njmax: int = 100, nconmax: int = 40, **solver_kwargs: Any) -> NewtonCfg:
     """Newton + MuJoCo-Warp physics settings shared by all tasks (CUDA graphs are set by :func:`apply_device`).
 

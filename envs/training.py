@@ -2,8 +2,10 @@
 
 Order matters for "bad input loses nothing": every input is checked (task id, device, rates, DR profile, resume
 folder) and the env is built before a run folder is created; a resumed run reuses its recorded task, rates and DR
-profile. With ``num_procs > 1`` on the CPU the script re-launches itself under torchrun and each process steps
-``num_envs / num_procs`` envs (see :meth:`realgap.envs.runner.RealgapRunner._configure_multi_gpu`).
+profile. With ``num_procs > 1`` the script re-launches itself under torchrun and each process steps
+``num_envs / num_procs`` envs: on the CPU each on its own core (gloo, see
+:meth:`realgap.envs.runner.RealgapRunner._configure_multi_gpu`), on CUDA each on its own GPU ``cuda:LOCAL_RANK``
+(rsl-rl's NCCL path).
 """
 
 from __future__ import annotations
@@ -21,7 +23,34 @@ def rank() -> int:
 
 
 def world_size() -> int:
+    """Processes in the run under torchrun (1 when not distributed)."""
     return int(os.environ.get("WORLD_SIZE", "1"))
+
+
+def local_rank() -> int:
+    """This process's rank on this machine under torchrun (0 when not distributed): its GPU index on CUDA."""
+    return int(os.environ.get("LOCAL_RANK", "0"))
+
+
+def process_device(requested: str | None, num_procs: int | None = None) -> str:
+    """The device this process trains on: ``--device`` resolved, then on CUDA one GPU per process (``cuda:LOCAL_RANK``).
+
+    Args:
+        requested: The ``--device`` flag (``None``: CUDA when torch sees one, else the CPU).
+        num_procs: Processes on this machine (default: torchrun's ``LOCAL_WORLD_SIZE``, else ``WORLD_SIZE``).
+
+    Raises:
+        DeviceUnavailableError: CUDA requested without CUDA.
+        ValueError: On CUDA, more processes than visible GPUs (:func:`realgap.envs.physics.rank_device`).
+    """
+    import torch
+
+    from realgap.envs.physics import rank_device, resolve_device
+
+    device = resolve_device(requested)
+    procs = num_procs if num_procs is not None else int(os.environ.get("LOCAL_WORLD_SIZE", world_size()))
+    gpus = torch.cuda.device_count() if device.startswith("cuda") else 0
+    return rank_device(device, local_rank(), procs, gpus)
 
 
 def envs_per_process(num_envs: int, num_procs: int) -> int:
@@ -85,7 +114,8 @@ def train(args: argparse.Namespace) -> Path:
     if num_envs is not None and world_size() > 1:
         num_envs = envs_per_process(num_envs, world_size())
     seed = None if args.seed is None else args.seed + rank()
-    env_cfg, agent_cfg = load_cfgs(args.task, args.device, num_envs, seed, dr_profile=dr_profile, rates=rates)
+    device = process_device(args.device)  # cuda:LOCAL_RANK per process on CUDA, as rsl-rl's NCCL path requires
+    env_cfg, agent_cfg = load_cfgs(args.task, device, num_envs, seed, dr_profile=dr_profile, rates=rates)
     if args.num_envs is None and world_size() > 1:  # the task default, shared (rounded down, and said so)
         default = env_cfg.scene.num_envs
         env_cfg.scene.num_envs = max(1, default // world_size())
@@ -95,9 +125,11 @@ def train(args: argparse.Namespace) -> Path:
                 f"{env_cfg.scene.num_envs * world_size()} ({env_cfg.scene.num_envs} per process)",
                 flush=True,
             )
-    if env_cfg.sim.device == "cpu" or args.torch_threads:
-        import torch
+    import torch
 
+    if device.startswith("cuda"):  # a bare "cuda" (torch's, Isaac Lab's) must mean this process's GPU, not cuda:0
+        torch.cuda.set_device(device)
+    if env_cfg.sim.device == "cpu" or args.torch_threads:
         torch.set_num_threads(args.torch_threads or 1)
     if args.max_iterations is not None:
         agent_cfg.max_iterations = args.max_iterations
@@ -140,8 +172,20 @@ def train(args: argparse.Namespace) -> Path:
 
 
 def relaunch_with_torchrun(script: str, argv: list[str], num_procs: int) -> int:
-    """Run ``script`` in ``num_procs`` processes under torchrun (standalone rendezvous on this machine)."""
+    """Run ``script`` in ``num_procs`` processes under torchrun (standalone rendezvous on this machine).
+
+    On CUDA (the ``--device`` in ``argv``, or the default device) every process needs a GPU of its own: checked here,
+    before any process starts.
+
+    Raises:
+        DeviceUnavailableError: CUDA requested without CUDA.
+        ValueError: On CUDA, ``num_procs`` exceeds the visible GPUs.
+    """
     from torch.distributed.run import main as torchrun
+
+    flags = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    flags.add_argument("--device", default=None)
+    process_device(flags.parse_known_args(argv)[0].device, num_procs)
 
     torchrun(["--standalone", f"--nproc_per_node={num_procs}", "--tee=3", script, *argv])
     return 0

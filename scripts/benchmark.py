@@ -10,8 +10,11 @@ Sections:
           the same datasheet numbers.
   ppo     PPO end to end through scripts/train.py (collection and learning separately): 1 process with n envs, 2
           processes sharing n envs, and 2 processes with n envs each (the single process's load on each core).
-  mujoco  plain MuJoCo C mj_step on the same G1 description (one thread: the CPU limit) and the torch-free deploy
-          runtime (sim2sim) on it.
+  mujoco  plain MuJoCo C mj_step on the same G1 description (one thread: the CPU limit), standing from its default
+          pose under datasheet PD (the reference; restarted if it falls) and, labelled, with zero torque (it collapses
+          and lies on the ground: more contacts, slower), and the torch-free deploy runtime (sim2sim) on it.
+--device cuda runs the env and ppo sections on the GPU (2-process PPO needs 2 GPUs: skipped, and said so, with one);
+the mujoco section is MuJoCo C on one CPU thread whatever the device.
 Figures depend on the machine and its load: run on an otherwise idle machine and compare ratios within one run.
 """
 
@@ -34,6 +37,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--action_std", type=float, default=0.0,
                    help="env section: actions N(0, STD); 0 holds the pose, as the bare stepping does")  # fmt: skip
     p.add_argument("--ppo_iterations", type=int, default=6, help="PPO iterations per run (the first is not timed)")
+    p.add_argument("--device", default=None, help="cpu | cuda | cuda:N (default: cuda if available, else cpu)")
     p.add_argument("--json", default=None, help="write every figure to this JSON file")
     return p.parse_args(argv)
 
@@ -49,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from realgap.envs import bench
+    from realgap.envs.physics import resolve_device
     from realgap.tasks import check_task
 
     sections = set(args.sections.split(","))
@@ -56,9 +61,10 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         raise ValueError(f"unknown sections {sorted(unknown)}; known: env, ppo, mujoco")
     tasks = [check_task(t) for t in args.tasks.split(",")]
+    device = resolve_device(args.device)
     n = args.num_envs
     result: dict = {"machine": {"cpu": platform.processor() or platform.machine(), "cores": torch.get_num_threads(),
-                                "torch": torch.__version__}, "num_envs": n}  # fmt: skip
+                                "torch": torch.__version__, "device": device}, "num_envs": n}  # fmt: skip
     from realgap.envs.progress import Progress
 
     total = (2 * len(tasks) + 1) * ("env" in sections) + 3 * ("ppo" in sections) + ("mujoco" in sections)
@@ -66,9 +72,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{'measurement':<44} {'envs':>6} {'policy st/s':>14} {'physics st/s':>16}  ratio")
     if "env" in sections:
         for task in tasks:
-            env = bench.env_policy_steps(task, n, args.steps, action_std=args.action_std)
+            env = bench.env_policy_steps(task, n, args.steps, action_std=args.action_std, device=device)
             progress.update(1, done=f"{task} env")
-            bare = bench.bare_physics_steps(task, n, env["physics_steps"])
+            bare = bench.bare_physics_steps(task, n, env["physics_steps"], device=device)
             progress.update(1, done=f"{task} bare")
             ratio = env["physics_steps_per_s"] / bare["physics_steps_per_s"]
             result[task] = {"env": env, "bare": bare, "env_over_bare": ratio}
@@ -81,19 +87,26 @@ def main(argv: list[str] | None = None) -> int:
                   f"{env['overhead_over_physics']:.1%} (bare: {bare['overhead_over_physics']:.1%}); "
                   f"solver step env/bare = {solver_env / solver_bare:.2f}")  # fmt: skip
         balance = tasks[0]
-        implicit = bench.env_policy_steps(balance, n, args.steps, actuators="implicit", action_std=args.action_std)
+        implicit = bench.env_policy_steps(balance, n, args.steps, actuators="implicit", action_std=args.action_std,
+                                          device=device)  # fmt: skip
         progress.update(1, done="implicit PD")
         ratio = result[balance]["env"]["policy_steps_per_s"] / implicit["policy_steps_per_s"]
         result[balance] |= {"env_implicit_pd": implicit, "explicit_chain_over_implicit": ratio}
         row("  same env, Isaac Lab implicit PD", n, implicit["policy_steps_per_s"], implicit["physics_steps_per_s"],
             f"explicit chain (with delay) / implicit = {ratio:.3f}")  # fmt: skip
-    if "ppo" in sections:
-        one = bench.ppo_steps(tasks[0], n, args.ppo_iterations, num_procs=1)
+    if "ppo" in sections and device.startswith("cuda") and torch.cuda.device_count() < 2:
+        one = bench.ppo_steps(tasks[0], n, args.ppo_iterations, num_procs=1, device=device)
+        progress.update(3, done="PPO 1 process (2 processes need 2 GPUs)")
+        result["ppo"] = {"one_process": one}
+        row("PPO end to end, 1 process", one["num_envs"], one["env_steps_per_s"], None,
+            f"collect {one['collect_s']:.2f} s + learn {one['learn_s']:.2f} s; 2 processes need 2 GPUs")  # fmt: skip
+    elif "ppo" in sections:
+        one = bench.ppo_steps(tasks[0], n, args.ppo_iterations, num_procs=1, device=device)
         progress.update(1, done="PPO 1 process")
-        two = bench.ppo_steps(tasks[0], n, args.ppo_iterations, num_procs=2)
+        two = bench.ppo_steps(tasks[0], n, args.ppo_iterations, num_procs=2, device=device)
         progress.update(1, done="PPO 2 processes")
         # the same load per core as the single process: n envs in each of the two processes
-        two_full = bench.ppo_steps(tasks[0], 2 * n, args.ppo_iterations, num_procs=2)
+        two_full = bench.ppo_steps(tasks[0], 2 * n, args.ppo_iterations, num_procs=2, device=device)
         progress.update(1, done="PPO 2 processes x n envs")
         result["ppo"] = {"one_process": one, "two_processes": two, "two_processes_double_envs": two_full,
                          "speedup": two["env_steps_per_s"] / one["env_steps_per_s"],
@@ -109,7 +122,10 @@ def main(argv: list[str] | None = None) -> int:
         mj = bench.mujoco_steps(meta)
         progress.update(1, done="MuJoCo")
         result["mujoco"] = mj
-        row("plain MuJoCo C mj_step, G1 (1 thread)", 1, None, mj["raw_mj_steps_per_s"])
+        row("plain MuJoCo C, G1 standing, PD, 1 thread", 1, None, mj["raw_mj_steps_per_s"],
+            f"reference: holds the default pose ({mj['raw_restarts']} restarts)")  # fmt: skip
+        row("  same, zero torque (collapses, lies down)", 1, None, mj["raw_zero_torque_mj_steps_per_s"],
+            "not a reference: more contacts on the ground")  # fmt: skip
         row("deploy runtime + MuJoCo (sim2sim)", 1, mj["runtime_policy_steps_per_s"],
             mj["runtime_physics_steps_per_s"], f"runtime/raw = {mj['runtime_over_raw']:.3f}")  # fmt: skip
         if "env" in sections:

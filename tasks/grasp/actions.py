@@ -16,10 +16,12 @@ name                   policy output (arm)       low-level actuator model
 ``ee_pose_delta``      Δx (m), Δθ (rad) of TCP   differential IK (DLS) → q* → τ = Kp·(q* − q) − Kd·q̇ + g(q)
 =====================  ========================  ============================================================
 
-g(q) is the nominal Panda's gravity torque from pinocchio on example-robot-data's URDF (``gravity_source =
-"pinocchio"``: the robot's own model, which a real controller has; it does not know a randomized payload), or the
-simulator's own gravity bias (``"simulator"``: Newton's inverse dynamics of the simulated, possibly randomized robot;
-vectorized, for large GPU batches). Franka's torque and velocity interfaces compensate gravity inside the robot, so
+g(q) is the nominal Panda's gravity torque on example-robot-data's URDF (the robot's own model, which a real
+controller has; it does not know a randomized payload): batched in torch on the env's device (``gravity_source =
+"torch"``, the default: :class:`realgap.envs.gravity.TorchGravity`, the URDF read once through pinocchio) or by
+pinocchio itself, one RNEA per env on the CPU (``"pinocchio"``, the reference the torch one is tested against); or
+the simulator's own gravity bias (``"simulator"``: Newton's inverse dynamics of the simulated, possibly randomized
+robot). Franka's torque and velocity interfaces compensate gravity inside the robot, so
 the ``joint_vel``, ``joint_torque`` and ``ee_pose_delta`` variants do as well (for the re-based relative IK it is
 necessary, see :class:`DifferentialIKGravityAction`). Gravity compensation is recomputed every physics step.
 """
@@ -54,12 +56,13 @@ from isaaclab.utils import configclass
 
 from realgap.actuators.datasheets import PANDA_ACTUATORS
 from realgap.actuators.spec import ActuatorSpec, PDGains
+from realgap.envs.gravity import TorchGravity, urdf_model
 from realgap.envs.robots.panda import PANDA_ARM_JOINTS, PANDA_FINGER_JOINTS, PANDA_HAND_BODY, PANDA_TCP_OFFSET_HAND
 
 if TYPE_CHECKING:
     from isaaclab.envs import ManagerBasedEnv
 
-GravitySource = Literal["pinocchio", "simulator"]
+GravitySource = Literal["torch", "pinocchio", "simulator"]
 PANDA_URDF = "cmeel.prefix/share/example-robot-data/robots/panda_description/urdf/panda.urdf"
 """Path of the Panda URDF inside the ``example-robot-data`` wheel (a cmeel prefix; the wheel has no Python module)."""
 
@@ -114,13 +117,16 @@ def _gravity_fn(
     """A function returning g(q) of the action term's joints, ``(E, len(joints))`` N·m, from ``source``."""
     asset = action._asset
     cols = action._joint_ids
+    if source == "torch":
+        batched = TorchGravity.from_pinocchio(urdf_model(PANDA_URDF), asset.joint_names, prefixes=("panda_",))
+        return lambda: batched(asset.data.joint_pos.torch)[:, cols]
     if source == "pinocchio":
         model = PandaGravity(asset.joint_names)
         return lambda: model(asset.data.joint_pos.torch)[:, cols]
     if source == "simulator":
         offset = asset.num_base_dofs  # fixed base: 0; gravity_compensation_forces leads with the base DoFs
         return lambda: asset.data.gravity_compensation_forces.torch[:, offset:][:, cols]
-    raise ValueError(f"gravity_source must be 'pinocchio' or 'simulator', got {source!r}")
+    raise ValueError(f"gravity_source must be 'torch', 'pinocchio' or 'simulator', got {source!r}")
 
 
 class JointPositionGravityAction(JointPositionAction):
@@ -219,28 +225,29 @@ class JointPositionDeltaAction(JointAction):
 @configclass
 class JointPositionGravityActionCfg(JointPositionActionCfg):
     class_type: type = JointPositionGravityAction
-    gravity_source: str = "pinocchio"
-    """``"pinocchio"`` (nominal robot model) or ``"simulator"`` (Newton's inverse dynamics of the simulated robot)."""
+    gravity_source: str = "torch"
+    """``"torch"`` (nominal robot model, batched on the env's device), ``"pinocchio"`` (the same model, one RNEA per
+    env on the CPU: the reference) or ``"simulator"`` (Newton's inverse dynamics of the simulated robot)."""
 
 
 @configclass
 class JointVelocityGravityActionCfg(JointVelocityActionCfg):
     class_type: type = JointVelocityGravityAction
-    gravity_source: str = "pinocchio"
+    gravity_source: str = "torch"
     """See :attr:`JointPositionGravityActionCfg.gravity_source`."""
 
 
 @configclass
 class JointTorqueGravityActionCfg(JointEffortActionCfg):
     class_type: type = JointTorqueGravityAction
-    gravity_source: str = "pinocchio"
+    gravity_source: str = "torch"
     """See :attr:`JointPositionGravityActionCfg.gravity_source`."""
 
 
 @configclass
 class DifferentialIKGravityActionCfg(DifferentialInverseKinematicsActionCfg):
     class_type: type = DifferentialIKGravityAction
-    gravity_source: str = "pinocchio"
+    gravity_source: str = "torch"
     """See :attr:`JointPositionGravityActionCfg.gravity_source`."""
 
 
@@ -322,7 +329,7 @@ ACTION_SPACES: dict[str, ActionSpace] = {
             lambda: JointVelocityGravityActionCfg(asset_name="robot", joint_names=ARM, scale=1.0, preserve_order=True),
             _specs_with_arm_gains(kp_zero=True, kd_zero=False),
             "joint velocity targets q̇* = 1.0·a rad/s; velocity servo τ = Kd·(q̇* − q̇) + g(q) (Kp = 0, datasheet Kd),"
-            " pinocchio gravity compensation, 1–5 ms delay, torque envelope",
+            " nominal-model gravity compensation g(q), 1–5 ms delay, torque envelope",
         ),
         ActionSpace(
             "joint_torque",
@@ -330,7 +337,7 @@ ACTION_SPACES: dict[str, ActionSpace] = {
                 asset_name="robot", joint_names=ARM, scale=TORQUE_SCALE, preserve_order=True
             ),  # fmt: skip
             _specs_with_arm_gains(kp_zero=True, kd_zero=True),
-            "joint torques τ = (10 | 1.5 N·m)·a + g(q) passed through (Kp = Kd = 0), pinocchio gravity compensation"
+            "joint torques τ = (10 | 1.5 N·m)·a + g(q) passed through (Kp = Kd = 0), nominal-model gravity compensation"
             " as Franka's torque interface does, 1–5 ms delay, torque envelope",
         ),
         ActionSpace(
@@ -339,7 +346,7 @@ ACTION_SPACES: dict[str, ActionSpace] = {
                 asset_name="robot", joint_names=ARM, scale=0.5, use_default_offset=True, preserve_order=True
             ),  # fmt: skip
             PANDA_ACTUATORS,
-            f"absolute joint position targets q* = q_default + 0.5·a rad; {_PD} + g(q) (pinocchio)",
+            f"absolute joint position targets q* = q_default + 0.5·a rad; {_PD} + g(q) (nominal model)",
         ),
         ActionSpace(
             "ee_pose_delta",
@@ -355,7 +362,7 @@ ACTION_SPACES: dict[str, ActionSpace] = {
             ),
             PANDA_ACTUATORS,
             "TCP pose increments (2 cm, 0.1 rad per unit action, base frame) → Isaac Lab differential IK (DLS) every"
-            f" physics step → joint position targets; {_PD} + g(q) (pinocchio)",
+            f" physics step → joint position targets; {_PD} + g(q) (nominal model)",
         ),
     )
 }
