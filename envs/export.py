@@ -3,6 +3,8 @@
 The networks come from rsl-rl-lib's own exporters (``export_policy_to_onnx`` / ``export_policy_to_jit``: the
 observation normalizer is folded into the graph, batch 1, deterministic mean action). realgap then
 
+- checks the metadata against the format's JSON Schema (``realgap.policy/2``, :mod:`realgap.envs.deploy.format`) and
+  its own JSON round trip, before anything is written;
 - loads the ONNX model with its external weight file and saves it as **one self-contained file** (the MLP is small),
   with the metadata JSON in ``metadata_props["realgap_metadata"]`` plus a few flat keys for model viewers;
 - re-saves the TorchScript module with the metadata as the extra file ``realgap_metadata.json``;
@@ -10,7 +12,8 @@ observation normalizer is folded into the graph, batch 1, deterministic mean act
 - checks that onnxruntime and torch agree on random observations.
 
 Everything is written into a staging folder beside the target and swapped in only when complete, so a failure
-leaves the previous export (or nothing) and never a mix. Metadata: :mod:`realgap.envs.export_metadata`.
+leaves the previous export (or nothing) and never a mix. Metadata: :mod:`realgap.envs.export_metadata`; upgrading a
+``realgap.policy/1`` export without its checkpoint: :mod:`realgap.envs.export_upgrade`.
 """
 
 from __future__ import annotations
@@ -20,14 +23,16 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from realgap.envs.deploy.metadata import FORMAT, ONNX_METADATA_KEY, PolicyMetadata
-from realgap.envs.export_metadata import ExportError
+from realgap.envs.deploy.format import FORMAT, ONNX_METADATA_KEY, MetadataError, validate
+from realgap.envs.deploy.metadata import PolicyMetadata
+from realgap.envs.export_actions import ExportError
 
 ONNX_FILE, TORCHSCRIPT_FILE, METADATA_FILE = "policy.onnx", "policy.pt", "policy.json"
 
@@ -60,23 +65,40 @@ def training_record(checkpoint: Path, iteration: int) -> dict[str, Any]:
         "argv": run.get("argv", []),
         "resumes": run.get("resumes", []),
         "device": run.get("device"),
+        "dr_profile": run.get("dr_profile"),
         "exported_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
     }
+
+
+def checked_json(meta: PolicyMetadata) -> str:
+    """``meta`` as the JSON an export writes, after checking it against the schema and its own round trip.
+
+    Raises:
+        ExportError: The metadata violates the schema (the field named) or does not read back as itself.
+    """
+    data = meta.to_dict()
+    try:
+        validate(data, "the exported metadata")
+        back = PolicyMetadata.from_dict(data, "the exported metadata")
+    except MetadataError as err:
+        raise ExportError(str(err)) from err
+    if back != meta:
+        raise ExportError("the exported metadata does not read back as itself (a field the JSON form loses)")
+    return meta.to_json()
 
 
 def onnx_properties(meta: PolicyMetadata) -> dict[str, str]:
     """``metadata_props`` of the ONNX file: the full metadata JSON and flat keys a model viewer shows at a glance."""
     r = meta.rates
     return {
-        ONNX_METADATA_KEY: meta.to_json(),
+        ONNX_METADATA_KEY: checked_json(meta),
         "format": FORMAT,
         "task": meta.task,
         "robot": meta.robot.name,
         "robot_description_sha256": meta.robot.description_sha256,
         "joint_names": ",".join(meta.joint_names),
-        "action": (
-            "q_target = clip(offset + scale * clip(action, +-raw_clip), clip_min, clip_max) (realgap_metadata.actions)"
-        ),
+        "action": ", ".join(f"{t.name} [{t.start}:{t.stop}] {t.type}" for t in meta.actions.terms)
+        + " (equations in realgap_metadata.actions)",
         "rates": f"physics {r.physics_hz:g} Hz, servo {r.control_hz:g} Hz, policy {r.policy_hz:g} Hz, {r.target_mode}",
         "training_commit": str(meta.training.get("git", {}).get("commit", "")),
     }
@@ -112,7 +134,7 @@ def _export_torchscript(runner: Any, meta: PolicyMetadata, folder: Path) -> Path
     runner.export_policy_to_jit(str(folder), "raw.pt")
     module = torch.jit.load(str(folder / "raw.pt"), map_location="cpu")
     path = folder / TORCHSCRIPT_FILE
-    torch.jit.save(module, str(path), _extra_files={f"{ONNX_METADATA_KEY}.json": meta.to_json()})
+    torch.jit.save(module, str(path), _extra_files={f"{ONNX_METADATA_KEY}.json": checked_json(meta)})
     (folder / "raw.pt").unlink()
     return path
 
@@ -153,18 +175,32 @@ def export_policy(runner: Any, meta: PolicyMetadata, out_dir: str | Path, *, num
     Raises:
         ExportError: The exported graph disagrees with the metadata.
     """
+    text = checked_json(meta)  # refuse invalid metadata before anything is written
     out_dir = Path(out_dir)
+    diff = 0.0
+
+    def write(stage: Path) -> None:
+        nonlocal diff
+        _export_onnx(runner, meta, stage)
+        _export_torchscript(runner, meta, stage)
+        (stage / METADATA_FILE).write_text(text)
+        obs = np.random.default_rng(seed).standard_normal((num_checks, meta.obs_dim)).astype(np.float32)
+        diff = compare_onnx_torch(stage, obs)
+
+    replace_folder(out_dir, write)
+    return ExportResult(out_dir, diff, num_checks)
+
+
+def replace_folder(out_dir: Path, write: Callable[[Path], None]) -> None:
+    """Fill a staging folder beside ``out_dir`` with ``write(stage)`` and swap it in for ``out_dir`` only when
+    ``write`` returns: a failure leaves ``out_dir`` as it was (or absent), never a mix."""
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}-staging-", dir=out_dir.parent))
     umask = os.umask(0)
     os.umask(umask)
     os.chmod(stage, 0o777 & ~umask)  # mkdtemp makes it private; the export is an ordinary folder
     try:
-        _export_onnx(runner, meta, stage)
-        _export_torchscript(runner, meta, stage)
-        (stage / METADATA_FILE).write_text(meta.to_json())
-        obs = np.random.default_rng(seed).standard_normal((num_checks, meta.obs_dim)).astype(np.float32)
-        diff = compare_onnx_torch(stage, obs)
+        write(stage)
         old = out_dir.with_name(f".{out_dir.name}-old-{os.getpid()}")
         if out_dir.exists():
             os.rename(out_dir, old)
@@ -177,7 +213,6 @@ def export_policy(runner: Any, meta: PolicyMetadata, out_dir: str | Path, *, num
         shutil.rmtree(old, ignore_errors=True)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
-    return ExportResult(out_dir, diff, num_checks)
 
 
 def export_checkpoint(

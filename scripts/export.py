@@ -1,12 +1,16 @@
 """Export a trained policy for a robot: policy.onnx (one file, metadata embedded), policy.pt (TorchScript) and
-policy.json (the metadata: joint order, default pose, action scale/offset/clip, PD gains and torque limits, rates,
-observation layout, command delay, robot description hash, task and training commit).
+policy.json, in the documented format realgap.policy/2 (docs/policy_format.md, configs/schema/policy.schema.json):
+robot description and its hash, joint order, default and start pose, action terms with their equations, actuator law
+and parameters, friction, command delay, rates, observation layout with units, frames and training-only noise, what
+the training simulator assumed, task and training commit.
 
     python scripts/export.py --checkpoint runs/balance_g1/2026-11-29_20-00-00            # latest model_<it>.pt
     python scripts/export.py --checkpoint runs/balance_g1/<run>/model_300.pt --out /tmp/g1_policy
+    python scripts/export.py --upgrade configs/policies/balance_g1                       # a realgap.policy/1 export
 
-The export goes to <run>/exported/ unless --out is given. Run it on the robot with realgap.envs.deploy (numpy +
-onnxruntime only).
+The export goes to <run>/exported/ unless --out is given. --upgrade rewrites an old export's metadata in place (the
+network is left unchanged; the metadata is read again from the task's env and must describe the same policy). Run it
+on the robot with `python -m realgap.envs.deploy` (numpy + onnxruntime only: pip install 'realgap[deploy]').
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ import argparse
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--checkpoint", required=True, help="run folder (latest model_<it>.pt) or a model_<it>.pt file")
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--checkpoint", help="run folder (latest model_<it>.pt) or a model_<it>.pt file")
+    what.add_argument("--upgrade", help="export folder in the old format realgap.policy/1, rewritten in place")
     p.add_argument("--out", default=None, help="export folder (default: <run>/exported)")
     p.add_argument("--task", default=None, help="task id (default: the run's task from params/run.json)")
     p.add_argument("--device", default="cpu", help="device for building the env and loading the checkpoint")
@@ -26,14 +32,22 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.upgrade:
+        from realgap.envs.export_upgrade import upgrade_export
+
+        meta = upgrade_export(args.upgrade, args.device)
+        record = meta.training["upgrades"][-1]
+        print(f"[realgap] {args.upgrade}: upgraded to {record['to']} (task {meta.task}, {len(meta.actions.terms)} "
+              f"action term(s)); ONNX graph unchanged, sha256 {record['onnx_graph_sha256'][:12]}…")  # fmt: skip
+        return 0
     from realgap.envs.export import export_checkpoint
 
     meta, result, iteration = export_checkpoint(args.checkpoint, args.task, args.out, args.device, args.num_checks)
     r = meta.rates
-    print(f"[realgap] exported iteration {iteration} of {meta.task} to {result.folder}/")
+    print(f"[realgap] exported iteration {iteration} of {meta.task} to {result.folder}/ ({meta.to_dict()['format']})")
     print(f"  policy.onnx (metadata embedded), policy.pt, policy.json | obs {meta.obs_dim} -> actions "
-          f"{meta.action_dim} | physics {r.physics_hz:g} Hz, servo {r.control_hz:g} Hz, policy {r.policy_hz:g} Hz "
-          f"({r.target_mode})")  # fmt: skip
+          f"{meta.action_dim} ({', '.join(f'{t.name}: {t.type}' for t in meta.actions.terms)}) | physics "
+          f"{r.physics_hz:g} Hz, servo {r.control_hz:g} Hz, policy {r.policy_hz:g} Hz ({r.target_mode})")  # fmt: skip
     print(f"  onnxruntime vs torch on {result.num_checked} random observations: max |diff| = {result.max_abs_diff:.2e}")
     return 0
 

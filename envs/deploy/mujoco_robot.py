@@ -1,29 +1,34 @@
 """A torque-controlled robot on plain MuJoCo C: the test robot behind the deploy runtime (and a sim2sim plant).
 
-Built from the *same* robot description file the Isaac Lab asset was converted from (the Menagerie MJCF), edited the
-way the training asset was (:mod:`realgap.envs.assets`, :mod:`realgap.actuators.lab`):
+Built from the robot description the policy names (``robot.description``: import package, path, hash), edited the
+way the training asset was (:mod:`realgap.envs.assets`, :mod:`realgap.actuators.lab`; listed in the metadata's
+``simulator.robot_model``):
 
 - the MJCF's ``<position kp=500>`` servos are removed (and the keyframes that set their controls); one ``motor`` per
   joint takes the runtime's torque, so all PD torque comes from the actuator chain;
-- joint ``armature`` = the spec's reflected rotor inertia ``N²·I_m``, ``frictionloss`` / ``damping`` = the spec's
-  Coulomb / viscous friction (when the chain did not model friction itself), actuator force range = ± peak torque;
-- self-collisions off (the Isaac Lab articulation disables them), a ground plane added (friction 1, as the task's
-  ground material; MuJoCo takes the larger geom friction, so the MJCF's foot friction applies where it is larger);
-- the floating base starts at the training spawn pose; the step is the training physics step.
+- joint ``armature`` = the exported reflected rotor inertia ``N²·I_m``, ``frictionloss`` / ``damping`` = the exported
+  Coulomb / viscous friction (when the simulator applied it in training), actuator force range = ± peak torque;
+- self-collisions off (the Isaac Lab articulation disables them), a ground plane added with the training ground's
+  friction (``simulator.ground``); the MJCF's geoms keep their friction and priority, so each contact pair gets what
+  it got in training (``simulator.contacts``: the G1's foot spheres, priority 1, set 0.6 against the ground's 1.0);
+- the floating base starts in the exported start pose (feet on the ground); the step is the training physics step.
 
 The solver keeps the MJCF's options (``implicitfast``, pyramidal cone), which are also what the task's Newton
-MuJoCo-Warp solver uses (:func:`realgap.envs.physics.newton_physics`).
+MuJoCo-Warp solver uses (:func:`realgap.envs.physics.newton_physics`). :func:`mjcf_facts` gives the exporter what it
+reads from the MJCF (root body, joint types and ranges, the start pose's height).
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import mujoco
 import numpy as np
 
+from realgap.envs.deploy.description import description_sha256, locate_description
 from realgap.envs.deploy.metadata import PolicyMetadata
 from realgap.envs.deploy.robot import ImuState, JointState, Robot
 
@@ -79,7 +84,7 @@ class MujocoRobot(Robot):
         if not physics_dt > 0:
             raise ValueError(f"physics_dt must be > 0 s, got {physics_dt}")
         self.mjcf_path = Path(mjcf_path)
-        self._hash = hashlib.sha256(self.mjcf_path.read_bytes()).hexdigest()
+        self._hash = description_sha256(self.mjcf_path)
         spec = mujoco.MjSpec.from_file(str(self.mjcf_path))
         for element in [*spec.actuators, *spec.keys]:
             spec.delete(element)
@@ -120,38 +125,42 @@ class MujocoRobot(Robot):
         free = [j for j in range(self.model.njnt) if self.model.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE]
         self.floating = bool(free)
         self._root_body = int(self.model.jnt_bodyid[free[0]]) if free else 1
+        self.imu_body = self.model.body(self._root_body).name
         self._init_root = np.concatenate([np.asarray(init_root_pos, float), np.asarray(init_root_quat_wxyz, float)])
         self._init_joints = np.array([float((init_joint_pos or {}).get(n, 0.0)) for n in self._names])
         self.reset()
 
     @classmethod
-    def for_policy(cls, meta: PolicyMetadata, physics_dt: float | None = None, **kwargs) -> MujocoRobot:
-        """The robot the policy was trained on, with the training actuator properties and spawn pose.
+    def for_policy(cls, meta: PolicyMetadata, physics_dt: float | None = None,
+                   pose: Literal["start", "training_spawn"] = "start", **kwargs) -> MujocoRobot:  # fmt: skip
+        """The robot the policy was trained on, from the metadata alone: its description, actuator properties, pose.
 
         Args:
-            meta: Exported metadata (robot name, specs, rates, spawn pose).
+            meta: Exported metadata (robot description, actuator groups, rates, start pose, ground).
             physics_dt: Physics step, s (default: the training physics step).
+            pose: ``"start"``: the exported start pose (feet on the ground); ``"training_spawn"``: where training
+                resets placed the robot (e.g. to compare with Isaac Lab from the same spawn).
             kwargs: Further :class:`MujocoRobot` arguments.
 
         Raises:
-            KeyError: ``meta.robot.name`` is not a known realgap robot.
+            DescriptionError: The description's package is not installed (the message names it) or lacks the file.
         """
-        from realgap.envs.robots import ROBOTS
-
-        if meta.robot.name not in ROBOTS:
-            raise KeyError(f"unknown robot '{meta.robot.name}'; known: {sorted(ROBOTS)}")
         armature, friction, damping, limit = {}, {}, {}, {}
         for group in meta.actuator_groups:
-            for joint, spec in zip(group.joint_names, group.actuator_specs(), strict=True):
-                armature[joint], limit[joint] = spec.reflected_inertia, spec.peak_torque
-                plant_friction = not group.friction_in_chain  # the simulator, not the chain, applied it in training
-                friction[joint] = spec.coulomb_friction if plant_friction else 0.0
-                damping[joint] = spec.viscous_friction if plant_friction else 0.0
+            plant_friction = not group.friction_in_chain  # the simulator, not the chain, applied it in training
+            for i, joint in enumerate(group.joint_names):
+                armature[joint], limit[joint] = group.armature[i], group.peak_torque[i]
+                friction[joint] = group.coulomb_friction[i] if plant_friction else 0.0
+                damping[joint] = group.viscous_friction[i] if plant_friction else 0.0
+        r = meta.robot
+        root_pos, root_quat = (r.start_root_pos, r.start_root_quat_wxyz) if pose == "start" else (
+            r.spawn_root_pos, r.spawn_root_quat_wxyz)  # fmt: skip
+        ground = (meta.simulator.get("ground") or {}).get("dynamic_friction")
+        kwargs.setdefault("ground_friction", 1.0 if ground is None else float(ground))
         return cls(
-            ROBOTS[meta.robot.name].mjcf_path(), meta.rates.sim_dt if physics_dt is None else physics_dt,
+            locate_description(r.description), meta.rates.sim_dt if physics_dt is None else physics_dt,
             joint_names=meta.joint_names, armature=armature, frictionloss=friction, damping=damping,
-            effort_limit=limit, init_root_pos=meta.robot.init_root_pos,
-            init_root_quat_wxyz=meta.robot.init_root_quat_wxyz,
+            effort_limit=limit, init_root_pos=root_pos, init_root_quat_wxyz=root_quat,
             init_joint_pos=dict(zip(meta.joint_names, meta.default_joint_pos, strict=True)), **kwargs,
         )  # fmt: skip
 
@@ -166,7 +175,7 @@ class MujocoRobot(Robot):
 
     @property
     def description_hash(self) -> str:
-        """SHA-256 of the MJCF file (as :func:`realgap.envs.assets.description_hash`)."""
+        """SHA-256 of the MJCF and every file it references (as :func:`realgap.envs.assets.description_hash`)."""
         return self._hash
 
     def read_joints(self) -> JointState:
@@ -213,3 +222,51 @@ class MujocoRobot(Robot):
         if not self.floating:
             raise ValueError("push needs a floating base")
         self.data.qvel[0:2] += np.asarray(dv_xy, dtype=float)
+
+    def lowest_collider_height(self) -> float:
+        """Signed distance from the ground plane to the robot's nearest collision geom in the current state, m."""
+        m, d = self.model, self.data
+        ground = m.geom("realgap_ground").id
+        robot = [g for g in range(m.ngeom) if g != ground and (m.geom_contype[g] or m.geom_conaffinity[g])]
+        return min(float(mujoco.mj_geomDistance(m, d, ground, g, 10.0, None)) for g in robot)
+
+
+@dataclass(frozen=True)
+class MjcfFacts:
+    """What the exporter reads from the MJCF.
+
+    Attributes:
+        root_body: Name of the articulation's root body (the free joint's body, else the first body).
+        joint_types: ``"hinge"`` or ``"slide"`` per joint.
+        pos_lower: Lower joint limit per joint, rad / m (``None``: unlimited). pos_upper: Upper limit.
+        start_root_pos: Root position with the lowest collider on the ground (fixed base: the given position), m.
+        start_clearance_m: Lowest collider height in that pose, m (``None`` for a fixed base).
+    """
+
+    root_body: str
+    joint_types: tuple[str, ...]
+    pos_lower: tuple[float | None, ...]
+    pos_upper: tuple[float | None, ...]
+    start_root_pos: tuple[float, float, float]
+    start_clearance_m: float | None
+
+
+def mjcf_facts(mjcf_path: str | Path, joint_names: Sequence[str], joint_pos: Sequence[float],
+               root_pos: Sequence[float], root_quat_wxyz: Sequence[float], fixed_base: bool) -> MjcfFacts:  # fmt: skip
+    """Root body, joint types and limits, and the start pose (root lowered until the lowest collider touches z = 0,
+    in the joint pose ``joint_pos`` and orientation ``root_quat_wxyz``) of the robot in ``mjcf_path``."""
+    pose = dict(zip(joint_names, joint_pos, strict=True))
+    robot = MujocoRobot(mjcf_path, 0.005, joint_names=joint_names, init_root_pos=root_pos,
+                        init_root_quat_wxyz=root_quat_wxyz, init_joint_pos=pose, fixed_base=fixed_base)  # fmt: skip
+    m = robot.model
+    jid = [m.joint(n).id for n in joint_names]
+    types = tuple("slide" if m.jnt_type[j] == mujoco.mjtJoint.mjJNT_SLIDE else "hinge" for j in jid)
+    lower = tuple(float(m.jnt_range[j, 0]) if m.jnt_limited[j] else None for j in jid)
+    upper = tuple(float(m.jnt_range[j, 1]) if m.jnt_limited[j] else None for j in jid)
+    start, clearance = tuple(float(v) for v in root_pos), None
+    if not fixed_base:  # to the micrometre: the lowest collider then touches the ground to within 1e-6 m
+        start = (start[0], start[1], round(start[2] - robot.lowest_collider_height(), 6))
+        robot._init_root[:3] = start
+        robot.reset()
+        clearance = round(robot.lowest_collider_height(), 6) + 0.0  # + 0.0: no -0.0
+    return MjcfFacts(robot.imu_body, types, lower, upper, start, clearance)

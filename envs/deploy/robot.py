@@ -3,10 +3,12 @@
 A driver for real hardware implements :class:`Robot` over its SDK (e.g. Unitree's LowState/LowCmd); the MuJoCo
 implementation in :mod:`realgap.envs.deploy.mujoco_robot` is the test robot. numpy only.
 
-Frames and units: joint positions rad, velocities rad/s, torques N·m, in :attr:`Robot.joint_names` order. The IMU
-reports the *root body's* angular velocity and the gravity direction, both in the root body frame (what Isaac Lab's
+Frames and units: joint positions rad, velocities rad/s, torques N·m (m, m/s, N for prismatic joints), in
+:attr:`Robot.joint_names` order, each the MJCF joint's own position (its zero, its axis). The IMU reports the angular
+velocity of the body the metadata names (``observations.imu_body``, the articulation's root body: the G1's
+``pelvis``) relative to the world, and the gravity direction, both in that body's frame (what Isaac Lab's
 ``base_ang_vel`` and ``projected_gravity`` observe); a robot whose IMU sits elsewhere must rotate its readings into
-that frame.
+that frame. A guide to writing one: ``docs/new_robot.md``.
 """
 
 from __future__ import annotations
@@ -38,11 +40,11 @@ class JointState:
 
 @dataclass(frozen=True)
 class ImuState:
-    """Root-body IMU readings.
+    """IMU readings of the policy's IMU body (``observations.imu_body``, the root body).
 
     Attributes:
-        ang_vel_b: Angular velocity of the root body in its own frame, rad/s.
-        projected_gravity_b: Unit gravity direction in the root body frame (``(0, 0, -1)`` when upright).
+        ang_vel_b: Angular velocity of the body relative to the world, in the body's own frame, rad/s (a gyro).
+        projected_gravity_b: Unit vector along gravity in the body frame (``(0, 0, -1)`` when upright).
 
     Shape:
         Both ``(3,)``.
@@ -60,12 +62,15 @@ class Robot(abc.ABC):
             control period (:meth:`send_torques`). ``"position"``: the robot runs its own joint servos; the runtime
             sends position targets with the training gains (:meth:`send_joint_targets`).
         simulated: True when the robot is a simulator with no command latency of its own: the runtime then
-            reproduces the training command delay in its chain. A real robot's bus has its own latency, which must not
-            be added twice.
+            reproduces the training command delay in its chain (and the chain's friction, if training modelled it
+            there). A real robot's bus has its own latency, which must not be added twice.
+        imu_body: The body the IMU readings refer to, when the robot knows it; the runtime refuses a policy that
+            reads another body's (``None``: not checked).
     """
 
     command_mode: CommandMode = "torque"
     simulated: bool = False
+    imu_body: str | None = None
 
     @property
     @abc.abstractmethod
@@ -79,7 +84,8 @@ class Robot(abc.ABC):
 
     @property
     def description_hash(self) -> str | None:
-        """SHA-256 of the robot description the robot was built from, when known (simulators); None otherwise."""
+        """SHA-256 of the robot description the robot was built from (the rule of
+        :mod:`realgap.envs.deploy.description`), when known (simulators); None otherwise."""
         return None
 
     @abc.abstractmethod
@@ -88,7 +94,7 @@ class Robot(abc.ABC):
 
     @abc.abstractmethod
     def read_imu(self) -> ImuState:
-        """Latest root-body IMU readings."""
+        """Latest IMU readings of the policy's IMU body (``observations.imu_body``), in that body's frame."""
 
     def send_torques(self, tau: np.ndarray) -> None:
         """Command joint torques, N·m, held until the next call.

@@ -1,18 +1,20 @@
 """Run an exported policy on a robot: numpy + onnxruntime only (no torch, no Isaac Lab, no simulator).
 
 Per policy period (``policy_dt``) the runtime reads the joint encoders and the IMU, builds the observation with the
-training layout, runs the ONNX policy, and maps the action to joint position targets (``clip(offset + scale·a)``).
-Then, for each of the ``policy_dt / control_dt`` control periods of the robot:
+training layout, runs the ONNX policy, clips the raw action (``actions.raw_clip``) and maps it to joint targets term
+by term (:mod:`realgap.envs.deploy.actions`). Then, for each of the ``policy_dt / control_dt`` control periods of the
+robot:
 
-- torque robots: the training :class:`~realgap.actuators.chain.ActuatorChain` (rebuilt from the exported datasheet
-  specs with the same ``from_specs`` call as the Isaac Lab adapter, numpy backend) turns the held target and the
-  measured joint state into a torque: target hold/interpolation, command delay (simulated robots only), PD at the
-  servo rate, torque–speed saturation. The robot must step at the training physics rate, since the chain counts
-  delays and servo periods in physics steps;
+- torque robots: the training :class:`~realgap.actuators.chain.ActuatorChain`, rebuilt from the exported per-joint
+  parameters (numpy backend), turns the held target and the measured joint state into a torque: target
+  hold/interpolation, PD at the servo rate, torque–speed saturation; the robot must step at the training physics
+  rate, since the chain counts servo periods in physics steps. A *simulated* robot also gets what the real plant
+  would bring itself: the training command delay (drawn per episode) and, when the chain applied it in training,
+  the friction torque;
 - position robots: the (held or interpolated) targets and the training gains are sent to the robot's own servos.
 
 Before anything runs, :func:`check_compatible` refuses metadata that does not fit the robot (joint count, names and
-order, rates, command mode, robot description), naming every mismatch.
+order, rates, command mode, IMU body, robot description), naming every mismatch.
 """
 
 from __future__ import annotations
@@ -20,13 +22,13 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
 from realgap.actuators.chain import ActuatorChain, ChainTiming
 from realgap.actuators.hold import TargetInterpolator
+from realgap.envs.deploy.actions import ActionMapper
 from realgap.envs.deploy.metadata import PolicyMetadata, load_metadata
 from realgap.envs.deploy.observations import ObservationBuilder, Readings
 from realgap.envs.deploy.robot import Robot
@@ -84,6 +86,9 @@ def load_policy(path: str | Path) -> tuple[PolicyMetadata, OnnxPolicy]:
     """Metadata and ONNX policy from an export folder or a ``policy.onnx`` (metadata read from the ONNX file)."""
     path = Path(path)
     onnx_path = path / "policy.onnx" if path.is_dir() else path
+    if not onnx_path.is_file():
+        raise FileNotFoundError(f"no policy at {path}: expected an export folder with policy.onnx (and policy.json), "
+                                "or a policy.onnx file")  # fmt: skip
     return load_metadata(onnx_path), OnnxPolicy(onnx_path)
 
 
@@ -93,7 +98,7 @@ def check_compatible(meta: PolicyMetadata, robot: Robot) -> int:
     Raises:
         MetadataMismatchError: Listing each mismatch: joint count, joint names or order, a control period that does
             not divide the policy period, a torque robot not stepping at the training physics rate, an unknown
-            command mode, or a different robot description.
+            command mode, another IMU body, or a different robot description.
     """
     problems = []
     names, want = tuple(robot.joint_names), meta.joint_names
@@ -118,10 +123,13 @@ def check_compatible(meta: PolicyMetadata, robot: Robot) -> int:
                             f"physics steps; the robot steps every {dt:g} s")  # fmt: skip
     elif robot.command_mode != "position":
         problems.append(f"command mode {robot.command_mode!r}: expected 'torque' or 'position'")
+    if robot.imu_body is not None and robot.imu_body != meta.imu_body:
+        problems.append(f"IMU: the policy reads the IMU of body '{meta.imu_body}', the robot's is on "
+                        f"'{robot.imu_body}' (rotate its readings into the '{meta.imu_body}' frame)")  # fmt: skip
     got_hash = robot.description_hash
     if got_hash is not None and got_hash != meta.robot.description_sha256:
         problems.append(f"robot description: sha256 {got_hash[:12]}… differs from the training description "
-                        f"{meta.robot.description_sha256[:12]}… ({meta.robot.source.get('path', '?')})")  # fmt: skip
+                        f"{meta.robot.description_sha256[:12]}… ({meta.robot.description['path']})")  # fmt: skip
     if problems:
         raise MetadataMismatchError("the exported policy does not match the robot:\n  - " + "\n  - ".join(problems))
     return steps
@@ -140,6 +148,7 @@ class DeployRuntime:
     Raises:
         MetadataMismatchError: From :func:`check_compatible`.
         UnsupportedObservationError: An observation term cannot be built on a robot.
+        UnsupportedActionError: An action term cannot be run on a robot.
     """
 
     def __init__(self, meta: PolicyMetadata, robot: Robot, policy: Policy, *, command_delay: bool | None = None,
@@ -150,22 +159,21 @@ class DeployRuntime:
         if obs_dim != meta.obs_dim:
             raise MetadataMismatchError(f"the policy takes {obs_dim} inputs, the metadata layout has {meta.obs_dim}")
         self.observations = ObservationBuilder(meta)
+        self.actions = ActionMapper(meta)
         index = {j: i for i, j in enumerate(meta.joint_names)}
-        self._action_idx = np.array([index[j] for j in meta.actions.joint_names], dtype=np.int64)
         self.command_delay = robot.simulated if command_delay is None else command_delay
         rng = np.random.default_rng(seed)
         timing = ChainTiming.from_rates(meta.rates)
         self.chains: list[tuple[np.ndarray, ActuatorChain]] = []
         kp, kd = np.zeros(len(index)), np.zeros(len(index))
         for group in meta.actuator_groups:
-            specs = group.actuator_specs()
-            if not self.command_delay:  # a real bus brings its own latency: do not add the modelled one
-                specs = [replace(s, latency_range_s=(0.0, 0.0)) for s in specs]
             idx = np.array([index[j] for j in group.joint_names], dtype=np.int64)
-            kp[idx], kd[idx] = [s.kp for s in specs], [s.kd for s in specs]
+            kp[idx], kd[idx] = group.kp, group.kd
             if robot.command_mode == "torque":
-                chain = ActuatorChain.from_specs(specs, timing, 1, generator=rng, backend="numpy",
-                                                 apply_friction=group.friction_in_chain)  # fmt: skip
+                # a real bus brings its own latency and a real gearbox its own friction: model them for simulators only
+                delay = group.delay_steps(meta.rates.sim_dt) if self.command_delay else (0, 0)
+                chain = ActuatorChain(group.joint_params(), timing, 1, delay_steps=delay, generator=rng,
+                                      apply_friction=group.friction_in_chain and robot.simulated)  # fmt: skip
                 self.chains.append((idx, chain))
         self.kp, self.kd = kp, kd
         self._interp = TargetInterpolator(1, self.steps_per_policy, meta.rates.target_mode)
@@ -186,18 +194,19 @@ class DeployRuntime:
         self._interp.reset()
 
     def act(self) -> np.ndarray:
-        """Read the robot, run the policy once and set the joint targets; returns the raw action ``(A,)``.
+        """Read the robot, run the policy once and set the joint targets; returns the raw-clipped action ``(A,)``.
 
         Raises:
             FloatingPointError: The policy produced a non-finite action (nothing is sent).
         """
         t0 = time.perf_counter()
         readings = Readings(self.robot.read_joints(), self.robot.read_imu(), self.last_action)
-        action = np.asarray(self.policy(self.observations.build(readings)), dtype=np.float32).reshape(-1)
-        if not np.isfinite(action).all():
-            raise FloatingPointError(f"the policy returned a non-finite action: {action}")
-        self.last_action = action.copy()
-        self.q_target[self._action_idx] = self.meta.actions.targets(action)
+        raw = np.asarray(self.policy(self.observations.build(readings)), dtype=np.float32).reshape(-1)
+        if not np.isfinite(raw).all():
+            raise FloatingPointError(f"the policy returned a non-finite action: {raw}")
+        action = self.meta.actions.clip(raw)  # what training's env received, and what last_action observes
+        self.last_action = action
+        self.actions.apply(action, self.q_target)
         self.policy_time_s += time.perf_counter() - t0
         self.policy_steps += 1
         return action
@@ -221,7 +230,7 @@ class DeployRuntime:
         self.robot.step()
 
     def step(self) -> np.ndarray:
-        """One policy period: :meth:`act`, then ``steps_per_policy`` × :meth:`control`. Returns the raw action."""
+        """One policy period: :meth:`act`, then ``steps_per_policy`` × :meth:`control`. Returns the clipped action."""
         action = self.act()
         for _ in range(self.steps_per_policy):
             self.control()

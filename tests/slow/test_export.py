@@ -1,5 +1,6 @@
 """Slow tier: train a tiny policy (8 envs, 1 PPO iteration) in a subprocess, export it with scripts/export.py, and
-check the export: three self-contained files, the same metadata everywhere, the training commit recorded, onnxruntime
+check the export: three self-contained files, the same metadata (realgap.policy/2) everywhere, the training commit
+recorded, onnxruntime
 == TorchScript == the checkpoint's own actor (normalizer folded in), and the deploy runtime driving the MuJoCo G1
 with it. A missing checkpoint is refused with nothing written.
 """
@@ -67,6 +68,8 @@ def test_metadata_is_the_same_everywhere_and_names_the_training_commit(tiny_run,
     assert from_json.training["git"] == run["git"]
     assert from_json.training["checkpoint"] == str(latest_checkpoint(tiny_run).resolve())
     assert from_json.task == "Realgap-Balance-G1-v0" and from_json.obs_dim == 93 and from_json.action_dim == 29
+    assert json.loads((exported / "policy.json").read_text())["format"] == "realgap.policy/2"  # schema-checked
+    assert from_json.training["dr_profile"] == "none" and from_json.training["randomization"]["events"]["interval"]
     # the training variant's sensor noise is recorded (joint velocity ±0.4 rad/s)
     noise = {t.name: t.noise for t in from_json.observations}
     assert noise["joint_vel"]["n_min"] == -0.4 and noise["actions"] is None

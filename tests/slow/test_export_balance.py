@@ -2,8 +2,10 @@
 in training), must stay up longer than the zero action under the task's own pushes.
 
 The policy is the reference export committed in ``configs/policies/balance_g1/policy.onnx`` (metadata embedded),
-made by ``scripts/export.py`` from the last checkpoint of the README's 70-minute CPU training run; the metadata's
-``training`` record (the command, checkpoint, iteration and git state of that run) is checked first. Training a policy
+made by ``scripts/export.py`` from the last checkpoint of the README's 70-minute CPU training run and upgraded to the
+format realgap.policy/2 by ``scripts/export.py --upgrade``; the metadata's ``training`` record (the command,
+checkpoint, iteration and git state of that run, and the upgrade) is checked first. The MuJoCo robot starts in the
+exported start pose (feet on the ground). Training a policy
 good enough to beat the zero action takes about an hour on a 2-core CPU, more than this tier may spend; the
 train -> export path itself is covered on a tiny run by ``test_export.py``.
 
@@ -43,6 +45,10 @@ def test_reference_export_records_the_run_it_came_from():
     assert argv[argv.index("--run_name") + 1] == "B_linvel"
     git = meta.training["git"]
     assert git["commit"].startswith("6d6096b") and not git["dirty"]  # the README's commit, nothing uncommitted
+    # exported as realgap.policy/1, upgraded to /2 without the checkpoint: same network, metadata read again and checked
+    (upgrade,) = meta.training["upgrades"]
+    assert (upgrade["from"], upgrade["to"]) == ("realgap.policy/1", "realgap.policy/2")
+    assert upgrade["onnx_graph"].startswith("unchanged")
 
 
 def test_trained_policy_outlasts_zero_action_on_mujoco():

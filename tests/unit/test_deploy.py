@@ -1,5 +1,7 @@
-"""Deploy runtime without a simulator: import isolation, metadata round trip, refusals, observations, actions, the
-actuator chain on the torque path, the position path, and an ONNX graph (built with ``onnx``, no torch) end to end.
+"""Deploy runtime without a simulator: import isolation, metadata round trip and schema, refusals, observations,
+action terms, the actuator chain on the torque path, the position path, and an ONNX graph (built with ``onnx``, no
+torch) end to end. The format itself (old files, the shipped exports, the hash rule, the CLI) is in
+tests/unit/test_policy_format.py.
 
 The metadata here is constructed from the G1 facts (robot module, datasheets, default rates) with the balance task's
 observation layout; tests/sim/test_export_metadata.py checks the same layout against the live Isaac Lab env.
@@ -26,12 +28,15 @@ from realgap.envs.deploy import (
     ObservationBuilder,
     PolicyMetadata,
     Robot,
+    UnsupportedActionError,
     UnsupportedObservationError,
     ZeroPolicy,
     load_policy,
 )
-from realgap.envs.deploy.metadata import ActionMap, ActuatorGroup, ObsTerm, RobotInfo
-from realgap.envs.deploy.observations import Readings
+from realgap.envs.deploy.actions import ActionMapper
+from realgap.envs.deploy.description import HASH_RULE
+from realgap.envs.deploy.metadata import Actions, ActionTerm, ActuatorGroup, ObsTerm, RobotInfo
+from realgap.envs.deploy.observations import TERM_INFO, Readings
 from realgap.envs.rates import RateSpec
 from realgap.envs.robots.g1 import G1
 
@@ -43,27 +48,46 @@ POSE = tuple(G1.default_pose())
 KNEE = NAMES.index("left_knee_joint")  # spec g1_7520_22: kp 300, kd 5, peak 139 N·m, no-load speed 20 rad/s
 MDP = "isaaclab.envs.mdp.observations"
 HASH = "ab" * 32
+QUAT = (1.0, 0.0, 0.0, 0.0)
+SIMULATOR = {"engine": "test", "versions": {}, "physics_dt": 0.005, "gravity_w": [0.0, 0.0, -9.81], "solver": {},
+             "ground": {"type": "plane", "height_m": 0.0, "static_friction": 1.0, "dynamic_friction": 1.0,
+                        "restitution": 0.0}, "contacts": {}, "robot_model": []}  # fmt: skip
 
 
-def g1_metadata(rates: RateSpec | None = None, **changes) -> PolicyMetadata:
+def g1_robot(sha256: str = HASH) -> RobotInfo:
+    """The G1's robot facts: description package and path, root body, start pose on the ground, training spawn."""
+    description = {"format": "mjcf", "distribution": G1.distribution, "version": "0.4.0", "import_package": G1.package,
+                   "locate": "importlib.import_module(import_package).asset_path() / path", "path": G1.mjcf_relpath,
+                   "licence": G1.licence, "sha256": sha256, "hash_rule": HASH_RULE,
+                   "files": [{"path": "g1.xml", "sha256": HASH}]}  # fmt: skip
+    return RobotInfo("g1", description, False, "pelvis", (0.0, 0.0, 0.757), QUAT, (0.0, 0.0, 0.767), QUAT, 0.0)
+
+
+def joint_pos_term(names=NAMES, pose=POSE, start: int = 0, scale: float = 0.25, clip=(-1.0, 1.0)) -> ActionTerm:
+    n = len(names)
+    params = {"scale": [scale] * n, "offset": list(pose), "clip_min": [clip[0]] * n, "clip_max": [clip[1]] * n}
+    return ActionTerm("joint_pos", "joint_position_offset", start, start + n, names, params,
+                      "q_target = clip(offset + scale * a, clip_min, clip_max)", "rad")  # fmt: skip
+
+
+def g1_metadata(rates: RateSpec | None = None, raw_clip: float | None = None, **changes) -> PolicyMetadata:
     """Balance-task-shaped metadata: obs = ang vel 3 | gravity 3 | joint pos 29 | joint vel 29 | last action 29."""
-    specs = resolve_joint_specs(NAMES, G1_ACTUATORS)
-    group = ActuatorGroup("g1", NAMES, tuple(s.name for s in specs), {s.name: s.to_dict() for s in specs})
+    group = ActuatorGroup.from_specs("g1", NAMES, resolve_joint_specs(NAMES, G1_ACTUATORS), friction_in_chain=False)
     terms, pos = [], 0
     for name, func, dim in [("base_ang_vel", "base_ang_vel", 3), ("projected_gravity", "projected_gravity", 3),
                             ("joint_pos", "joint_pos_rel", N), ("joint_vel", "joint_vel_rel", N),
                             ("actions", "last_action", N)]:  # fmt: skip
         joints = NAMES if func.startswith("joint") else None
-        terms.append(ObsTerm(name, "policy", f"{MDP}:{func}", pos, pos + dim, joint_names=joints))
+        quantity, units, frame = TERM_INFO[func]
+        terms.append(ObsTerm(name, "policy", f"{MDP}:{func}", pos, pos + dim, quantity, units, frame,
+                             joint_names=joints))  # fmt: skip
         pos += dim
     fields = dict(
-        task="Realgap-Balance-G1-v0",
-        robot=RobotInfo("g1", HASH, {"path": "g1.xml"}, False, (0.0, 0.0, 0.767), (1.0, 0.0, 0.0, 0.0)),
-        joint_names=NAMES, default_joint_pos=POSE, default_joint_vel=(0.0,) * N,
-        actions=ActionMap("joint_pos", NAMES, (0.25,) * N, POSE, (-1.0,) * N, (1.0,) * N),
-        actuator_groups=(group,),
-        rates=rates or RateSpec(200, 200, 50), observations=tuple(terms), obs_dim=pos,
-        training={"git": {"commit": "0" * 40}},
+        task="Realgap-Balance-G1-v0", robot=g1_robot(), joint_names=NAMES, joint_types=("hinge",) * N,
+        default_joint_pos=POSE, default_joint_vel=(0.0,) * N, joint_pos_lower=(None,) * N, joint_pos_upper=(None,) * N,
+        actions=Actions((joint_pos_term(),), raw_clip), actuator_groups=(group,),
+        rates=rates or RateSpec(200, 200, 50), observations=tuple(terms), obs_dim=pos, imu_body="pelvis",
+        simulator=SIMULATOR, training={"git": {"commit": "0" * 40}},
     )  # fmt: skip
     return PolicyMetadata(**(fields | changes))
 
@@ -111,33 +135,62 @@ def _loaded(modules: list[str]) -> list[str]:
 
 
 def test_runtime_imports_neither_torch_nor_isaac_lab_nor_a_simulator():
-    assert _loaded(["realgap.envs.deploy", "realgap.envs.deploy.runtime", "onnxruntime"]) == []
+    modules = ["realgap.envs.deploy", "realgap.envs.deploy.runtime", "realgap.envs.deploy.__main__", "onnxruntime",
+               "jsonschema"]  # fmt: skip
+    assert _loaded(modules) == []
     # the MuJoCo test robot and the sim2sim harness add MuJoCo, and nothing else heavy
     assert _loaded(["realgap.envs.deploy.mujoco_robot", "realgap.envs.deploy.sim2sim"]) == ["mujoco"]
 
 
 # -- metadata --------------------------------------------------------------------------------------------------------
-def test_metadata_round_trips_through_json():
-    meta = g1_metadata()
-    back = PolicyMetadata.from_dict(json.loads(meta.to_json()))
+def test_metadata_round_trips_through_json_and_follows_the_schema():
+    meta = g1_metadata(raw_clip=4.0)
+    data = json.loads(meta.to_json())
+    assert data["format"] == "realgap.policy/2"
+    back = PolicyMetadata.from_dict(data)  # validates against configs/schema/policy.schema.json first
     assert back == meta
-    table = {row["name"]: row for row in meta.to_dict()["joints"]["table"]}
-    knee = table["left_knee_joint"]
-    assert (knee["kp"], knee["kd"], knee["effort_limit"]) == (300.0, 5.0, 139.0)
-    assert knee["armature"] == pytest.approx(0.025101925)  # 7520-22: 0.489e-4·22.5² + 0.109e-4·5² + 0.738e-4
-    # latency 0-10 ms at 5 ms physics steps: 0-2 steps
-    assert meta.to_dict()["actuators"]["groups"][0]["command_delay_physics_steps"] == [0, 2]
+    (group,) = data["actuators"]["groups"]
+    knee = group["joint_names"].index("left_knee_joint")
+    assert (group["kp"][knee], group["kd"][knee], group["peak_torque"][knee]) == (300.0, 5.0, 139.0)
+    assert group["armature"][knee] == pytest.approx(0.025101925)  # 7520-22: 0.489e-4·22.5² + 0.109e-4·5² + 0.738e-4
+    # latency 0-10 ms at 5 ms physics steps: 0-2 steps; a robot adds none
+    assert group["command_delay"]["range_physics_steps"] == [0, 2] and group["command_delay"]["robot_value_s"] == 0
+    # friction applied by the simulator: Coulomb 0.3 N·m as joint frictionloss, no tanh velocity scale
+    assert group["friction"]["applied_by"] == "simulator" and group["friction"]["velocity_scale"] is None
+    assert group["friction"]["coulomb"][knee] == 0.3 and "frictionloss" in group["friction"]["equation"]
+    assert data["actions"]["raw_clip"] == 4.0 and data["actions"]["terms"][0]["params"]["clip_max"][0] == 1.0
+
+
+def test_unbounded_limits_are_null_not_strings():
+    meta = g1_metadata(actions=Actions((joint_pos_term(clip=(None, None)),)))
+    text = meta.to_json()
+    assert '"inf"' not in text and "Infinity" not in text
+    params = json.loads(text)["actions"]["terms"][0]["params"]
+    assert set(params["clip_min"]) == {None} and set(params["clip_max"]) == {None}
+    q = ActionMapper(meta)
+    target = np.zeros(N)
+    q.apply(np.full(N, 100.0, dtype=np.float32), target)
+    np.testing.assert_allclose(target, np.array(POSE) + 25.0)  # no clip at all
 
 
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        (lambda d: d.update(format="other/9"), "format"),
+        (lambda d: d.update(format="other/9"), "field 'format' is 'other/9'"),
         (lambda d: d["observations"]["terms"][1].update(start=4, stop=6), "previous term ends at 3"),
         (lambda d: d["observations"].update(dim=94), "obs_dim is 94"),
-        (lambda d: d["actions"]["joint_names"].__setitem__(0, "tail_joint"), "tail_joint"),
+        (lambda d: d["actions"]["terms"][0]["joint_names"].__setitem__(0, "tail_joint"), "tail_joint"),
         (lambda d: d["rates"].update(decimation=5), "decimation"),
-        (lambda d: d.pop("joints"), "joints"),
+        (lambda d: d.pop("joints"), "'joints' is a required property"),
+        (lambda d: d["actions"]["terms"][0]["params"].update(scale="x"), r"\$.actions.terms\[0\].params.scale"),
+        (lambda d: d["actions"]["terms"][0]["params"]["scale"].pop(), "params.scale: 28 values for 29 joints"),
+        (lambda d: d["actions"]["terms"][0].update(type="teleport"), r"\$.actions.terms\[0\].type"),
+        (lambda d: d["actuators"]["groups"][0]["kp"].pop(), "'g1'.kp: 28 values for 29 joints"),
+        (lambda d: d["actuators"]["groups"][0]["command_delay"].update(range_physics_steps=[0, 3]), "range_physics"),
+        (lambda d: d["actuators"]["groups"][0]["friction"].update(applied_by="firmware"), "applied_by"),
+        (lambda d: d["robot"]["description"].update(sha256="abc"), r"\$.robot.description.sha256"),
+        (lambda d: d["robot"]["start_pose"].pop("root_pos_w"), r"\$.robot.start_pose"),
+        (lambda d: d["observations"]["terms"][0].update(noise={"cfg": {}}), r"\$.observations.terms\[0\].noise"),
     ],
 )
 def test_malformed_metadata_is_refused_with_the_field_named(edit, message):
@@ -237,14 +290,89 @@ def test_unsupported_observation_terms_are_refused(term, message):
         ObservationBuilder(g1_metadata(), [term])
 
 
-def test_action_map_is_offset_plus_scaled_action_then_clipped():
-    amap = g1_metadata().actions
+def test_joint_position_term_is_offset_plus_scaled_action_then_clipped():
+    mapper = ActionMapper(g1_metadata())
     a = np.zeros(N)
     a[KNEE], a[0] = 1.0, -0.4  # knee 0.669 + 0.25 = 0.919 rad; hip pitch -0.312 - 0.1 = -0.412 rad
     a[NAMES.index("left_elbow_joint")] = 3.0  # 0.6 + 0.75 = 1.35 -> clipped to the target bound 1.0 rad
-    q = amap.targets(a)
+    q = np.zeros(N)
+    mapper.apply(a, q)
     assert q[KNEE] == pytest.approx(0.919, abs=1e-9) and q[0] == pytest.approx(-0.412, abs=1e-9)
     assert q[NAMES.index("left_elbow_joint")] == 1.0
+
+
+ARM, FINGERS = tuple(f"joint{i}" for i in range(1, 8)), ("finger_joint1", "finger_joint2")
+
+
+def panda_metadata(actions: Actions) -> PolicyMetadata:
+    """Grasp-shaped metadata on the Panda's 9 joints: obs = joint pos 9 | last action."""
+    from realgap.actuators.datasheets import PANDA_ACTUATORS
+
+    names = ARM + FINGERS
+    group = ActuatorGroup.from_specs("panda", names, resolve_joint_specs(names, PANDA_ACTUATORS), False)
+    obs = (
+        ObsTerm("joint_pos", "policy", f"{MDP}:joint_pos_rel", 0, 9, *TERM_INFO["joint_pos_rel"], joint_names=names),
+        ObsTerm("actions", "policy", f"{MDP}:last_action", 9, 9 + actions.dim, *TERM_INFO["last_action"]),
+    )
+    robot = replace(g1_robot(), name="panda", fixed_base=True, root_body="link0", start_root_pos=(0.0, 0.0, 0.0),
+                    spawn_root_pos=(0.0, 0.0, 0.0), start_clearance_m=None)  # fmt: skip
+    return g1_metadata(task="Realgap-Grasp-Franka-v0", robot=robot, joint_names=names, joint_types=("hinge",) * 7
+                       + ("slide",) * 2, default_joint_pos=(0.0,) * 7 + (0.04, 0.04), default_joint_vel=(0.0,) * 9,
+                       joint_pos_lower=(None,) * 9, joint_pos_upper=(None,) * 9, actions=actions,
+                       actuator_groups=(group,), observations=obs, obs_dim=9 + actions.dim,
+                       imu_body="link0")  # fmt: skip
+
+
+def arm_and_gripper(arm: ActionTerm) -> Actions:
+    """A grasp-shaped action vector: an arm term, then the 1-D binary gripper (a < 0 closes to 0 m, else 0.04 m)."""
+    gripper = ActionTerm("gripper", "binary_joint_position", arm.stop, arm.stop + 1, FINGERS,
+                         {"open": [0.04, 0.04], "close": [0.0, 0.0], "threshold": 0.0},
+                         "q_target = close if a[start] < threshold else open", "m")  # fmt: skip
+    return Actions((arm, gripper))
+
+
+def test_several_action_terms_map_their_slices():
+    pose = (0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785)
+    actions = arm_and_gripper(joint_pos_term(ARM, pose, scale=0.5, clip=(None, None)))
+    assert actions.dim == 8 and actions.joint_names == ARM + FINGERS
+    meta = panda_metadata(actions)
+    assert PolicyMetadata.from_dict(meta.to_dict()) == meta
+    q = np.zeros(len(meta.joint_names))
+    mapper = ActionMapper(meta)
+    mapper.apply(np.array([0.2, 0, 0, 0, 0, 0, 0, -0.1]), q)
+    assert q[0] == pytest.approx(0.1) and q[3] == pytest.approx(-2.356) and list(q[7:9]) == [0.0, 0.0]  # closed
+    mapper.apply(np.array([0, 0, 0, 0, 0, 0, 0, 0.0]), q)
+    assert list(q[7:9]) == [0.04, 0.04]  # a >= 0 opens
+
+
+def test_terms_the_runtime_cannot_run_are_refused_by_name_and_type():
+    ik = ActionTerm("arm", "ee_pose_delta", 0, 6, ARM,
+                    {"body": "hand", "body_offset": {"pos": [0.0, 0.0, 0.1034], "quat_wxyz": list(QUAT)},
+                     "frame": "root", "command": "pose increment", "scale": [0.02] * 3 + [0.1] * 3, "offset": [0.0] * 6,
+                     "ik": {"method": "dls", "params": {"lambda_val": 0.05}}, "rate": "every physics step"},
+                    "dq = J^T (J J^T + lambda^2 I)^-1 e", "m, rad")  # fmt: skip
+    meta = panda_metadata(arm_and_gripper(ik))
+    assert PolicyMetadata.from_dict(meta.to_dict()) == meta  # the format describes it; the runtime refuses to run it
+    with pytest.raises(UnsupportedActionError, match="action term 'arm' has type 'ee_pose_delta'"):
+        ActionMapper(meta)
+    ff = {"type": "gravity", "source": "pinocchio", "model": "URDF", "equation": "g(q)"}
+    gravity = replace(joint_pos_term(), feed_forward=ff)
+    with pytest.raises(UnsupportedActionError, match="'joint_pos' .* feed-forward torque \\(gravity from pinocchio"):
+        ActionMapper(g1_metadata(actions=Actions((gravity,))))
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [({"stop": N - 1}, "spans \\[0, 28\\) = 28 entries"), ({"type": "warp_drive"}, "type 'warp_drive' is not one of")],
+)
+def test_inconsistent_action_terms_are_refused(changes, message):
+    with pytest.raises(MetadataError, match=message):
+        replace(joint_pos_term(), **changes)
+
+
+def test_action_terms_must_tile_the_action_vector():
+    with pytest.raises(MetadataError, match="starts at 1, the previous ends at 0"):
+        Actions((joint_pos_term(start=1),))
 
 
 # -- command paths ---------------------------------------------------------------------------------------------------
@@ -282,6 +410,39 @@ def test_simulated_robots_get_the_training_command_delay():
     assert (chain.delay.min_steps, chain.delay.max_steps) == (0, 2)  # 0-10 ms at 5 ms steps
     real = DeployRuntime(g1_metadata(), StateRobot(), ZeroPolicy(N))
     assert real.chains[0][1].delay.max_steps == 0  # a real bus brings its own latency
+
+
+def test_raw_clip_bounds_the_action_and_the_last_action_observation():
+    robot = StateRobot()
+    action = np.zeros(N, dtype=np.float32)
+    action[KNEE] = 9.0  # beyond the raw clip 4: the env saw 4, so does the last_action term
+    runtime = DeployRuntime(g1_metadata(raw_clip=4.0), robot, ConstantPolicy(action), command_delay=False)
+    assert runtime.step()[KNEE] == 4.0
+    obs = runtime.observations.build(Readings(robot.read_joints(), robot.read_imu(), runtime.last_action))
+    assert obs[64 + KNEE] == 4.0
+    assert runtime.q_target[KNEE] == pytest.approx(min(POSE[KNEE] + 0.25 * 4.0, 1.0))
+
+
+def test_chain_friction_is_applied_for_simulated_robots_only():
+    # training with friction in the chain: tau_f = -(0.3 · tanh(qd / 2.0)) on every joint (G1 specs: v_s = 2 rad/s)
+    group = ActuatorGroup.from_specs("g1", NAMES, resolve_joint_specs(NAMES, G1_ACTUATORS), friction_in_chain=True)
+    assert group.friction_velocity_scale[KNEE] == 2.0
+    meta = g1_metadata(actuator_groups=(group,))
+    torques = {}
+    for simulated in (True, False):
+        robot = StateRobot()
+        robot.simulated = simulated
+        robot.qd[KNEE] = 1.0
+        DeployRuntime(meta, robot, ZeroPolicy(N), command_delay=False).step()
+        torques[simulated] = robot.sent[0][1][KNEE]
+    assert torques[False] == pytest.approx(-5.0 * 1.0)  # kd·(0 − qd) only: a real gearbox brings its own friction
+    assert torques[True] == pytest.approx(-5.0 - 0.3 * np.tanh(1.0 / 2.0))
+
+
+def test_other_imu_body_is_refused():
+    robot = StateRobot()
+    robot.imu_body = "torso_link"
+    assert "IMU: the policy reads the IMU of body 'pelvis', the robot's is on 'torso_link'" in _refusal(robot)
 
 
 def test_position_path_sends_targets_and_training_gains():

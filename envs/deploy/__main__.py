@@ -1,0 +1,109 @@
+"""Run an exported policy on a robot through the deploy runtime and report time up and falls per episode.
+
+    python -m realgap.envs.deploy --policy configs/policies/balance_g1 --robot mujoco
+    python -m realgap.envs.deploy --policy configs/policies/balance_g1 --robot mujoco --episodes 8 --push_mps 0.2,0.4
+
+``--robot mujoco``: the robot the metadata names, in plain MuJoCo C (:class:`~realgap.envs.deploy.mujoco_robot.
+MujocoRobot`, built from the description package and checked against its hash), started in the exported start
+pose, pushed like the balance task (a horizontal velocity change of random heading, ``--push_mps`` every
+``--push_interval_s``); an episode ends at ``--duration_s`` or at a fall (root below ``--fall_height`` or tilted
+beyond ``--fall_tilt``). Needs numpy, onnxruntime, jsonschema, mujoco and the robot's description package:
+``pip install 'realgap[deploy]'``. Bad input exits with status 2 and one message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+
+
+def _pair(text: list[str], name: str) -> tuple[float, float]:
+    """``["0.2,0.4"]`` or ``["0.2", "0.4"]`` → ``(0.2, 0.4)``."""
+    parts = [p for t in text for p in t.split(",") if p.strip()]
+    try:
+        lo, hi = (float(p) for p in parts)
+    except ValueError:
+        raise ValueError(f"--{name} takes two numbers LO,HI, got {' '.join(text)!r}") from None
+    if not 0 <= lo <= hi:
+        raise ValueError(f"--{name} needs 0 <= LO <= HI, got {lo:g},{hi:g}")
+    return lo, hi
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m realgap.envs.deploy", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    p.add_argument("--policy", required=True, help="export folder (policy.onnx + policy.json) or a policy.onnx")
+    p.add_argument("--robot", required=True, choices=["mujoco"], help="the robot to drive (mujoco: the MuJoCo robot)")
+    p.add_argument("--episodes", type=int, default=1, help="episodes to run (default 1)")
+    p.add_argument("--duration_s", type=float, default=10.0, help="episode length, s (default 10: the task's)")
+    p.add_argument("--push_mps", nargs="+", default=["0.2,0.4"], help="push magnitude range LO,HI, m/s (0,0: none)")
+    p.add_argument("--push_interval_s", nargs="+", default=["3,5"], help="time between pushes LO,HI, s")
+    p.add_argument("--fall_height", type=float, default=0.45, help="fall: root below this height, m")
+    p.add_argument("--fall_tilt", type=float, default=1.0, help="fall: root tilted beyond this angle, rad")
+    p.add_argument("--zero_action", action="store_true", help="run the zero action instead of the policy")
+    p.add_argument("--seed", type=int, default=0, help="seed of the pushes and the simulated command delay")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    push_mps, interval = _pair(args.push_mps, "push_mps"), _pair(args.push_interval_s, "push_interval_s")
+    if args.episodes < 1 or not args.duration_s > 0:
+        raise ValueError("--episodes must be >= 1 and --duration_s > 0")
+    if push_mps[1] > 0 and not interval[0] > 0:
+        raise ValueError("--push_interval_s LO must be > 0 s")
+    from realgap.envs.deploy import ZeroPolicy, load_policy
+
+    meta, policy = load_policy(args.policy)
+    r = meta.rates
+    print(f"[realgap] {args.policy}: {meta.task} on '{meta.robot.name}' ({meta.robot.description['path']}), obs "
+          f"{meta.obs_dim} -> actions {meta.action_dim}; physics {r.physics_hz:g} Hz, servo {r.control_hz:g} Hz, "
+          f"policy {r.policy_hz:g} Hz ({r.target_mode})", flush=True)  # fmt: skip
+    if meta.robot.fixed_base:
+        raise ValueError(f"--robot mujoco runs push-and-fall episodes, which need a floating base; robot "
+                         f"'{meta.robot.name}' of {meta.task} is fixed to the world")  # fmt: skip
+    import numpy as np
+
+    try:
+        from realgap.envs.deploy.mujoco_robot import MujocoRobot
+    except ModuleNotFoundError as err:
+        msg = f"--robot mujoco needs the '{err.name}' package: pip install 'realgap[deploy]'"
+        raise ModuleNotFoundError(msg) from err
+    from realgap.envs.deploy.runtime import DeployRuntime
+    from realgap.envs.deploy.sim2sim import push_schedule, run_episode
+
+    robot = MujocoRobot.for_policy(meta)
+    runtime = DeployRuntime(meta, robot, ZeroPolicy(meta.action_dim) if args.zero_action else policy, seed=args.seed)
+    print(f"[realgap] MuJoCo robot: {robot.mjcf_path} (description sha256 {robot.description_hash[:12]}… = the "
+          f"policy's), start pose root height {meta.robot.start_root_pos[2]:.3f} m, "
+          f"{'zero action' if args.zero_action else 'policy.onnx on onnxruntime'}", flush=True)  # fmt: skip
+    rng = np.random.default_rng(args.seed)
+    results = []
+    for k in range(args.episodes):
+        pushes = push_schedule(rng, args.duration_s, push_mps, interval)
+        res = run_episode(runtime, robot, pushes, args.duration_s, args.fall_height, args.fall_tilt)
+        results.append(res)
+        print(f"episode {k + 1}/{args.episodes}: time up {res.time_up_s:.2f} s, {'fell' if res.fell else 'no fall'}, "
+              f"{res.pushes} pushes", flush=True)  # fmt: skip
+    falls = sum(r.fell for r in results)
+    print(f"[realgap] {len(results)} episodes of {args.duration_s:g} s, pushes {push_mps[0]:g}-{push_mps[1]:g} m/s: "
+          f"mean time up {statistics.mean(r.time_up_s for r in results):.2f} s, falls {falls}")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    from realgap.envs.deploy import (
+        DescriptionError,
+        MetadataError,
+        MetadataMismatchError,
+        UnsupportedActionError,
+        UnsupportedObservationError,
+    )
+
+    try:
+        sys.exit(main())
+    except (MetadataError, MetadataMismatchError, UnsupportedActionError, UnsupportedObservationError,
+            DescriptionError, FileNotFoundError, ValueError, ModuleNotFoundError) as err:  # fmt: skip
+        print(f"error: {err}", file=sys.stderr)
+        sys.exit(2)

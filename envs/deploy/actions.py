@@ -1,0 +1,194 @@
+"""Action terms: how the metadata describes them (:class:`ActionTerm`, :class:`Actions`) and how the runtime runs
+them (:class:`ActionMapper`): the (raw-clipped) policy action → joint targets, term by term, as in training.
+
+The runtime runs the term types that need nothing but the action and the exported parameters:
+
+- ``joint_position_offset`` (Isaac Lab ``JointPositionAction``):
+  ``q_target[j] = clip(offset[j] + scale[j] · a[start + j], clip_min[j], clip_max[j])``;
+- ``binary_joint_position`` (``BinaryJointPositionAction``, e.g. a gripper):
+  ``q_target = close if a[start] < threshold else open``.
+
+A term of another type (joint increments, velocities, torques, end-effector pose increments through differential
+IK) or with a feed-forward torque (gravity compensation from a robot model) is refused when the runtime is built,
+naming the term and its type: running it needs state or models the runtime does not have.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from realgap.envs.deploy.format import MetadataError, bound, floats, plain
+
+if TYPE_CHECKING:
+    from realgap.envs.deploy.metadata import PolicyMetadata
+
+ACTION_TYPES: tuple[str, ...] = (
+    "joint_position_offset",
+    "joint_position_delta",
+    "joint_velocity",
+    "joint_effort",
+    "binary_joint_position",
+    "ee_pose_delta",
+)
+"""Action term types of the format (``docs/policy_format.md``, "Action terms")."""
+_PER_JOINT_PARAMS: dict[str, tuple[str, ...]] = {
+    "joint_position_offset": ("scale", "offset", "clip_min", "clip_max"),
+    "joint_position_delta": ("scale", "clip_min", "clip_max"),
+    "joint_velocity": ("scale", "offset"),
+    "joint_effort": ("scale", "offset"),
+    "binary_joint_position": ("open", "close"),
+    "ee_pose_delta": (),
+}
+
+
+@dataclass(frozen=True)
+class ActionTerm:
+    """One action term: ``a[start:stop]`` → targets (or torques) of :attr:`joint_names` by :attr:`equation`.
+
+    Attributes:
+        name: Name of the Isaac Lab action term.
+        type: One of :data:`ACTION_TYPES`.
+        start: First index in the action vector.
+        stop: One past the last index.
+        joint_names: Joints the term drives, in the order of its per-joint parameters.
+        params: Type-specific parameters (JSON data, ``None`` for an absent bound), see ``docs/policy_format.md``.
+        equation: The mapping, with the parameter names as symbols.
+        units: Units of what the term outputs.
+        feed_forward: ``None``, or the feed-forward torque the term adds (e.g. gravity compensation g(q)).
+    """
+
+    name: str
+    type: str
+    start: int
+    stop: int
+    joint_names: tuple[str, ...]
+    params: Mapping[str, Any]
+    equation: str
+    units: str
+    feed_forward: Mapping[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "joint_names", tuple(self.joint_names))
+        object.__setattr__(self, "params", plain(self.params))
+        object.__setattr__(self, "feed_forward", plain(self.feed_forward))
+        who = f"actions.terms '{self.name}'"
+        if self.type not in ACTION_TYPES:
+            raise MetadataError(f"{who}: type {self.type!r} is not one of {list(ACTION_TYPES)}")
+        n = len(self.joint_names)
+        for key in _PER_JOINT_PARAMS[self.type]:
+            if key not in self.params:
+                raise MetadataError(f"{who}: params lack '{key}'")
+            floats(self.params[key], n, f"{who}.params.{key}", nullable=key.startswith("clip"))
+        want = {"binary_joint_position": 1, "ee_pose_delta": len(self.params.get("scale", ()))}.get(self.type, n)
+        if self.dim != want:
+            raise MetadataError(f"{who}: spans [{self.start}, {self.stop}) = {self.dim} entries, its type "
+                                f"{self.type} over {n} joints takes {want}")  # fmt: skip
+
+    @property
+    def dim(self) -> int:
+        """Number of action entries the term reads."""
+        return self.stop - self.start
+
+    def array(self, key: str, default: float = 0.0) -> np.ndarray:
+        """Per-joint parameter ``key`` as float64 (``None`` entries become ``default``, e.g. ``±inf`` for bounds)."""
+        return np.array([bound(v, default) for v in self.params[key]], dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class Actions:
+    """The action vector: raw clip, then action terms tiling ``[0, dim)``.
+
+    Attributes:
+        terms: Action terms in action-vector order.
+        raw_clip: Bound on the raw policy output before any term (rsl-rl's ``clip_actions``; ``None``: none).
+    """
+
+    terms: tuple[ActionTerm, ...]
+    raw_clip: float | None = None
+
+    def __post_init__(self) -> None:
+        pos = 0
+        for term in self.terms:
+            if term.start != pos:
+                raise MetadataError(f"action term '{term.name}' starts at {term.start}, the previous ends at {pos}")
+            pos = term.stop
+        if not self.terms:
+            raise MetadataError("actions.terms is empty")
+        if self.raw_clip is not None and not self.raw_clip > 0:
+            raise MetadataError(f"actions.raw_clip must be > 0 or null, got {self.raw_clip!r}")
+
+    @property
+    def dim(self) -> int:
+        """Policy output size."""
+        return self.terms[-1].stop
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        """Joints driven by any term, in term order."""
+        return tuple(j for t in self.terms for j in t.joint_names)
+
+    def clip(self, action: np.ndarray) -> np.ndarray:
+        """``clip(action, ±raw_clip)`` as float32 (a copy)."""
+        a = np.asarray(action, dtype=np.float32).copy()
+        return a if self.raw_clip is None else np.clip(a, -self.raw_clip, self.raw_clip)
+
+
+SUPPORTED_ACTIONS: tuple[str, ...] = ("joint_position_offset", "binary_joint_position")
+"""Action term types the deploy runtime runs."""
+
+
+class UnsupportedActionError(ValueError):
+    """An action term the runtime cannot run (names the term, its type and what is supported)."""
+
+
+class ActionMapper:
+    """Write each action term's joint targets into a full-length target vector (``meta.joint_names`` order).
+
+    Args:
+        meta: Exported metadata.
+
+    Raises:
+        UnsupportedActionError: A term of a type outside :data:`SUPPORTED_ACTIONS`, or with a feed-forward torque.
+    """
+
+    def __init__(self, meta: PolicyMetadata) -> None:
+        index = {j: i for i, j in enumerate(meta.joint_names)}
+        self.terms: list[tuple[ActionTerm, np.ndarray]] = []
+        for term in meta.actions.terms:
+            if term.type not in SUPPORTED_ACTIONS:
+                raise UnsupportedActionError(
+                    f"action term '{term.name}' has type '{term.type}', which the deploy runtime cannot run (it runs "
+                    f"{', '.join(SUPPORTED_ACTIONS)}); its equation: {term.equation}"
+                )
+            if term.feed_forward is not None:
+                raise UnsupportedActionError(
+                    f"action term '{term.name}' ({term.type}) adds a feed-forward torque ({term.feed_forward['type']} "
+                    f"from {term.feed_forward['source']}), which the deploy runtime does not compute"
+                )
+            self.terms.append((term, np.array([index[j] for j in term.joint_names], dtype=np.int64)))
+        self._params = [self._arrays(term) for term, _ in self.terms]
+
+    @staticmethod
+    def _arrays(term: ActionTerm) -> dict[str, np.ndarray]:
+        if term.type == "joint_position_offset":
+            return {"scale": term.array("scale"), "offset": term.array("offset"),
+                    "lo": term.array("clip_min", -np.inf), "hi": term.array("clip_max", np.inf)}  # fmt: skip
+        return {"open": term.array("open"), "close": term.array("close"),
+                "threshold": np.float64(term.params["threshold"])}  # fmt: skip
+
+    def apply(self, action: np.ndarray, q_target: np.ndarray) -> None:
+        """Set the targets of every term's joints from ``action`` (already raw-clipped).
+
+        Shape:
+            ``action`` ``(A,)``; ``q_target`` ``(J,)`` float64, written in place.
+        """
+        a = np.asarray(action, dtype=np.float64)
+        for (term, idx), p in zip(self.terms, self._params, strict=True):
+            if term.type == "joint_position_offset":
+                q_target[idx] = np.clip(p["offset"] + p["scale"] * a[term.start : term.stop], p["lo"], p["hi"])
+            else:
+                q_target[idx] = p["close"] if a[term.start] < p["threshold"] else p["open"]

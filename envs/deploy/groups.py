@@ -1,0 +1,147 @@
+"""Actuator groups of the metadata: one training actuator chain (one command bus) each, with the per-joint numbers of
+the actuator law (:data:`realgap.envs.deploy.format.ACTUATOR_LAW`), who applies friction, and the command delay.
+
+The runtime rebuilds the training :class:`~realgap.actuators.chain.ActuatorChain` from these numbers
+(:meth:`ActuatorGroup.joint_params`); the datasheet specs they came from travel along for provenance.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from realgap.actuators.delay import latency_range_to_steps
+from realgap.actuators.params import JointParams
+from realgap.actuators.spec import ActuatorSpec
+from realgap.envs.deploy.format import DELAY_SCOPE, FRICTION_EQUATIONS, MetadataError, bound, floats, plain
+
+_GROUP_ARRAYS = ("kp", "kd", "peak_torque", "continuous_torque", "velocity_limit", "armature", "coulomb_friction",
+                 "viscous_friction")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ActuatorGroup:
+    """One actuator chain (one command bus): per-joint parameters of the actuator law, friction, command delay.
+
+    Attributes:
+        name: Isaac Lab actuator group name.
+        joint_names: Joints of this group, in the order of every array below.
+        kp: N·m/rad (N/m). kd: N·m·s/rad (N·s/m).
+        peak_torque: ``τ_peak`` of the envelope, N·m (N). no_load_speed: ``ω_0``, rad/s (``None``: box only).
+        continuous_torque: Thermal rating, N·m (not enforced). velocity_limit: rad/s (not enforced).
+        armature: Reflected inertia at the joint, kg·m² (kg).
+        coulomb_friction: N·m. viscous_friction: N·m·s/rad. friction_velocity_scale: rad/s, ``None`` unless the
+            chain applied friction (``tanh(q̇ / v_s)``).
+        friction_applied_by: ``"simulator"`` (joint frictionloss / damping) or ``"actuator_chain"``.
+        command_delay_s: ``(min, max)`` command latency of the bus, s.
+        datasheet: ``{"joint_specs": [...], "specs": {name: ActuatorSpec.to_dict()}}`` the numbers came from.
+    """
+
+    name: str
+    joint_names: tuple[str, ...]
+    kp: tuple[float, ...]
+    kd: tuple[float, ...]
+    peak_torque: tuple[float, ...]
+    no_load_speed: tuple[float | None, ...]
+    continuous_torque: tuple[float, ...]
+    velocity_limit: tuple[float, ...]
+    armature: tuple[float, ...]
+    coulomb_friction: tuple[float, ...]
+    viscous_friction: tuple[float, ...]
+    friction_velocity_scale: tuple[float, ...] | None
+    friction_applied_by: str
+    command_delay_s: tuple[float, float]
+    datasheet: Mapping[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        n, who = len(self.joint_names), f"actuators.groups '{self.name}'"
+        object.__setattr__(self, "joint_names", tuple(self.joint_names))
+        for key in _GROUP_ARRAYS:
+            object.__setattr__(self, key, floats(getattr(self, key), n, f"{who}.{key}"))
+        object.__setattr__(self, "no_load_speed", floats(self.no_load_speed, n, f"{who}.no_load_speed",
+                                                          nullable=True))  # fmt: skip
+        if self.friction_applied_by not in FRICTION_EQUATIONS:
+            raise MetadataError(f"{who}.friction.applied_by must be one of {list(FRICTION_EQUATIONS)}")
+        if (self.friction_velocity_scale is None) != (self.friction_applied_by == "simulator"):
+            raise MetadataError(f"{who}.friction.velocity_scale is used only (and then needed) when the actuator "
+                                "chain applies friction")  # fmt: skip
+        if self.friction_velocity_scale is not None:
+            scale = floats(self.friction_velocity_scale, n, f"{who}.friction.velocity_scale")
+            object.__setattr__(self, "friction_velocity_scale", scale)
+        lo, hi = (float(v) for v in self.command_delay_s)
+        if not 0 <= lo <= hi:
+            raise MetadataError(f"{who}.command_delay.range_s must be 0 <= min <= max, got {[lo, hi]}")
+        object.__setattr__(self, "command_delay_s", (lo, hi))
+        object.__setattr__(self, "datasheet", plain(self.datasheet))
+
+    @property
+    def friction_in_chain(self) -> bool:
+        """Whether the actuator chain (not the simulator) applied friction in training."""
+        return self.friction_applied_by == "actuator_chain"
+
+    @classmethod
+    def from_specs(cls, name: str, joint_names: Sequence[str], specs: Sequence[ActuatorSpec],
+                   friction_in_chain: bool) -> ActuatorGroup:  # fmt: skip
+        """The group of one training chain from its per-joint datasheet specs (one latency range: one bus).
+
+        Raises:
+            MetadataError: The specs mix latency ranges.
+        """
+        ranges = {tuple(s.latency_range_s) for s in specs}
+        if len(ranges) != 1:
+            raise MetadataError(f"actuator group '{name}' mixes latency ranges {sorted(ranges)} on one bus")
+        return cls(
+            name=name, joint_names=tuple(joint_names), kp=[s.kp for s in specs], kd=[s.kd for s in specs],
+            peak_torque=[s.peak_torque for s in specs], no_load_speed=[s.no_load_speed for s in specs],
+            continuous_torque=[s.continuous_torque for s in specs], velocity_limit=[s.velocity_limit for s in specs],
+            armature=[s.reflected_inertia for s in specs], coulomb_friction=[s.coulomb_friction for s in specs],
+            viscous_friction=[s.viscous_friction for s in specs],
+            friction_velocity_scale=[s.friction_velocity_scale for s in specs] if friction_in_chain else None,
+            friction_applied_by="actuator_chain" if friction_in_chain else "simulator",
+            command_delay_s=next(iter(ranges)),
+            datasheet={"joint_specs": [s.name for s in specs], "specs": {s.name: s.to_dict() for s in specs}},
+        )  # fmt: skip
+
+    def joint_params(self) -> JointParams:
+        """The chain's per-joint parameters, numpy float64 ``(J,)`` (``no_load_speed`` ``None`` → ``inf``)."""
+        scale = self.friction_velocity_scale or (1.0,) * len(self.joint_names)  # unused unless the chain applies it
+        return JointParams(
+            kp=np.array(self.kp), kd=np.array(self.kd), peak_torque=np.array(self.peak_torque),
+            no_load_speed=np.array([bound(v, math.inf) for v in self.no_load_speed]),
+            coulomb_friction=np.array(self.coulomb_friction), viscous_friction=np.array(self.viscous_friction),
+            friction_velocity_scale=np.array(scale, dtype=np.float64),
+        )  # fmt: skip
+
+    def delay_steps(self, physics_dt: float) -> tuple[int, int]:
+        """``(min, max)`` command delay in physics steps (``floor(s / dt + 0.5)``)."""
+        return latency_range_to_steps(self.command_delay_s, physics_dt)
+
+    def to_dict(self, physics_dt: float) -> dict[str, Any]:
+        """JSON form (``physics_dt`` gives the delay in physics steps)."""
+        return plain({
+            "name": self.name, "joint_names": self.joint_names, "kp": self.kp, "kd": self.kd,
+            "peak_torque": self.peak_torque, "no_load_speed": self.no_load_speed,
+            "continuous_torque": self.continuous_torque, "velocity_limit": self.velocity_limit,
+            "armature": self.armature,
+            "friction": {"applied_by": self.friction_applied_by, "coulomb": self.coulomb_friction,
+                         "viscous": self.viscous_friction, "velocity_scale": self.friction_velocity_scale,
+                         "equation": FRICTION_EQUATIONS[self.friction_applied_by]},
+            "command_delay": {"range_s": self.command_delay_s,
+                              "range_physics_steps": self.delay_steps(physics_dt), "scope": DELAY_SCOPE,
+                              "robot_value_s": 0.0},
+            "datasheet": self.datasheet,
+        })  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ActuatorGroup:
+        f, delay = d["friction"], d["command_delay"]
+        keys = ("kp", "kd", "peak_torque", "no_load_speed", "continuous_torque", "velocity_limit", "armature")
+        return cls(name=d["name"], joint_names=tuple(d["joint_names"]), **{k: tuple(d[k]) for k in keys},
+                   coulomb_friction=tuple(f["coulomb"]), viscous_friction=tuple(f["viscous"]),
+                   friction_velocity_scale=None if f["velocity_scale"] is None else tuple(f["velocity_scale"]),
+                   friction_applied_by=f["applied_by"], command_delay_s=tuple(delay["range_s"]),
+                   datasheet=d.get("datasheet"))  # fmt: skip
