@@ -37,7 +37,13 @@ from realgap.envs.dr_contact import _body_colliders
 from realgap.envs.dr_events import realgap_actuators, solver_update
 from realgap.envs.dr_sampling import body_from_flat, body_to_flat, resolve_names
 from realgap.envs.inertia import BodyInertia
-from realgap.envs.inertia_sampling import attach_payload, perturb_log_cholesky, scale_density, shift_com
+from realgap.envs.inertia_sampling import (
+    attach_payload,
+    cast_consistent,
+    perturb_log_cholesky,
+    scale_density,
+    shift_com,
+)
 from realgap.envs.robots import ROBOTS
 from realgap.envs.sweep import FACTORS
 from realgap.tasks.balance.mdp import push_robot
@@ -88,7 +94,8 @@ class swept_push(push_robot):
     """The balance task's push with a per-env magnitude: ``env_magnitude[e]`` m/s, random heading.
 
     ``env_magnitude`` is ``None`` until a sweep sets it; the task's ``U(min, max)`` draw applies until then, and for
-    the envs whose entry is NaN (the reference point: the task's own pushes).
+    the envs whose entry is NaN (the reference point: the task's own pushes). With ``once`` an env is pushed at most
+    once per episode (the single-push limit: see :func:`prepare_env_cfg`).
     """
 
     def __init__(self, cfg: EventTermCfg, env: ManagerBasedRLEnv) -> None:
@@ -96,7 +103,11 @@ class swept_push(push_robot):
         self.env_magnitude: torch.Tensor | None = None
 
     def __call__(self, env: ManagerBasedRLEnv, env_ids: torch.Tensor, magnitude_mps: tuple[float, float],
-                 asset_cfg: Any = None) -> None:  # fmt: skip
+                 asset_cfg: Any = None, once: bool = False) -> None:  # fmt: skip
+        if once:  # an env whose episode already had its push is left alone
+            env_ids = env_ids[self.max_push[env_ids] == 0.0]
+            if len(env_ids) == 0:
+                return
         if self.env_magnitude is None:
             super().__call__(env, env_ids, magnitude_mps, asset_cfg)
             return
@@ -112,16 +123,25 @@ class swept_push(push_robot):
         self.max_push[env_ids] = torch.maximum(self.max_push[env_ids], magnitude)
 
 
-def prepare_env_cfg(env_cfg: Any, episode_s: float | None = None) -> None:
+def prepare_env_cfg(env_cfg: Any, episode_s: float | None = None, single_push_at_s: float | None = None) -> None:
     """Make an env config sweepable: per-env pushes and the :class:`pin_sweep_point` reset term (call before build).
 
     Args:
         env_cfg: A realgap task's env config (usually its Play variant).
         episode_s: Episode length override, s (``None``: the task's).
+        single_push_at_s: One push per episode, at this time after the reset (s), instead of the task's pushes every
+            3-5 s: the single-push limit of a balance policy (``None``: the task's pushes).
     """
     push = getattr(env_cfg.events, "push", None)
     if _is_push(push):
         push.func = swept_push
+        if single_push_at_s is not None:
+            if not single_push_at_s > 0:
+                raise ValueError(f"the single push must come after the reset (> 0 s), got {single_push_at_s}")
+            push.interval_range_s = (float(single_push_at_s), float(single_push_at_s))
+            push.params["once"] = True
+    elif single_push_at_s is not None:
+        raise ValueError("a single push needs a task with a push term (the balance task)")
     setattr(env_cfg.events, PIN_TERM, EventTermCfg(func=pin_sweep_point, mode="reset", params={}))
     if episode_s is not None:
         if not episode_s > 0:
@@ -247,7 +267,7 @@ class pin_sweep_point(ManagerTermBase):
         one = attach_payload(one, v["payload_kg"].double(), offset, size)
         mass, com_b, inertia_c = body.mass.clone(), body.com_b.clone(), body.inertia_c.clone()
         mass[:, c], com_b[:, c], inertia_c[:, c] = one.mass, one.com_b, one.inertia_c
-        flat = body_to_flat(BodyInertia(mass, com_b, inertia_c))
+        flat = body_to_flat(cast_consistent(BodyInertia(mass, com_b, inertia_c), what="swept robot body"))
         ids = torch.arange(e, device=self.device)
         with solver_update(self._env, ModelFlags.BODY_INERTIAL_PROPERTIES, True, ids):
             self.robot.set_masses_index(masses=flat[0], body_ids=self.body_ids, env_ids=ids)
@@ -304,7 +324,7 @@ class pin_sweep_point(ManagerTermBase):
             data.body_mass.torch[rows], data.body_com_pos_b.torch[rows], data.body_inertia.torch[rows]
         )
         body = scale_density(body, scale[rows].double()[:, None].expand_as(body.mass))
-        mass, com_b, inertia = body_to_flat(body)
+        mass, com_b, inertia = body_to_flat(cast_consistent(body, what="swept object"))
         with solver_update(self._env, ModelFlags.BODY_INERTIAL_PROPERTIES, True):
             self.object.set_masses_index(masses=mass, env_ids=rows)
             self.object.set_coms_index(coms=com_b, env_ids=rows)

@@ -193,7 +193,7 @@ class RealgapRunner(OnPolicyRunner):
             if self._deadline is not None and it + 1 < kwargs["total_it"]:
                 out_of_time = time.monotonic() > self._deadline
                 if self.is_distributed:  # every process must stop after the same iteration
-                    flag = torch.tensor([float(out_of_time)])
+                    flag = torch.tensor([float(out_of_time)], device=self.device)  # NCCL needs it on the GPU
                     torch.distributed.broadcast(flag, src=0)
                     out_of_time = bool(flag.item())
                 if out_of_time:

@@ -31,7 +31,12 @@ from realgap.envs.contact_modes import (
 from realgap.envs.dr_events import env_ids_tensor, solver_update, term_generator
 from realgap.envs.dr_sampling import body_to_flat, uniform
 from realgap.envs.inertia import BodyInertia, box_inertia_c
-from realgap.envs.inertia_sampling import InertiaRandomization, sample_inertia, validate_vec3_range
+from realgap.envs.inertia_sampling import (
+    InertiaRandomization,
+    cast_consistent,
+    sample_inertia,
+    validate_vec3_range,
+)
 from realgap.envs.robots.panda import PANDA_HAND_BODY, PANDA_TCP_OFFSET_HAND
 
 if TYPE_CHECKING:
@@ -182,7 +187,8 @@ class reset_object(ManagerTermBase):
         mass = density_kg_m3 * size.prod(-1)
         com_b = torch.zeros(n, 1, 3, device=env.device)
         nominal = BodyInertia(mass[:, None], com_b, box_inertia_c(mass, size)[:, None])
-        masses, coms, inertias = body_to_flat(sample_inertia(nominal, self.inertia, self.generator))
+        drawn = cast_consistent(sample_inertia(nominal, self.inertia, self.generator), what="object")
+        masses, coms, inertias = body_to_flat(drawn)  # float32 as written, checked as written
         with solver_update(env, ModelFlags.BODY_INERTIAL_PROPERTIES, fast=True):
             self.asset.set_masses_index(masses=masses, env_ids=ids)
             self.asset.set_coms_index(coms=coms, env_ids=ids)

@@ -1,0 +1,43 @@
+"""Sim tier: the single-push harness pushes each episode exactly once, at the set time and magnitude, in Isaac Lab and
+on MuJoCo; standing still survives no push and a hard one knocks the zero action over in both engines."""
+
+import pytest
+
+pytestmark = pytest.mark.sim
+
+POLICY = "configs/policies/balance_g1"
+
+
+def test_single_push_survival_in_both_engines():
+    from realgap.envs.push_limit import isaac_single_push, mujoco_single_push
+    from realgap.envs.robustness_eval import read_export
+
+    meta, onnx_path = read_export(POLICY)
+    args = dict(labels=["zero action"], values=[0.0, 1.5], episodes=4, push_at_s=0.5, duration_s=2.0, seed=0)
+    isaac = isaac_single_push(meta, onnx_path, num_envs=8, **args)
+    mujoco = mujoco_single_push(meta, onnx_path, **args)
+    for counts in (isaac["zero action"], mujoco["zero action"]):
+        assert counts[0] == (4, 4)  # no push: the PD servos hold the stance for 2 s
+        assert counts[1][1] == 4 and counts[1][0] == 0  # 1.5 m/s (50 N·s on 33 kg): every episode falls
+
+
+def test_single_push_is_applied_once_at_its_time():
+    import torch
+    from conftest import build_env
+
+    from realgap.envs.robustness import prepare_env_cfg
+
+    with build_env("Realgap-Balance-G1-Play-v0", num_envs=4, seed=1,
+                   prepare=lambda cfg: prepare_env_cfg(cfg, 3.0, single_push_at_s=0.5)) as env:  # fmt: skip
+        push = env.event_manager.get_term_cfg("push").func
+        push.env_magnitude = torch.full((4,), 0.3)
+        env.reset()
+        act = torch.zeros(4, env.action_manager.total_action_dim)
+        speeds = []
+        for step in range(100):  # 2 s at 50 Hz; the interval would fire again at 1.0 s and 1.5 s
+            env.step(act)
+            speeds.append(float(push.max_push.max()))
+            if step == 30:
+                push.env_magnitude = torch.full((4,), 0.6)  # a second push would now show as 0.6
+        assert speeds[20] == 0.0 and speeds[30] == pytest.approx(0.3)  # pushed between 0.4 s and 0.6 s
+        assert push.max_push.tolist() == pytest.approx([0.3] * 4)  # every env pushed once: no 0.6 push followed
