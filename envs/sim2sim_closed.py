@@ -37,7 +37,7 @@ def mujoco_episodes(meta: PolicyMetadata, policy: Policy, plan: Sequence[Sequenc
     from realgap.envs.deploy.mujoco_robot import MujocoRobot
     from realgap.envs.deploy.runtime import DeployRuntime
 
-    robot = MujocoRobot.for_policy(meta)
+    robot = MujocoRobot.for_policy(meta, pose="training_spawn")  # the spawn Isaac Lab resets to, as said above
     runtime = DeployRuntime(meta, robot, policy, seed=seed)
     return [run_episode(runtime, robot, s, duration_s, fall_height, fall_tilt) for s in plan]
 

@@ -55,7 +55,7 @@ def test_resume_of_run_without_checkpoint_says_so(tmp_path):
 def test_play_without_checkpoint_says_so(tmp_path):
     out = run_script("play.py", cwd=tmp_path)
     assert out.returncode == 2
-    assert "--checkpoint is required" in out.stderr
+    assert "give one of --checkpoint RUN, --policy EXPORT_DIR or --zero_action" in out.stderr
 
 
 def test_non_positive_budget_is_refused(tmp_path):
