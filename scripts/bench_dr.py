@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     import torch
 
-    from realgap.envs.factory import load_cfgs, make_env, simulation
+    from realgap.envs.run.factory import load_cfgs, make_env, simulation
 
     env_cfg, _ = load_cfgs(args.task, args.device, args.num_envs, args.seed, dr_profile=args.profile)
     dr_names = [name for name in vars(env_cfg.events) if name.startswith("dr_")]

@@ -52,8 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     import torch
 
-    from realgap.envs import bench
-    from realgap.envs.physics import resolve_device
+    from realgap.envs.eval import bench
+    from realgap.envs.sim.physics import resolve_device
     from realgap.tasks import check_task
 
     sections = set(args.sections.split(","))
@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     n = args.num_envs
     result: dict = {"machine": {"cpu": platform.processor() or platform.machine(), "cores": torch.get_num_threads(),
                                 "torch": torch.__version__, "device": device}, "num_envs": n}  # fmt: skip
-    from realgap.envs.progress import Progress
+    from realgap.envs.run.progress import Progress
 
     total = (2 * len(tasks) + 1) * ("env" in sections) + 3 * ("ppo" in sections) + ("mujoco" in sections)
     progress = Progress("[realgap] benchmark", max(total, 1), unit="measurements", interval_s=0.0, bar=False)
@@ -140,6 +140,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from realgap.envs.cli import run_cli
+    from realgap.envs.run.cli import run_cli
 
     run_cli(main)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.cli import add_push_arg
+    from realgap.envs.run.cli import add_push_arg
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--run", required=True, help="run folder")
@@ -48,9 +48,9 @@ def training_seconds(run: Path) -> dict[int, float]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    from realgap.envs.factory import load_cfgs, make_env, simulation
-    from realgap.envs.run_dir import CHECKPOINT_RE, latest_checkpoint
-    from realgap.envs.runner import RealgapRunner
+    from realgap.envs.run.factory import load_cfgs, make_env, simulation
+    from realgap.envs.run.run_dir import CHECKPOINT_RE, latest_checkpoint
+    from realgap.envs.run.runner import RealgapRunner
     from realgap.tasks import play_task
 
     run = Path(args.run)
@@ -70,9 +70,9 @@ def main(argv: list[str] | None = None) -> int:
         from isaaclab.utils import to_dict
         from isaaclab_rl.rsl_rl import check_rsl_rl_version, handle_deprecated_rsl_rl_cfg
 
-        from realgap.envs.evaluation import rollout
-        from realgap.envs.nan_guard import FiniteVecEnv
-        from realgap.envs.progress import Progress
+        from realgap.envs.eval.rollout import rollout
+        from realgap.envs.run.progress import Progress
+        from realgap.envs.sim.nan_guard import FiniteVecEnv
 
         agent_cfg = handle_deprecated_rsl_rl_cfg(agent_cfg, check_rsl_rl_version())
         env = make_env(task, env_cfg)
@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from realgap.envs.cli import run_cli
-    from realgap.envs.run_dir import CheckpointError
+    from realgap.envs.run.cli import run_cli
+    from realgap.envs.run.run_dir import CheckpointError
 
     run_cli(main, extra_errors=(CheckpointError,))

@@ -56,9 +56,9 @@ def open_loop(robot: str, duration_s: float, dt: float, seed: int) -> dict:
     """Both engines on the same torques at step ``dt``: trajectory errors, energy balances, model checklist."""
     from dataclasses import asdict
 
-    from realgap.envs.alignment import energy_balance, trajectory_errors
     from realgap.envs.robots import ROBOTS
-    from realgap.envs.sim2sim_align import isaac_open_loop, model_alignment, mujoco_open_loop, open_loop_torques
+    from realgap.envs.sim2sim.align import isaac_open_loop, model_alignment, mujoco_open_loop, open_loop_torques
+    from realgap.envs.sim2sim.align_math import energy_balance, trajectory_errors
 
     tau = open_loop_torques(robot, duration_s, dt, seed)
     mj, il = mujoco_open_loop(robot, tau, dt), isaac_open_loop(robot, tau, dt)
@@ -72,8 +72,8 @@ def open_loop(robot: str, duration_s: float, dt: float, seed: int) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    from realgap.envs.factory import load_cfgs, make_env, simulation
-    from realgap.envs.runner import latest_checkpoint
+    from realgap.envs.run.factory import load_cfgs, make_env, simulation
+    from realgap.envs.run.runner import latest_checkpoint
     from realgap.tasks import play_task
 
     if args.episodes < 1 or args.duration_s <= 0 or args.open_loop_s <= 0:
@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
 
         onnx = folder / "policy.onnx"
         if not onnx.is_file() or load_metadata(onnx).training.get("checkpoint") != str(checkpoint.resolve()):
-            from realgap.envs.export import export_checkpoint
+            from realgap.envs.export.writer import export_checkpoint
 
             export_checkpoint(checkpoint, args.task, device="cpu")
     meta = policy = None
@@ -110,8 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     interval = _pair(args.push_interval_s, push.interval_range_s, "push_interval_s")
     fall_height = env_cfg.terminations.fall_height.params["minimum_height"]
     fall_tilt = env_cfg.terminations.fall_tilt.params["limit_angle"]
+    from realgap.envs.eval.robustness import robot_name
     from realgap.envs.rates import RateSpec
-    from realgap.envs.robustness import robot_name
 
     rates = RateSpec.from_dict(env_cfg.rates)
     robot = robot_name(list(env_cfg.scene.robot.init_state.joint_pos))  # every joint named in the spawn pose
@@ -125,14 +125,14 @@ def main(argv: list[str] | None = None) -> int:
               f"{r['energy']['mujoco']['relative_residual']:.2%}")  # fmt: skip
     if not args.skip_closed_loop:
         from realgap.envs.deploy import ZeroPolicy
-        from realgap.envs.sim2sim_closed import compare, isaac_episodes, mujoco_episodes, prepare_isaac_cfg, schedules
+        from realgap.envs.sim2sim.closed import compare, isaac_episodes, mujoco_episodes, prepare_isaac_cfg, schedules
 
         plan = schedules(args.episodes, args.duration_s, push_mps, interval, args.seed)
         prepare_isaac_cfg(env_cfg, args.episodes, args.duration_s)
         with simulation(env_cfg):
             env = make_env(task, env_cfg)
             if meta is None:
-                from realgap.envs.export_metadata import policy_metadata
+                from realgap.envs.export.metadata import policy_metadata
 
                 meta = policy_metadata(env, task, ["policy"], {"policy": "zero action"}, agent_cfg.clip_actions)
                 policy = ZeroPolicy(meta.action_dim)
@@ -153,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         out = checkpoint.parent / "sim2sim.json"
     else:
         out = Path("runs") / "sim2sim" / f"{datetime.datetime.now():%Y-%m-%d_%H-%M-%S}.json"
-    from realgap.envs.sweep import finite_or_none
+    from realgap.envs.eval.sweep import finite_or_none
 
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(finite_or_none(report), indent=2))
@@ -162,8 +162,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from realgap.envs.cli import run_cli
     from realgap.envs.deploy import MetadataError
-    from realgap.envs.runner import CheckpointError
+    from realgap.envs.run.cli import run_cli
+    from realgap.envs.run.runner import CheckpointError
 
     run_cli(main, extra_errors=(CheckpointError, MetadataError))

@@ -1,7 +1,7 @@
 """Robot facts: where each robot description comes from, joint and body names, default poses.
 
-Pure data (no simulator import). The Isaac Lab articulation configs are built from these in :mod:`realgap.envs.scene`;
-the MuJoCo sim2sim robot and the deploy runtime read the same facts.
+Pure data (no simulator import). The Isaac Lab articulation configs are built from these in
+:mod:`realgap.envs.sim.scene`; the MuJoCo sim2sim robot and the deploy runtime read the same facts.
 """
 
 from realgap.envs.robots.base import RobotSource

@@ -4,7 +4,7 @@
 Why this source (measured in ../shared/probes/REPORT-urdf.md): the Menagerie MJCF and example-robot-data's URDF have the
 same masses (33.34 kg), inertias and kinematics and simulate at the same speed, but the MJCF ships its licence text,
 carries armature, and needs fewer fixes (only the root translate and the hidden position servos, both handled in
-:mod:`realgap.envs.assets`). example-robot-data's URDF remains the pinocchio reference for g(q) and M(q).
+:mod:`realgap.envs.sim.assets`). example-robot-data's URDF remains the pinocchio reference for g(q) and M(q).
 """
 
 from realgap.envs.robots.base import RobotSource

@@ -3,7 +3,7 @@
 from isaaclab.utils import configclass
 from isaaclab_rl.rsl_rl import RslRlMLPModelCfg, RslRlOnPolicyRunnerCfg, RslRlPpoAlgorithmCfg, RslRlSymmetryCfg
 
-from realgap.envs.physics import default_device
+from realgap.envs.sim.physics import default_device
 
 
 @configclass

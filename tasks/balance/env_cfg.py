@@ -24,12 +24,12 @@ from isaaclab.utils import configclass
 from isaaclab.utils.noise import UniformNoiseCfg as Unoise
 
 from realgap.actuators.datasheets import G1_ACTUATORS
-from realgap.actuators.lab import realgap_actuator_cfg
-from realgap.envs.nan_guard import non_finite_state
-from realgap.envs.physics import default_device, newton_physics
 from realgap.envs.rates import load_rate_profile
 from realgap.envs.robots.g1 import G1, G1_ROOT_HEIGHT
-from realgap.envs.scene import ground_cfg, robot_cfg
+from realgap.envs.sim.actuator import realgap_actuator_cfg
+from realgap.envs.sim.nan_guard import non_finite_state
+from realgap.envs.sim.physics import default_device, newton_physics
+from realgap.envs.sim.scene import ground_cfg, robot_cfg
 from realgap.tasks.balance import mdp as balance_mdp
 
 FALL_HEIGHT = 0.45
@@ -172,7 +172,7 @@ class CurriculumCfg:
 
 @configclass
 class BalanceEnvCfg(ManagerBasedRLEnvCfg):
-    """G1 balance under pushes. Rates from :data:`RATES`; change them with ``realgap.envs.factory.apply_rates``."""
+    """G1 balance under pushes. Rates from :data:`RATES`; change them with ``realgap.envs.run.factory.apply_rates``."""
 
     sim: SimulationCfg = SimulationCfg(
         device=default_device(),

@@ -18,7 +18,7 @@ name                   policy output (arm)       low-level actuator model
 
 g(q) is the nominal Panda's gravity torque on example-robot-data's URDF (the robot's own model, which a real
 controller has; it does not know a randomized payload): batched in torch on the env's device (``gravity_source =
-"torch"``, the default: :class:`realgap.envs.gravity.TorchGravity`, the URDF read once through pinocchio) or by
+"torch"``, the default: :class:`realgap.envs.sim.gravity.TorchGravity`, the URDF read once through pinocchio) or by
 pinocchio itself, one RNEA per env on the CPU (``"pinocchio"``, the reference the torch one is tested against); or
 the simulator's own gravity bias (``"simulator"``: Newton's inverse dynamics of the simulated, possibly randomized
 robot). Franka's torque and velocity interfaces compensate gravity inside the robot, so
@@ -56,8 +56,8 @@ from isaaclab.utils import configclass
 
 from realgap.actuators.datasheets import PANDA_ACTUATORS
 from realgap.actuators.spec import ActuatorSpec, PDGains
-from realgap.envs.gravity import TorchGravity, urdf_model
 from realgap.envs.robots.panda import PANDA_ARM_JOINTS, PANDA_FINGER_JOINTS, PANDA_HAND_BODY, PANDA_TCP_OFFSET_HAND
+from realgap.envs.sim.gravity import TorchGravity, urdf_model
 
 if TYPE_CHECKING:
     from isaaclab.envs import ManagerBasedEnv

@@ -1,8 +1,8 @@
 """MDP terms of the grasp task that Isaac Lab does not ship: tool-centre-point observations, a new object per episode
 (size, consistent mass / CoM / inertia, pose on the table), the contact-mode and lift-and-hold terms, and the metrics.
 
-The pure math (contact modes, hold counting) lives in :mod:`realgap.envs.contact_modes`, the inertia samplers in
-:mod:`realgap.envs.inertia_sampling`; the terms here only read the simulator and apply.
+The pure math (contact modes, hold counting) lives in :mod:`realgap.tasks.grasp.contact_modes`, the inertia samplers in
+:mod:`realgap.envs.dr.inertia_sampling`; the terms here only read the simulator and apply.
 """
 
 from __future__ import annotations
@@ -17,7 +17,17 @@ from isaaclab.managers import ManagerTermBase, SceneEntityCfg
 from isaaclab.utils.math import quat_apply, quat_from_euler_xyz, subtract_frame_transforms
 from newton import ModelFlags
 
-from realgap.envs.contact_modes import (
+from realgap.envs.dr.events import env_ids_tensor, solver_update, term_generator
+from realgap.envs.dr.inertia import BodyInertia, box_inertia_c
+from realgap.envs.dr.inertia_sampling import (
+    InertiaRandomization,
+    cast_consistent,
+    sample_inertia,
+    validate_vec3_range,
+)
+from realgap.envs.dr.sampling import body_to_flat, uniform
+from realgap.envs.robots.panda import PANDA_HAND_BODY, PANDA_TCP_OFFSET_HAND
+from realgap.tasks.grasp.contact_modes import (
     CONTACT_MODE_NAMES,
     ContactModeThresholds,
     classify_contact_mode,
@@ -28,16 +38,6 @@ from realgap.envs.contact_modes import (
     mode_counts,
     update_hold_steps,
 )
-from realgap.envs.dr_events import env_ids_tensor, solver_update, term_generator
-from realgap.envs.dr_sampling import body_to_flat, uniform
-from realgap.envs.inertia import BodyInertia, box_inertia_c
-from realgap.envs.inertia_sampling import (
-    InertiaRandomization,
-    cast_consistent,
-    sample_inertia,
-    validate_vec3_range,
-)
-from realgap.envs.robots.panda import PANDA_HAND_BODY, PANDA_TCP_OFFSET_HAND
 
 if TYPE_CHECKING:
     from isaaclab.envs import ManagerBasedEnv, ManagerBasedRLEnv
@@ -110,19 +110,19 @@ class reset_object(ManagerTermBase):
     """Draw a new object and set it on the table: box size, consistent mass / CoM / inertia, pose.
 
     Per env at every reset: edge lengths ``size_range_m`` (uniform per axis, m); the nominal body is a solid box of
-    that size at ``density_kg_m3``; ``inertia`` (the fields of :class:`~realgap.envs.inertia_sampling.
+    that size at ``density_kg_m3``; ``inertia`` (the fields of :class:`~realgap.envs.dr.inertia_sampling.
     InertiaRandomization`: density scale, CoM shift with a moved mass fraction, ...) perturbs it, so every sample is
     physically consistent (J ≻ 0); the box is set upright on the table top ``table_top_z`` (+ 1 mm), shifted by
     ``position_range_m`` (m, world axes) and turned by ``yaw_range_rad`` about z. Draws come from the term's own
     generator (seeded from the env seed and the term name); inertia writes use the fast MuJoCo-Warp sync of
-    :func:`realgap.envs.dr_events.solver_update`.
+    :func:`realgap.envs.dr.events.solver_update`.
 
     Sizes scale the spawned box's collider down (the spawned size must be the largest, so the collision broadphase's
     bounding radius stays conservative); ``size_scale_range`` (a DR profile's collider tolerance, unit-less) scales
     the drawn size, clipped to the spawned box.
 
     This term is the object's single owner (``owns_body``): a DR profile's payload, contact-geometry and initial-pose
-    groups of the object become its params (:mod:`realgap.envs.dr_apply`), so mass, centre of mass and inertia always
+    groups of the object become its params (:mod:`realgap.envs.dr.apply`), so mass, centre of mass and inertia always
     belong to the collider drawn in the same reset.
 
     Attributes:
@@ -276,14 +276,15 @@ def lift_while_pinched(env: ManagerBasedRLEnv, lift_target_m: float, contact_ter
 class grasp_contact(ManagerTermBase):
     """Pinch reward (1 while the fingers squeeze the object from opposite sides) and the per-step contact mode.
 
-    Every call classifies each env into a :class:`~realgap.envs.contact_modes.ContactMode` from the finger contact
+    Every call classifies each env into a :class:`~realgap.tasks.grasp.contact_modes.ContactMode` from the finger
+    contact
     sensor (normal force, contact point, normal) and the finger / object velocities, keeps it in :attr:`mode` and
     adds it to :attr:`counts`, which the metrics term reads and clears. The reward manager skips terms of weight 0,
     so this term must keep a non-zero weight (checked by :class:`grasp_metrics`).
 
     Params:
         sensor_name: Scene name of the finger contact sensor (sensors: the two finger bodies, filter: the object).
-        force_n, slip_speed_mps, pinch_cos: :class:`~realgap.envs.contact_modes.ContactModeThresholds`.
+        force_n, slip_speed_mps, pinch_cos: :class:`~realgap.tasks.grasp.contact_modes.ContactModeThresholds`.
     """
 
     def __init__(self, cfg: RewardTermCfg, env: ManagerBasedRLEnv) -> None:
@@ -413,7 +414,7 @@ def episode_success(env: ManagerBasedRLEnv, metrics_term: str = "metrics") -> to
     """Whether each env's most recently ended episode lifted and held the object (``(E,)`` bool).
 
     Valid right after a step that ended the episode (the metrics term stores it before the auto-reset clears the
-    hold counter); used by :func:`realgap.envs.evaluation.rollout` through ``env_cfg.episode_success``.
+    hold counter); used by :func:`realgap.envs.eval.rollout.rollout` through ``env_cfg.episode_success``.
     """
     manager = env.curriculum_manager
     return manager._term_cfgs[manager.active_terms.index(metrics_term)].func.last_success

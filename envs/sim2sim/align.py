@@ -6,7 +6,8 @@ the same datasheet armature, no joint friction or damping, no PD (the chain pass
 and the same physics step and integrator, so any difference is the model conversion and the engines' arithmetic
 (MuJoCo-Warp runs float32 on the CPU, MuJoCo C float64). Each engine also checks itself: its own energy
 (MuJoCo's ``mjENBL_ENERGY``, kinetic + gravitational, armature included) must change by the work its torques did
-(:mod:`realgap.envs.alignment`). :func:`model_alignment` compares what each engine actually simulates — body masses,
+(:mod:`realgap.envs.sim2sim.align_math`).
+:func:`model_alignment` compares what each engine actually simulates — body masses,
 CoMs, inertias, armature, friction, damping, gravity, step, integrator — by name (ch. 12.2's checklist).
 
 Isaac Lab's simulation context is a process singleton: :func:`isaac_open_loop` launches and clears its own.
@@ -60,13 +61,13 @@ def root_pos(robot: RobotSource) -> tuple[float, float, float]:
 
 
 def open_loop_torques(robot: str, duration_s: float, dt: float, seed: int = 0) -> np.ndarray:
-    """The torque sequence (:func:`realgap.envs.alignment.torque_sequence`) from pinocchio's g(q0) and M(q0).
+    """The torque sequence (:func:`realgap.envs.sim2sim.align_math.torque_sequence`) from pinocchio's g(q0) and M(q0).
 
     Shape:
         ``(round(duration_s / dt), J)`` in the robot's joint order.
     """
-    from realgap.envs.alignment import torque_sequence
-    from realgap.envs.dynamics import RobotDynamics
+    from realgap.envs.sim2sim.align_math import torque_sequence
+    from realgap.envs.sim2sim.dynamics import RobotDynamics
 
     source = ROBOTS[robot]
     names, q0 = list(source.joint_names), np.asarray(source.default_pose())
@@ -138,9 +139,9 @@ def isaac_open_loop(robot: str, tau: np.ndarray, dt: float) -> Trajectory:
     from isaaclab.app import launch_simulation
     from isaaclab.sim import SimulationCfg
 
-    from realgap.actuators.lab import realgap_actuator_cfg
-    from realgap.envs.physics import newton_physics
     from realgap.envs.rates import RateSpec
+    from realgap.envs.sim.actuator import realgap_actuator_cfg
+    from realgap.envs.sim.physics import newton_physics
 
     source = ROBOTS[robot]
     rates = RateSpec(1.0 / dt, 1.0 / dt, 1.0 / dt)
@@ -150,7 +151,7 @@ def isaac_open_loop(robot: str, tau: np.ndarray, dt: float) -> Trajectory:
         from isaaclab.sim import SimulationContext
         from mujoco_warp._src.types import EnableBit
 
-        from realgap.envs.scene import robot_cfg
+        from realgap.envs.sim.scene import robot_cfg
 
         art = robot_cfg(source, actuators={"all": realgap_actuator_cfg(robot_specs(robot), rates)})
         art.spawn.fix_root_link = True

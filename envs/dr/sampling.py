@@ -1,6 +1,6 @@
 """Pure helpers of the domain-randomization event terms (torch only, no simulator import).
 
-The Isaac Lab terms in :mod:`realgap.envs.dr_events` only *apply* what these functions draw: every draw takes an
+The Isaac Lab terms in :mod:`realgap.envs.dr.events` only *apply* what these functions draw: every draw takes an
 explicit ``torch.Generator`` seeded from the env seed and the term's name (:func:`term_seed`), so a run is
 reproducible and two terms never share a random stream. Name selectors follow Isaac Lab's convention (full-match
 regular expressions) but fail loudly: a pattern that matches nothing is an error that lists the available names.
@@ -17,8 +17,8 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from realgap.envs.inertia import BodyInertia
-from realgap.envs.inertia_sampling import InertiaRandomization, Range, Vec3Range, sample_inertia, validate_range
+from realgap.envs.dr.inertia import BodyInertia
+from realgap.envs.dr.inertia_sampling import InertiaRandomization, Range, Vec3Range, sample_inertia, validate_range
 
 
 def term_seed(env_seed: int | None, key: str) -> int:
@@ -121,7 +121,7 @@ def body_to_flat(body: BodyInertia, dtype: torch.dtype = torch.float32) -> tuple
 def sample_body_columns(
     body: BodyInertia, columns: Sequence[int], randomization: InertiaRandomization, generator: torch.Generator
 ) -> BodyInertia:
-    """Apply :func:`~realgap.envs.inertia_sampling.sample_inertia` to the bodies in ``columns`` only.
+    """Apply :func:`~realgap.envs.dr.inertia_sampling.sample_inertia` to the bodies in ``columns`` only.
 
     Args:
         body: Bodies of every env. Batch ``(E, B)``.

@@ -6,8 +6,8 @@ import argparse
 import sys
 from collections.abc import Callable
 
-from realgap.envs.physics import DeviceUnavailableError
 from realgap.envs.robots.base import MissingRobotSourceError
+from realgap.envs.sim.physics import DeviceUnavailableError
 from realgap.tasks import UnknownTaskError
 
 USER_ERRORS: tuple[type[BaseException], ...] = (

@@ -1,7 +1,7 @@
 """Isaac Lab glue of the robustness sweeps: write a sweep point into every env, per env, and keep it across resets.
 
 A sweep point sets physical quantities exactly (not drawn from a range): each env of a batch gets the values of its
-own point (:mod:`realgap.envs.sweep` packs the points into batches). :class:`pin_sweep_point` is an event term
+own point (:mod:`realgap.envs.eval.sweep` packs the points into batches). :class:`pin_sweep_point` is an event term
 appended to the env's reset events by :func:`prepare_env_cfg`; :meth:`pin_sweep_point.set_values` writes a batch's
 values into the simulator and the actuator chains, and every reset re-pins what a reset would otherwise redraw (the
 command delay, the grasped object's mass). The balance task's push term is swapped for :class:`swept_push`, which
@@ -10,7 +10,7 @@ pushes each env with its own magnitude.
 What each factor writes (per env; ``s`` = the factor's value):
 
 - inertia (one consistent write per body: density scale, then inertia scale, then CoM shift, then payload, all with
-  :mod:`realgap.envs.inertia_sampling`, so every body keeps J ≻ 0): ``link_mass_scale``, ``inertia_scale`` (radii
+  :mod:`realgap.envs.dr.inertia_sampling`, so every body keeps J ≻ 0): ``link_mass_scale``, ``inertia_scale`` (radii
   of gyration × √s, i.e. I_C × s), ``com_shift_m`` and ``payload_kg`` on the robot's payload body (:data:`TARGETS`);
 - actuator chains: ``pd_gain_scale`` (kp, kd × s), ``torque_limit_scale`` (peak torque × s), ``command_delay_s``
   (a fixed delay of round(s / dt) physics steps);
@@ -33,19 +33,19 @@ from isaaclab.managers import EventTermCfg, ManagerTermBase
 from newton import ModelFlags
 
 from realgap.actuators.delay import CommandDelay, latency_range_to_steps, latency_to_steps
-from realgap.envs.dr_contact import _body_colliders
-from realgap.envs.dr_events import realgap_actuators, solver_update
-from realgap.envs.dr_sampling import body_from_flat, body_to_flat, resolve_names
-from realgap.envs.inertia import BodyInertia
-from realgap.envs.inertia_sampling import (
+from realgap.envs.dr.contact import _body_colliders
+from realgap.envs.dr.events import realgap_actuators, solver_update
+from realgap.envs.dr.inertia import BodyInertia
+from realgap.envs.dr.inertia_sampling import (
     attach_payload,
     cast_consistent,
     perturb_log_cholesky,
     scale_density,
     shift_com,
 )
+from realgap.envs.dr.sampling import body_from_flat, body_to_flat, resolve_names
+from realgap.envs.eval.sweep import FACTORS
 from realgap.envs.robots import ROBOTS
-from realgap.envs.sweep import FACTORS
 from realgap.tasks.balance.mdp import push_robot
 
 if TYPE_CHECKING:

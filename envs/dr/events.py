@@ -1,8 +1,8 @@
 """Isaac Lab event terms that apply realgap's domain randomization to body inertia and joint friction.
 
 Also the helpers every DR term shares (env ids, seeded generators, solver sync, per-column draws). Glue only: every
-distribution is drawn by the pure helpers of :mod:`realgap.envs.dr_sampling` and
-:mod:`realgap.envs.inertia_sampling` from a ``torch.Generator`` seeded with the env seed and the term's name; the
+distribution is drawn by the pure helpers of :mod:`realgap.envs.dr.sampling` and
+:mod:`realgap.envs.dr.inertia_sampling` from a ``torch.Generator`` seeded with the env seed and the term's name; the
 terms read the nominal values once, when the event manager builds them (before the first write), and always
 resample *from the nominal*, so repeated resets never compound. Every term works in ``startup`` and ``reset`` mode
 and writes each quantity with one batched call for all selected envs (no per-env Python loop).
@@ -28,8 +28,9 @@ import warp as wp
 from isaaclab.managers import ManagerTermBase, SceneEntityCfg
 from newton import ModelFlags
 
-from realgap.actuators.lab import RealgapActuator
-from realgap.envs.dr_sampling import (
+from realgap.envs.dr.inertia import BodyInertia, check_consistency, default_rtol
+from realgap.envs.dr.inertia_sampling import cast_consistent, validate_range
+from realgap.envs.dr.sampling import (
     body_from_flat,
     body_to_flat,
     check_disjoint,
@@ -40,8 +41,7 @@ from realgap.envs.dr_sampling import (
     term_seed,
     uniform,
 )
-from realgap.envs.inertia import BodyInertia, check_consistency, default_rtol
-from realgap.envs.inertia_sampling import cast_consistent, validate_range
+from realgap.envs.sim.actuator import RealgapActuator
 
 if TYPE_CHECKING:
     from isaaclab.envs import ManagerBasedEnv
@@ -196,7 +196,7 @@ def draw_columns(lo: torch.Tensor, hi: torch.Tensor, n: int, generator: torch.Ge
 class randomize_body_inertia(ManagerTermBase):
     """Consistent mass, CoM and inertia per env for the selected bodies of an articulation or rigid object.
 
-    Each group applies :func:`~realgap.envs.inertia_sampling.sample_inertia` (log-Cholesky scale / stretch / shear,
+    Each group applies :func:`~realgap.envs.dr.inertia_sampling.sample_inertia` (log-Cholesky scale / stretch / shear,
     CoM shift, payload box) to its bodies; every result has J ≻ 0. Several error sources of one asset (link inertia
     error, then an attached payload) compose in physical order and reach the simulator in *one* write per quantity:
     the last term of the asset in the event table is the committer, lists the terms in ``stages`` (physical order,

@@ -26,8 +26,8 @@ import numpy as np
 import torch
 from rsl_rl.runners import OnPolicyRunner
 
-from realgap.envs.progress import Progress, fmt_value
-from realgap.envs.run_dir import CHECKPOINT_RE, CheckpointError, latest_checkpoint  # noqa: F401  (re-exported)
+from realgap.envs.run.progress import Progress, fmt_value
+from realgap.envs.run.run_dir import CHECKPOINT_RE, CheckpointError, latest_checkpoint  # noqa: F401  (re-exported)
 
 PROGRESS_PREFIXES = ("Curriculum/",)
 """extras["log"] keys written to progress.csv (the task metrics and curriculum levels), by their last name part."""

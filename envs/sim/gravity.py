@@ -1,6 +1,7 @@
 """Batched gravity torque g(q) in torch, on the env's device, from a pinocchio model read once.
 
-pinocchio (:mod:`realgap.envs.dynamics`) is the reference, but it has no batched call: one RNEA per env on the CPU,
+pinocchio (:mod:`realgap.envs.sim2sim.dynamics`) is the reference, but it has no batched
+call: one RNEA per env on the CPU,
 plus a device round trip, every physics step. For gravity alone the RNEA collapses to a closed form. With joint j's
 world axis a_j through its origin p_j, the links i of its subtree with masses m_i at CoMs c_i, and gravity g [m/s²]:
 

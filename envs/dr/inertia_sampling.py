@@ -1,7 +1,7 @@
 """Samplers of rigid-body inertia that are physically consistent by construction (pure torch).
 
 Every perturbation here is a map that sends a body with J ≻ 0 to a body with J ≻ 0 for *every* parameter inside a
-validated range, so no sample is ever rejected or clipped (frames and units: :mod:`realgap.envs.inertia`):
+validated range, so no sample is ever rejected or clipped (frames and units: :mod:`realgap.envs.dr.inertia`):
 
 - density scale k > 0: J' = k·J (m' = k m, I' = k I, c' = c, radii of gyration unchanged);
 - log-Cholesky perturbation (Rucker & Wensing 2022): α' = α + ½ ln k, L' = G L, t' = t + Δc with G upper
@@ -12,7 +12,7 @@ validated range, so no sample is ever rejected or clipped (frames and units: :mo
   moved by Δ/f, so c' = c + Δ and I_C' = I_C + m(1 − f)/f·(‖Δ‖²·1 − ΔΔᵀ); f = 1 is the rigid translation of the
   whole distribution (the log-Cholesky t-shift: I_C unchanged, only I_O changes, by the parallel-axis theorem);
 - payload: a point mass or solid box (mass ≥ 0) rigidly attached at an offset — J' = J + J_payload with
-  J_payload ⪰ 0 (:func:`realgap.envs.inertia.combine_bodies`).
+  J_payload ⪰ 0 (:func:`realgap.envs.dr.inertia.combine_bodies`).
 
 Samplers take an explicit ``torch.Generator`` (draws happen on its device, then move to the body's device, so a
 seed gives the same bodies on CPU and GPU) and one independent draw per batch element: expand the nominal first,
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from realgap.envs.inertia import (
+from realgap.envs.dr.inertia import (
     BodyInertia,
     body_from_log_cholesky,
     box_inertia_c,

@@ -12,8 +12,8 @@ observation normalizer is folded into the graph, batch 1, deterministic mean act
 - checks that onnxruntime and torch agree on random observations.
 
 Everything is written into a staging folder beside the target and swapped in only when complete, so a failure
-leaves the previous export (or nothing) and never a mix. Metadata: :mod:`realgap.envs.export_metadata`; upgrading a
-``realgap.policy/1`` export without its checkpoint: :mod:`realgap.envs.export_upgrade`.
+leaves the previous export (or nothing) and never a mix. Metadata: :mod:`realgap.envs.export.metadata`; upgrading a
+``realgap.policy/1`` export without its checkpoint: :mod:`realgap.envs.export.upgrade`.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import numpy as np
 
 from realgap.envs.deploy.format import FORMAT, ONNX_METADATA_KEY, MetadataError, validate
 from realgap.envs.deploy.metadata import PolicyMetadata
-from realgap.envs.export_actions import ExportError
+from realgap.envs.export.actions import ExportError
 
 ONNX_FILE, TORCHSCRIPT_FILE, METADATA_FILE = "policy.onnx", "policy.pt", "policy.json"
 
@@ -167,7 +167,7 @@ def export_policy(runner: Any, meta: PolicyMetadata, out_dir: str | Path, *, num
 
     Args:
         runner: An rsl-rl ``OnPolicyRunner`` holding the trained actor.
-        meta: The policy's metadata (:func:`realgap.envs.export_metadata.policy_metadata`).
+        meta: The policy's metadata (:func:`realgap.envs.export.metadata.policy_metadata`).
         out_dir: Export folder; replaced as a whole when the export succeeds.
         num_checks: Random observations (standard normal) on which ONNX and TorchScript are compared.
         seed: Seed of those observations.
@@ -239,9 +239,9 @@ def export_checkpoint(
     """
     import json
 
-    from realgap.envs.factory import load_cfgs, make_env, simulation
-    from realgap.envs.run_dir import check_checkpoint, latest_checkpoint
-    from realgap.envs.runner import RealgapRunner
+    from realgap.envs.run.factory import load_cfgs, make_env, simulation
+    from realgap.envs.run.run_dir import check_checkpoint, latest_checkpoint
+    from realgap.envs.run.runner import RealgapRunner
 
     path = Path(checkpoint)
     checkpoint = path if path.is_file() else latest_checkpoint(path)
@@ -257,7 +257,7 @@ def export_checkpoint(
         from isaaclab.utils import to_dict
         from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper, check_rsl_rl_version, handle_deprecated_rsl_rl_cfg
 
-        from realgap.envs.export_metadata import policy_metadata
+        from realgap.envs.export.metadata import policy_metadata
 
         agent_cfg = handle_deprecated_rsl_rl_cfg(agent_cfg, check_rsl_rl_version())
         env = make_env(task, env_cfg)

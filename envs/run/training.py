@@ -4,7 +4,7 @@ Order matters for "bad input loses nothing": every input is checked (task id, de
 folder) and the env is built before a run folder is created; a resumed run reuses its recorded task, rates and DR
 profile. With ``num_procs > 1`` the script re-launches itself under torchrun and each process steps
 ``num_envs / num_procs`` envs: on the CPU each on its own core (gloo, see
-:meth:`realgap.envs.runner.RealgapRunner._configure_multi_gpu`), on CUDA each on its own GPU ``cuda:LOCAL_RANK``
+:meth:`realgap.envs.run.runner.RealgapRunner._configure_multi_gpu`), on CUDA each on its own GPU ``cuda:LOCAL_RANK``
 (rsl-rl's NCCL path).
 """
 
@@ -41,11 +41,11 @@ def process_device(requested: str | None, num_procs: int | None = None) -> str:
 
     Raises:
         DeviceUnavailableError: CUDA requested without CUDA.
-        ValueError: On CUDA, more processes than visible GPUs (:func:`realgap.envs.physics.rank_device`).
+        ValueError: On CUDA, more processes than visible GPUs (:func:`realgap.envs.sim.physics.rank_device`).
     """
     import torch
 
-    from realgap.envs.physics import rank_device, resolve_device
+    from realgap.envs.sim.physics import rank_device, resolve_device
 
     device = resolve_device(requested)
     procs = num_procs if num_procs is not None else int(os.environ.get("LOCAL_WORLD_SIZE", world_size()))
@@ -80,7 +80,7 @@ def resume_record(resume: str) -> tuple[Path, dict[str, Any]]:
     Raises:
         CheckpointError: The folder does not exist, holds no checkpoint, or its latest checkpoint is unreadable.
     """
-    from realgap.envs.run_dir import check_checkpoint, latest_checkpoint
+    from realgap.envs.run.run_dir import check_checkpoint, latest_checkpoint
 
     checkpoint = latest_checkpoint(resume)
     check_checkpoint(checkpoint)
@@ -92,11 +92,11 @@ def train(args: argparse.Namespace) -> Path:
     """Train as ``args`` (scripts/train.py's flags) say; returns the run folder."""
     import yaml
 
-    from realgap.envs.dr_profile import load_dr_profile
-    from realgap.envs.factory import load_cfgs, make_env, simulation
+    from realgap.envs.dr.profile import load_dr_profile
     from realgap.envs.rates import RateSpec, load_rate_profile
-    from realgap.envs.run_dir import new_run_dir, record_resume, write_params
-    from realgap.envs.runner import RealgapRunner
+    from realgap.envs.run.factory import load_cfgs, make_env, simulation
+    from realgap.envs.run.run_dir import new_run_dir, record_resume, write_params
+    from realgap.envs.run.runner import RealgapRunner
 
     resume_from, record = (None, {})
     rates: Any = args.rates
@@ -140,7 +140,7 @@ def train(args: argparse.Namespace) -> Path:
         from isaaclab.utils import to_dict
         from isaaclab_rl.rsl_rl import check_rsl_rl_version, handle_deprecated_rsl_rl_cfg
 
-        from realgap.envs.nan_guard import FiniteVecEnv
+        from realgap.envs.sim.nan_guard import FiniteVecEnv
 
         agent_cfg = handle_deprecated_rsl_rl_cfg(agent_cfg, check_rsl_rl_version())
         env = FiniteVecEnv(make_env(args.task, env_cfg), clip_actions=agent_cfg.clip_actions)

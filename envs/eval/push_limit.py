@@ -2,8 +2,8 @@
 
 One push per episode at ``push_at_s`` after the reset, of a fixed magnitude and a random heading, then stay up until
 ``duration_s``. Isaac Lab: the task's Play variant with its push term made a single per-env push
-(:func:`realgap.envs.robustness.prepare_env_cfg`), every magnitude in one batch of envs
-(:func:`realgap.envs.robustness_eval.run_plan`). MuJoCo: the deploy runtime on the MJCF robot
+(:func:`realgap.envs.eval.robustness.prepare_env_cfg`), every magnitude in one batch of envs
+(:func:`realgap.envs.eval.robustness_run.run_plan`). MuJoCo: the deploy runtime on the MJCF robot
 (:func:`realgap.envs.deploy.sim2sim.survival`) with a push schedule of one push.
 """
 
@@ -20,10 +20,10 @@ Counts = list[tuple[int, int]]
 def isaac_single_push(meta: Any, onnx_path: Path, labels: Sequence[str], values: Sequence[float], episodes: int,
                       push_at_s: float, duration_s: float, num_envs: int, seed: int) -> dict[str, Counts]:  # fmt: skip
     """Survival counts per label (``"policy"``: the export; ``"zero action"``) and magnitude in Isaac Lab."""
-    from realgap.envs.factory import load_cfgs, make_env, simulation
-    from realgap.envs.robustness import pin_term, prepare_env_cfg
-    from realgap.envs.robustness_eval import exported_policy, run_plan, zero_policy
-    from realgap.envs.sweep import make_plan
+    from realgap.envs.eval.robustness import pin_term, prepare_env_cfg
+    from realgap.envs.eval.robustness_run import exported_policy, run_plan, zero_policy
+    from realgap.envs.eval.sweep import make_plan
+    from realgap.envs.run.factory import load_cfgs, make_env, simulation
     from realgap.tasks import play_task
 
     task = play_task(meta.task)

@@ -2,8 +2,8 @@
 schema is :class:`realgap.envs.deploy.metadata.PolicyMetadata`, the format ``docs/policy_format.md``).
 
 Nothing is hard-coded: joint order and default pose come from the articulation, the action terms from the live
-action manager (:mod:`realgap.envs.export_actions`), the actuator parameters and command delay from the live
-:class:`~realgap.actuators.lab.RealgapActuator` groups, the rates from ``env.cfg.rates`` (checked against the
+action manager (:mod:`realgap.envs.export.actions`), the actuator parameters and command delay from the live
+:class:`~realgap.envs.sim.actuator.RealgapActuator` groups, the rates from ``env.cfg.rates`` (checked against the
 simulator, the decimation and every chain), the observation layout from the observation manager (term order, sizes,
 serialized configs), the robot description by matching the spawned USD to its source in the asset cache (root body,
 joint types and limits and the start pose on the ground from its MJCF), and what the simulator assumed (solver,
@@ -25,7 +25,7 @@ from typing import Any
 from realgap.envs.deploy.description import HASH_RULE, description_files
 from realgap.envs.deploy.metadata import ActuatorGroup, ObsTerm, PolicyMetadata, RobotInfo
 from realgap.envs.deploy.observations import ISAACLAB_OBS_MODULE, TERM_INFO
-from realgap.envs.export_actions import ExportError, action_terms, f32
+from realgap.envs.export.actions import ExportError, action_terms, f32
 
 __all__ = ["ExportError", "action_terms", "actuator_groups", "observation_terms", "policy_metadata"]
 
@@ -36,7 +36,7 @@ def actuator_groups(robot: Any) -> tuple[ActuatorGroup, ...]:
     for name, act in robot.actuators.items():
         if not (hasattr(act, "specs") and hasattr(act, "chain")):
             raise ExportError(f"actuator group '{name}' is a {type(act).__name__}; only realgap actuator chains "
-                              "(realgap.actuators.lab.RealgapActuator) export their model")  # fmt: skip
+                              "(realgap.envs.sim.actuator.RealgapActuator) export their model")  # fmt: skip
         groups.append(ActuatorGroup.from_specs(name, act.joint_names, list(act.specs), bool(act.chain.apply_friction)))
     return tuple(groups)
 
@@ -103,9 +103,9 @@ def observation_terms(env: Any, groups: Sequence[str]) -> tuple[tuple[ObsTerm, .
 def robot_info(robot: Any) -> tuple[RobotInfo, Any, Any]:
     """Which realgap robot description the articulation was spawned from (matched by its asset cache folder), the
     :class:`~realgap.envs.deploy.mujoco_robot.MjcfFacts` of its MJCF, and its :class:`RobotSource`."""
-    from realgap.envs.assets import cache_key, description_hash
     from realgap.envs.deploy.mujoco_robot import mjcf_facts
     from realgap.envs.robots import ROBOTS
+    from realgap.envs.sim.assets import cache_key, description_hash
 
     usd = str(getattr(robot.cfg.spawn, "usd_path", ""))
     found = [r for r in ROBOTS.values() if cache_key(r) in usd]
@@ -226,7 +226,7 @@ def policy_metadata(env: Any, task: str, actor_obs_groups: Sequence[str], traini
         ExportError: The env uses something the format cannot describe.
         ValueError: The env's rates disagree with its simulator, decimation or actuator chains.
     """
-    from realgap.envs.factory import check_rates
+    from realgap.envs.run.factory import check_rates
 
     actions, robot = action_terms(env, raw_action_clip)
     observations, obs_dim = observation_terms(env, actor_obs_groups)

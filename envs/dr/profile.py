@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from realgap.envs.inertia_sampling import (
+from realgap.envs.dr.inertia_sampling import (
     UNIT_RANGE,
     ZERO_RANGE,
     ZERO_VEC3,
@@ -48,7 +48,7 @@ def _f(kind: str, unit: str = "", default: Any = dataclasses.MISSING) -> Any:
 @dataclass(frozen=True)
 class InertiaGroup:
     """Consistent mass / CoM / inertia randomization of the bodies matching ``bodies`` (sampler ranges:
-    :class:`realgap.envs.inertia_sampling.InertiaRandomization`, which also validates them)."""
+    :class:`realgap.envs.dr.inertia_sampling.InertiaRandomization`, which also validates them)."""
 
     asset: str = _f("name")
     bodies: tuple[str, ...] = _f("regex")

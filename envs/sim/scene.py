@@ -11,8 +11,8 @@ import isaaclab.sim as sim_utils
 from isaaclab.assets import ArticulationCfg, AssetBaseCfg
 from isaaclab_newton.sim.schemas import NewtonArticulationCfg
 
-from realgap.envs.assets import ground_usd, robot_usd
 from realgap.envs.robots.base import RobotSource
+from realgap.envs.sim.assets import ground_usd, robot_usd
 
 
 def ground_cfg(prim_path: str = "/World/ground", friction: float = 1.0) -> AssetBaseCfg:

@@ -1,6 +1,6 @@
 """Isaac Lab event terms that randomize realgap's actuator chains: PD gains, torque limit and command delay.
 
-Glue only, like :mod:`realgap.envs.dr_events`: the chains' parameters are per-env ``(E, J)`` tensors
+Glue only, like :mod:`realgap.envs.dr.events`: the chains' parameters are per-env ``(E, J)`` tensors
 (:class:`~realgap.actuators.params.JointParams` after ``expand``), so a term draws one scale per env and joint from its
 own generator and writes the rows of the reset envs in place -- no solver involvement, no host sync.
 """
@@ -15,9 +15,9 @@ from isaaclab.managers import ManagerTermBase, SceneEntityCfg
 
 from realgap.actuators.delay import CommandDelay, latency_range_to_steps
 from realgap.actuators.models import explicit_pd_stability_margin
-from realgap.envs.dr_events import actuator_columns, draw_columns, env_ids_tensor, realgap_actuators, term_generator
-from realgap.envs.dr_sampling import check_disjoint, resolve_names, uniform_int
-from realgap.envs.inertia_sampling import validate_range
+from realgap.envs.dr.events import actuator_columns, draw_columns, env_ids_tensor, realgap_actuators, term_generator
+from realgap.envs.dr.inertia_sampling import validate_range
+from realgap.envs.dr.sampling import check_disjoint, resolve_names, uniform_int
 
 if TYPE_CHECKING:
     from isaaclab.envs import ManagerBasedEnv

@@ -1,6 +1,6 @@
 """Rigid-body inertial parameters: parallel axis, pseudo-inertia, log-Cholesky, physical consistency.
 
-Pure torch (no simulator import). Conventions used here and in :mod:`realgap.envs.inertia_sampling`:
+Pure torch (no simulator import). Conventions used here and in :mod:`realgap.envs.dr.inertia_sampling`:
 
 - Body frame ``b``: the simulator's link frame, origin O. Every vector and tensor below is expressed in its axes.
 - ``mass`` m [kg], shape ``(...,)``.

@@ -51,7 +51,7 @@ def env_policy_steps(
     Args:
         device: ``cpu`` | ``cuda`` | ``cuda:N`` (default: CUDA when torch sees one, else the CPU).
         actuators: ``"realgap"`` (the task's explicit datasheet chain) or ``"implicit"`` (Isaac Lab's implicit PD with
-            the same gains, armature, friction and limits: :func:`realgap.actuators.lab.implicit_actuator_cfg`).
+            the same gains, armature, friction and limits: :func:`realgap.envs.sim.actuator.implicit_actuator_cfg`).
         action_std: Actions ``N(0, action_std)`` in action units. The default 0 (hold the default pose) keeps the
             robots in the state :func:`bare_physics_steps` steps, so the two differ by the env's own work only;
             random actions knock robots over, and falling bodies with many contacts cost the solver more.
@@ -62,7 +62,7 @@ def env_policy_steps(
         ``overhead_over_physics`` ((seconds − physics_seconds) / physics_seconds: the env's own work for the physics it
         ran, whatever state the robots are in).
     """
-    from realgap.envs.factory import load_cfgs, make_env, simulation
+    from realgap.envs.run.factory import load_cfgs, make_env, simulation
 
     env_cfg, _ = load_cfgs(task, device, num_envs=num_envs, seed=seed)
     if actuators == "implicit":
@@ -104,8 +104,8 @@ def env_policy_steps(
 
 def _use_implicit_actuators(env_cfg: Any) -> None:
     """Swap every realgap actuator of the scene for Isaac Lab's implicit PD with the same datasheet numbers."""
-    from realgap.actuators.lab import implicit_actuator_cfg
     from realgap.actuators.spec import ActuatorSpec
+    from realgap.envs.sim.actuator import implicit_actuator_cfg
 
     for name in dir(env_cfg.scene):
         asset = getattr(env_cfg.scene, name, None)
@@ -127,7 +127,7 @@ def bare_physics_steps(
     from isaaclab.scene import InteractiveScene
     from isaaclab.sim import SimulationContext
 
-    from realgap.envs.factory import load_cfgs, simulation
+    from realgap.envs.run.factory import load_cfgs, simulation
 
     env_cfg, _ = load_cfgs(task, device, num_envs=num_envs, seed=seed)
     with simulation(env_cfg):
@@ -181,7 +181,7 @@ def ppo_steps(
     import tempfile
     from pathlib import Path
 
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [sys.executable, str(repo / "scripts" / "train.py"), "--task", task, "--num_envs", str(num_envs),
                "--max_iterations", str(iterations), "--seed", str(seed), "--log_root", tmp, "--num_procs",
@@ -258,8 +258,8 @@ def mujoco_steps(meta: Any, seconds: float = 5.0) -> dict[str, Any]:
 
 def policy_metadata_of(task: str) -> Any:
     """Export metadata of ``task`` (an untrained policy's: joint order, actuators, rates) from a 1-env build."""
-    from realgap.envs.export_metadata import policy_metadata
-    from realgap.envs.factory import load_cfgs, make_env, simulation
+    from realgap.envs.export.metadata import policy_metadata
+    from realgap.envs.run.factory import load_cfgs, make_env, simulation
 
     env_cfg, agent_cfg = load_cfgs(task, num_envs=1)
     with simulation(env_cfg):

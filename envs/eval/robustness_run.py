@@ -1,7 +1,7 @@
-"""Run a robustness :class:`~realgap.envs.sweep.Plan`: batches of envs, one point and one counted episode per env.
+"""Run a robustness :class:`~realgap.envs.eval.sweep.Plan`: batches of envs, one point and one counted episode per env.
 
 Used by ``scripts/evaluate.py`` (and, through it, ``scripts/compare_actions.py``). The env must be built from a config
-passed through :func:`realgap.envs.robustness.prepare_env_cfg`.
+passed through :func:`realgap.envs.eval.robustness.prepare_env_cfg`.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from typing import Any
 
 import torch
 
-from realgap.envs.progress import Progress
-from realgap.envs.robustness import pin_term
-from realgap.envs.sweep import Episode, Plan, Point, pack, point_values
+from realgap.envs.eval.robustness import pin_term
+from realgap.envs.eval.sweep import Episode, Plan, Point, pack, point_values
+from realgap.envs.run.progress import Progress
 
 Policy = Callable[[torch.Tensor], torch.Tensor]
 """Observation ``(E, D)`` → action ``(E, A)``."""
@@ -31,8 +31,9 @@ def zero_policy(env: Any) -> Policy:
 
 
 def checkpoint_policy(env: Any, agent_cfg: Any, checkpoint: str | Path) -> Policy:
-    """The deterministic actor of an rsl-rl checkpoint (loaded with :class:`~realgap.envs.runner.RealgapRunner`), its
-    raw actions clipped to the agent's ``clip_actions`` as in training and in the exported policy's metadata.
+    """The deterministic actor of an rsl-rl checkpoint (loaded with
+    :class:`~realgap.envs.run.runner.RealgapRunner`), its raw actions clipped to the agent's ``clip_actions`` as in
+    training and in the exported policy's metadata.
 
     Args:
         env: The unwrapped env the policy runs in.
@@ -41,8 +42,8 @@ def checkpoint_policy(env: Any, agent_cfg: Any, checkpoint: str | Path) -> Polic
     """
     from isaaclab.utils import to_dict
 
-    from realgap.envs.nan_guard import FiniteVecEnv
-    from realgap.envs.runner import RealgapRunner
+    from realgap.envs.run.runner import RealgapRunner
+    from realgap.envs.sim.nan_guard import FiniteVecEnv
 
     runner = RealgapRunner(FiniteVecEnv(env), to_dict(agent_cfg), log_dir=None, device=agent_cfg.device)
     runner.load(str(checkpoint))
@@ -69,7 +70,7 @@ def read_export(folder: str | Path, task: str | None = None) -> tuple[Any, Path]
             metadata), or an export of another task or robot than ``task``.
     """
     from realgap.envs.deploy import MetadataError, load_metadata
-    from realgap.envs.export_metadata import ExportError
+    from realgap.envs.export.metadata import ExportError
     from realgap.tasks import play_task
 
     folder = Path(folder)
@@ -105,9 +106,9 @@ def exported_policy(env: Any, meta: Any, onnx_path: Path) -> Policy:
     import onnx
     import onnxruntime as ort
 
-    from realgap.envs.assets import description_hash
-    from realgap.envs.export_metadata import ExportError
+    from realgap.envs.export.metadata import ExportError
     from realgap.envs.robots import ROBOTS
+    from realgap.envs.sim.assets import description_hash
 
     robot = env.scene["robot"]
     obs_dim = env.observation_manager.group_obs_dim["policy"][0]

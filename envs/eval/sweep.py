@@ -9,8 +9,8 @@ Each point is run for a fixed number of episodes; an env runs one point for one 
 sweeps are packed into batches of ``num_envs`` envs (on a CPU a batch of 64 envs costs little more per policy step
 than one of 16, so packing is what makes a full sweep finish in minutes).
 
-The Isaac Lab side (writing a point into the envs) is :mod:`realgap.envs.robustness`; the plots are
-:mod:`realgap.envs.robustness_plots`. No simulator import here.
+The Isaac Lab side (writing a point into the envs) is :mod:`realgap.envs.eval.robustness`; the plots are
+:mod:`realgap.envs.eval.plots`. No simulator import here.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 CHECKPOINT_RE = re.compile(r"model_(\d+)\.pt$")
 
 

@@ -1,6 +1,6 @@
 """Isaac Lab event terms that randomize contacts and initial placement: collider friction and size, object pose.
 
-Glue only, like :mod:`realgap.envs.dr_events` (explicit generators, nominal read once, batched writes). Newton keeps
+Glue only, like :mod:`realgap.envs.dr.events` (explicit generators, nominal read once, batched writes). Newton keeps
 one friction coefficient μ and one scale per collider *per world*, and the MuJoCo-Warp solver copies both into its
 per-world ``geom_friction`` / ``geom_size`` / ``geom_pos`` on a shape-property update (no ``set_const``: cheap).
 
@@ -27,9 +27,9 @@ from isaaclab.managers import ManagerTermBase, SceneEntityCfg
 from isaaclab.utils import math as math_utils
 from newton import GeoType, ModelFlags, ShapeFlags
 
-from realgap.envs.dr_events import draw_columns, env_ids_tensor, group_bounds, term_generator
-from realgap.envs.dr_sampling import check_disjoint, resolve_names, uniform
-from realgap.envs.inertia_sampling import validate_range
+from realgap.envs.dr.events import draw_columns, env_ids_tensor, group_bounds, term_generator
+from realgap.envs.dr.inertia_sampling import validate_range
+from realgap.envs.dr.sampling import check_disjoint, resolve_names, uniform
 
 if TYPE_CHECKING:
     from isaaclab.envs import ManagerBasedEnv

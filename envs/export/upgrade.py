@@ -1,13 +1,13 @@
 """Upgrade a ``realgap.policy/1`` export to ``realgap.policy/2`` without its checkpoint: same network, new metadata.
 
-The v2 metadata is read again from the live env of the export's task (:func:`realgap.envs.export_metadata.
+The v2 metadata is read again from the live env of the export's task (:func:`realgap.envs.export.metadata.
 policy_metadata`, one env on the CPU), and accepted only if it describes the *same* policy as the v1 file: robot and
 its description file (v1 hashed the MJCF file alone: that hash must equal the installed MJCF's), joint order and
 default pose, the action map and raw clip, every actuator spec and who applied friction, the rates, the observation
 layout with its noise, the ONNX input and output. Every mismatch is listed and nothing is written. The v1 training
 record is kept; an ``upgrades`` entry records when, at which commit, what was derived anew and the SHA-256 of the
 ONNX graph, which is left byte for byte as it was (only ``metadata_props`` change). Other files in the folder (a
-README) are kept; the folder is swapped in whole (:func:`realgap.envs.export.replace_folder`).
+README) are kept; the folder is swapped in whole (:func:`realgap.envs.export.writer.replace_folder`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 
 from realgap.envs.deploy.format import FORMAT, FORMAT_V1, ONNX_METADATA_KEY
 from realgap.envs.deploy.metadata import PolicyMetadata
-from realgap.envs.export_actions import ExportError
+from realgap.envs.export.actions import ExportError
 
 DERIVED = (
     "robot.description: the hash over the MJCF and every file it references, the file list, the import package",
@@ -145,10 +145,10 @@ def upgrade_export(folder: str | Path, device: str = "cpu") -> PolicyMetadata:
     """
     import onnx
 
-    from realgap.envs.export import METADATA_FILE, ONNX_FILE, checked_json, onnx_properties, replace_folder
-    from realgap.envs.factory import load_cfgs, make_env, simulation
+    from realgap.envs.export.writer import METADATA_FILE, ONNX_FILE, checked_json, onnx_properties, replace_folder
     from realgap.envs.robots import ROBOTS
-    from realgap.envs.run_dir import git_state
+    from realgap.envs.run.factory import load_cfgs, make_env, simulation
+    from realgap.envs.run.run_dir import git_state
 
     folder = Path(folder)
     v1, model = read_v1(folder)
@@ -165,7 +165,7 @@ def upgrade_export(folder: str | Path, device: str = "cpu") -> PolicyMetadata:
     training["upgrades"] = [*training.get("upgrades", []), upgrade]
     env_cfg, _ = load_cfgs(task, device, num_envs=1)
     with simulation(env_cfg):
-        from realgap.envs.export_metadata import policy_metadata
+        from realgap.envs.export.metadata import policy_metadata
 
         env = make_env(task, env_cfg)
         meta = policy_metadata(env, task, groups, training, raw_action_clip=v1["actions"].get("raw_clip"))

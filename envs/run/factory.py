@@ -11,8 +11,8 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from realgap.envs.physics import apply_device, resolve_device
 from realgap.envs.rates import RateSpec, load_rate_profile
+from realgap.envs.sim.physics import apply_device, resolve_device
 from realgap.tasks import check_task
 
 
@@ -52,7 +52,7 @@ def check_rates(env_cfg: Any) -> RateSpec:
     rates = RateSpec.from_dict(env_cfg.rates)
     if abs(env_cfg.sim.dt - rates.sim_dt) > 1e-12:
         raise ValueError(f"sim.dt = {env_cfg.sim.dt} s but the rate spec says physics {rates.physics_hz} Hz "
-                         f"(dt {rates.sim_dt} s); set rates with realgap.envs.factory.apply_rates")  # fmt: skip
+                         f"(dt {rates.sim_dt} s); set rates with realgap.envs.run.factory.apply_rates")  # fmt: skip
     if env_cfg.decimation != rates.decimation:
         raise ValueError(f"decimation = {env_cfg.decimation} but the rate spec says {rates.decimation} "
                          f"(physics {rates.physics_hz} Hz / policy {rates.policy_hz} Hz)")  # fmt: skip
@@ -79,7 +79,7 @@ def load_cfgs(
         seed: Seed for the env and the agent; None keeps the agent config's seed.
         rates: A rate profile name (``configs/rates/<name>.yaml``), YAML path or RateSpec; None keeps the task's.
         dr_profile: A domain-randomization profile (``configs/dr/<name>.yaml`` name, YAML path or ``DRProfile``)
-            added to the env's events by :func:`realgap.envs.dr_apply.apply_dr_profile`; None adds nothing.
+            added to the env's events by :func:`realgap.envs.dr.apply.apply_dr_profile`; None adds nothing.
 
     Raises:
         UnknownTaskError: ``task`` is not registered (the message lists the registered ids).
@@ -108,7 +108,7 @@ def load_cfgs(
         apply_rates(env_cfg, rates if isinstance(rates, RateSpec) else load_rate_profile(rates))
     check_rates(env_cfg)
     if dr_profile is not None:
-        from realgap.envs.dr_apply import apply_dr_profile
+        from realgap.envs.dr.apply import apply_dr_profile
 
         apply_dr_profile(env_cfg, dr_profile, task=task)
     return env_cfg, agent_cfg

@@ -1,4 +1,4 @@
-"""Turn a :class:`~realgap.envs.dr_profile.DRProfile` into named event terms of a task's env config.
+"""Turn a :class:`~realgap.envs.dr.profile.DRProfile` into named event terms of a task's env config.
 
 :func:`apply_dr_profile` validates the whole profile against the task *before* anything is built -- every asset,
 body and joint selector is resolved against the names in the assets' USD files (or the rigid object's prim name),
@@ -29,11 +29,11 @@ from typing import Any
 from isaaclab.assets import ArticulationCfg, RigidObjectCfg
 from isaaclab.managers import EventTermCfg, SceneEntityCfg
 
-from realgap.envs.dr_actuation import randomize_actuator_gains, randomize_command_delay
-from realgap.envs.dr_contact import randomize_contact_friction, randomize_contact_geometry, reset_root_pose_uniform
-from realgap.envs.dr_events import randomize_body_inertia, randomize_joint_friction
-from realgap.envs.dr_profile import DRProfile, load_dr_profile
-from realgap.envs.dr_sampling import check_disjoint, push_magnitude, randomization_to_params, resolve_names
+from realgap.envs.dr.actuation import randomize_actuator_gains, randomize_command_delay
+from realgap.envs.dr.contact import randomize_contact_friction, randomize_contact_geometry, reset_root_pose_uniform
+from realgap.envs.dr.events import randomize_body_inertia, randomize_joint_friction
+from realgap.envs.dr.profile import DRProfile, load_dr_profile
+from realgap.envs.dr.sampling import check_disjoint, push_magnitude, randomization_to_params, resolve_names
 
 SECTIONS = (
     "payload",
@@ -309,7 +309,7 @@ def apply_dr_profile(
         mode: ``"reset"`` (resample every episode) or ``"startup"`` (once per env); delays and the initial pose are
             always drawn at reset.
         sync: ``"fast"`` or ``"exact"`` solver update after body-inertia and joint writes (see
-            :mod:`realgap.envs.dr_events`).
+            :mod:`realgap.envs.dr.events`).
 
     Returns:
         The profile applied.
