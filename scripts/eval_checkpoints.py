@@ -70,6 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         from isaaclab.utils import to_dict
         from isaaclab_rl.rsl_rl import check_rsl_rl_version, handle_deprecated_rsl_rl_cfg
 
+        from realgap.envs.eval.policies import checkpoint_policy, zero_policy
         from realgap.envs.eval.rollout import rollout
         from realgap.envs.run.progress import Progress
         from realgap.envs.sim.nan_guard import FiniteVecEnv
@@ -81,17 +82,8 @@ def main(argv: list[str] | None = None) -> int:
         policies += [(it, path.name, path) for it, path in ckpts]
         progress = Progress("[realgap] eval_checkpoints", len(policies), unit="policies", interval_s=0.0, bar=False)
         for it, label, path in policies:
-            if path is None:  # the baseline: hold the default pose (action 0)
-                zeros = torch.zeros(env.num_envs, env.action_manager.total_action_dim, device=env.device)
-
-                def act(obs, z=zeros):
-                    return z
-            else:
-                runner.load(str(path))
-
-                def act(obs, actor=runner.get_inference_policy(device=env.device)):
-                    return actor({"policy": obs})
-
+            # the baseline holds the default pose (action 0)
+            act = zero_policy(env) if path is None else checkpoint_policy(env, agent_cfg, path, runner=runner)
             torch.manual_seed(args.seed)  # the same pushes and resets for every policy
             stats = rollout(env, act, episodes=args.episodes, clip_actions=agent_cfg.clip_actions)
             row = {"iteration": it, "policy": label, "train_s": round(seconds.get(it, float("nan")), 1)}

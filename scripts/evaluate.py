@@ -50,7 +50,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def resolve_inputs(args: argparse.Namespace) -> tuple[str, dict[str, tuple[str, Any] | None], Path]:
     """Task id, policy label → ``("checkpoint", path)`` / ``("export", (metadata, onnx path))`` / None (zero action),
     and the output folder; every input checked before an env is built."""
-    from realgap.envs.eval.robustness_run import read_export
+    from realgap.envs.eval.policies import read_export
     from realgap.envs.run.runner import latest_checkpoint
     from realgap.tasks import play_task
 
@@ -124,8 +124,9 @@ def main(argv: list[str] | None = None) -> int:
     with simulation(env_cfg):
         from isaaclab_rl.rsl_rl import check_rsl_rl_version, handle_deprecated_rsl_rl_cfg
 
+        from realgap.envs.eval.policies import checkpoint_policy, exported_policy, zero_policy
         from realgap.envs.eval.robustness import pin_term, robot_name
-        from realgap.envs.eval.robustness_run import checkpoint_policy, exported_policy, run_plan, zero_policy
+        from realgap.envs.eval.robustness_run import run_plan
         from realgap.envs.eval.sweep import DEFAULT_VALUES, build_report, finite_or_none, make_plan
 
         agent_cfg = handle_deprecated_rsl_rl_cfg(agent_cfg, check_rsl_rl_version())

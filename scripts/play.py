@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.task is None and run_json.is_file():
             args.task = json.loads(run_json.read_text()).get("task")
     elif args.policy is not None:
-        from realgap.envs.eval.robustness_run import read_export
+        from realgap.envs.eval.policies import read_export
 
         export = read_export(args.policy, args.task)  # no folder, no export, corrupted, another task: refused here
         args.task = args.task or export[0].task
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     with simulation(env_cfg):
         from isaaclab_rl.rsl_rl import check_rsl_rl_version, handle_deprecated_rsl_rl_cfg
 
-        from realgap.envs.eval.robustness_run import checkpoint_policy, exported_policy, zero_policy
+        from realgap.envs.eval.policies import checkpoint_policy, exported_policy, zero_policy
         from realgap.envs.eval.rollout import rollout
 
         agent_cfg = handle_deprecated_rsl_rl_cfg(agent_cfg, check_rsl_rl_version())

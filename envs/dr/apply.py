@@ -337,7 +337,7 @@ def apply_dr_profile(
     if push is not None and push_term is None:
         raise ValueError(
             f"{profile.name}: the profile sets pushes but this task has no push term (an interval event "
-            "with a 'magnitude_mps' param, e.g. tasks/balance/mdp.py push_robot)"
+            "with a 'magnitude_mps' param, e.g. envs/dr/push.py push_robot)"
         )
     replaced = [
         _root_reset_of(env_cfg, t.params["asset_cfg"].name) for t in terms.values() if t.func is reset_root_pose_uniform

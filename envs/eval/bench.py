@@ -213,10 +213,10 @@ def mujoco_steps(meta: Any, seconds: float = 5.0) -> dict[str, Any]:
     import mujoco
     import numpy as np
 
-    from realgap.actuators.datasheets import G1_ACTUATORS
     from realgap.actuators.spec import resolve_joint_specs
     from realgap.envs.deploy.mujoco_robot import MujocoRobot
     from realgap.envs.deploy.runtime import DeployRuntime, ZeroPolicy
+    from realgap.envs.robots.g1 import G1_ACTUATORS
 
     robot = MujocoRobot.for_policy(meta)
     n = max(1, int(seconds / meta.rates.sim_dt))

@@ -20,8 +20,9 @@ Counts = list[tuple[int, int]]
 def isaac_single_push(meta: Any, onnx_path: Path, labels: Sequence[str], values: Sequence[float], episodes: int,
                       push_at_s: float, duration_s: float, num_envs: int, seed: int) -> dict[str, Counts]:  # fmt: skip
     """Survival counts per label (``"policy"``: the export; ``"zero action"``) and magnitude in Isaac Lab."""
+    from realgap.envs.eval.policies import exported_policy, zero_policy
     from realgap.envs.eval.robustness import pin_term, prepare_env_cfg
-    from realgap.envs.eval.robustness_run import exported_policy, run_plan, zero_policy
+    from realgap.envs.eval.robustness_run import run_plan
     from realgap.envs.eval.sweep import make_plan
     from realgap.envs.run.factory import load_cfgs, make_env, simulation
     from realgap.tasks import play_task

@@ -4,14 +4,15 @@ A sweep point sets physical quantities exactly (not drawn from a range): each en
 own point (:mod:`realgap.envs.eval.sweep` packs the points into batches). :class:`pin_sweep_point` is an event term
 appended to the env's reset events by :func:`prepare_env_cfg`; :meth:`pin_sweep_point.set_values` writes a batch's
 values into the simulator and the actuator chains, and every reset re-pins what a reset would otherwise redraw (the
-command delay, the grasped object's mass). The balance task's push term is swapped for :class:`swept_push`, which
-pushes each env with its own magnitude.
+command delay, the grasped object's mass). The balance task's push term
+(:class:`~realgap.envs.dr.push.push_robot`) pushes each env with its own magnitude once a sweep sets it.
 
 What each factor writes (per env; ``s`` = the factor's value):
 
 - inertia (one consistent write per body: density scale, then inertia scale, then CoM shift, then payload, all with
   :mod:`realgap.envs.dr.inertia_sampling`, so every body keeps J ≻ 0): ``link_mass_scale``, ``inertia_scale`` (radii
-  of gyration × √s, i.e. I_C × s), ``com_shift_m`` and ``payload_kg`` on the robot's payload body (:data:`TARGETS`);
+  of gyration × √s, i.e. I_C × s), ``com_shift_m`` and ``payload_kg`` on the robot's payload body
+  (:data:`realgap.envs.robots.TARGETS`);
 - actuator chains: ``pd_gain_scale`` (kp, kd × s), ``torque_limit_scale`` (peak torque × s), ``command_delay_s``
   (a fixed delay of round(s / dt) physics steps);
 - solver: ``joint_friction_scale`` (frictionloss and damping × s), ``contact_friction`` (μ of the contact bodies'
@@ -22,9 +23,7 @@ What each factor writes (per env; ``s`` = the factor's value):
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -43,10 +42,10 @@ from realgap.envs.dr.inertia_sampling import (
     scale_density,
     shift_com,
 )
+from realgap.envs.dr.push import push_robot
 from realgap.envs.dr.sampling import body_from_flat, body_to_flat, resolve_names
 from realgap.envs.eval.sweep import FACTORS
-from realgap.envs.robots import ROBOTS
-from realgap.tasks.balance.mdp import push_robot
+from realgap.envs.robots import ROBOTS, TARGETS
 
 if TYPE_CHECKING:
     from isaaclab.envs import ManagerBasedRLEnv
@@ -55,72 +54,12 @@ PIN_TERM = "robustness_pin"
 """Name of the :class:`pin_sweep_point` event term in the env's event table."""
 
 
-@dataclass(frozen=True)
-class Targets:
-    """Where a robot's body-specific factors act.
-
-    Attributes:
-        payload_body: Body carrying the payload and the CoM shift.
-        payload_offset_m: Payload box centre in that body's frame, m.
-        payload_size_m: Payload box edges, m.
-        contact_bodies: Regexes of the bodies whose collider friction ``contact_friction`` sets.
-    """
-
-    payload_body: str
-    payload_offset_m: tuple[float, float, float]
-    payload_size_m: tuple[float, float, float]
-    contact_bodies: tuple[str, ...]
-
-
-TARGETS: dict[str, Targets] = {
-    # A battery- or compute-sized box centred on the torso's axis at chest height (the torso frame sits at the waist
-    # pitch joint, its CoM ~0.18 m above): mass without a lever arm of its own, so the sweep isolates the mass.
-    "g1": Targets("torso_link", (0.0, 0.0, 0.25), (0.15, 0.20, 0.10), (".*_ankle_roll_link",)),
-    # A wrist camera on the side of the hand, near the flange (the grasp_nominal DR profile's payload).
-    "panda": Targets("hand", (0.0, 0.06, 0.03), (0.025, 0.09, 0.025), (".*_finger",)),
-}
-"""Payload body and contact bodies of each robot (keys of ``realgap.envs.robots.ROBOTS``)."""
-
-
 def robot_name(joint_names: Sequence[str]) -> str:
     """The realgap robot with exactly these joints (``ValueError`` when none matches)."""
     for name, robot in ROBOTS.items():
         if set(robot.joint_names) == set(joint_names):
             return name
     raise ValueError(f"robustness sweeps know the robots {sorted(ROBOTS)}; this articulation's joints match none")
-
-
-class swept_push(push_robot):
-    """The balance task's push with a per-env magnitude: ``env_magnitude[e]`` m/s, random heading.
-
-    ``env_magnitude`` is ``None`` until a sweep sets it; the task's ``U(min, max)`` draw applies until then, and for
-    the envs whose entry is NaN (the reference point: the task's own pushes). With ``once`` an env is pushed at most
-    once per episode (the single-push limit: see :func:`prepare_env_cfg`).
-    """
-
-    def __init__(self, cfg: EventTermCfg, env: ManagerBasedRLEnv) -> None:
-        super().__init__(cfg, env)
-        self.env_magnitude: torch.Tensor | None = None
-
-    def __call__(self, env: ManagerBasedRLEnv, env_ids: torch.Tensor, magnitude_mps: tuple[float, float],
-                 asset_cfg: Any = None, once: bool = False) -> None:  # fmt: skip
-        if once:  # an env whose episode already had its push is left alone
-            env_ids = env_ids[self.max_push[env_ids] == 0.0]
-            if len(env_ids) == 0:
-                return
-        if self.env_magnitude is None:
-            super().__call__(env, env_ids, magnitude_mps, asset_cfg)
-            return
-        asset = env.scene[asset_cfg.name]
-        lo, hi = magnitude_mps
-        magnitude = self.env_magnitude[env_ids]
-        magnitude = torch.where(magnitude.isnan(), lo + (hi - lo) * torch.rand_like(magnitude), magnitude)
-        heading = 2.0 * math.pi * torch.rand(len(env_ids), device=env.device)
-        vel_w = asset.data.root_vel_w.torch[env_ids].clone()
-        vel_w[:, 0] += magnitude * torch.cos(heading)
-        vel_w[:, 1] += magnitude * torch.sin(heading)
-        asset.write_root_velocity_to_sim_index(root_velocity=vel_w, env_ids=env_ids)
-        self.max_push[env_ids] = torch.maximum(self.max_push[env_ids], magnitude)
 
 
 def prepare_env_cfg(env_cfg: Any, episode_s: float | None = None, single_push_at_s: float | None = None) -> None:
@@ -134,7 +73,6 @@ def prepare_env_cfg(env_cfg: Any, episode_s: float | None = None, single_push_at
     """
     push = getattr(env_cfg.events, "push", None)
     if _is_push(push):
-        push.func = swept_push
         if single_push_at_s is not None:
             if not single_push_at_s > 0:
                 raise ValueError(f"the single push must come after the reset (> 0 s), got {single_push_at_s}")

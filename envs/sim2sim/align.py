@@ -48,7 +48,8 @@ class Trajectory:
 
 def robot_specs(robot: str) -> dict[str, ActuatorSpec]:
     """The datasheet specs of ``robot`` made passive: no PD, no friction, no delay (armature and limits kept)."""
-    from realgap.actuators.datasheets import G1_ACTUATORS, PANDA_ACTUATORS
+    from realgap.envs.robots.g1 import G1_ACTUATORS
+    from realgap.envs.robots.panda import PANDA_ACTUATORS
 
     specs = {"g1": G1_ACTUATORS, "panda": PANDA_ACTUATORS}[robot]
     return {k: dataclasses.replace(s, gains=PDGains(0.0, 0.0), coulomb_friction=0.0, viscous_friction=0.0,

@@ -62,6 +62,8 @@ def isaac_episodes(
     """
     import torch
 
+    from realgap.envs.dr.push import add_root_velocity_xy
+
     if env.num_envs != len(plan):
         raise ValueError(f"the env has {env.num_envs} envs for {len(plan)} episodes")
     robot = env.scene["robot"]
@@ -75,11 +77,8 @@ def isaac_episodes(
             t = k * env.step_dt
             for e, queue in enumerate(queues):
                 while queue and queue[0].time_s <= t + 1e-9:
-                    dv = queue.pop(0).dv_xy
-                    vel = robot.data.root_vel_w.torch[e : e + 1].clone()
-                    vel[0, 0] += dv[0]
-                    vel[0, 1] += dv[1]
-                    robot.write_root_velocity_to_sim_index(root_velocity=vel, env_ids=torch.tensor([e]))
+                    dv = torch.tensor(queue.pop(0).dv_xy, device=env.device)
+                    add_root_velocity_xy(robot, torch.tensor([e]), dv[0], dv[1])
                     applied[e] += 1
             rows = obs["policy"].cpu().numpy()
             actions = np.clip(np.stack([policy(row) for row in rows]), -clip, clip)

@@ -23,9 +23,9 @@ from isaaclab.sim import SimulationCfg
 from isaaclab.utils import configclass
 from isaaclab.utils.noise import UniformNoiseCfg as Unoise
 
-from realgap.actuators.datasheets import G1_ACTUATORS
+from realgap.envs.dr.push import push_robot
 from realgap.envs.rates import load_rate_profile
-from realgap.envs.robots.g1 import G1, G1_ROOT_HEIGHT
+from realgap.envs.robots.g1 import G1, G1_ACTION_SCALE, G1_ACTUATORS, G1_ROOT_HEIGHT
 from realgap.envs.sim.actuator import realgap_actuator_cfg
 from realgap.envs.sim.nan_guard import non_finite_state
 from realgap.envs.sim.physics import default_device, newton_physics
@@ -52,17 +52,9 @@ RATES = load_rate_profile("default")
 @configclass
 class BalanceSceneCfg(InteractiveSceneCfg):
     ground = ground_cfg()
-    # Datasheet actuators (actuators/datasheets.py): explicit PD + torque-speed envelope + per-env command delay,
+    # Datasheet actuators (envs/robots/g1.py): explicit PD + torque-speed envelope + per-env command delay,
     # armature = reflected rotor inertia N²·I_m, joint friction from the spec.
     robot = robot_cfg(G1, actuators={"g1": realgap_actuator_cfg(G1_ACTUATORS, RATES)})
-
-
-ACTION_SCALE: dict[str, float] = {
-    expr: 0.25 * spec.peak_torque / spec.kp for spec in G1_ACTUATORS.values() for expr in spec.joint_names_expr
-}
-"""Joint-target offset per unit action, rad: a unit action asks for 25 % of the joint's peak torque through its PD
-stiffness (mjlab's rule), so every action dimension has the same physical weight: ankles 0.042, hips 0.073, knees
-0.116, arms 0.0625, wrists 0.0125 rad."""
 
 
 @configclass
@@ -70,7 +62,7 @@ class ActionsCfg:
     # Joint position targets around the default pose: a = 0 is "hold the stance". The raw action is clipped to +-4
     # (agent_cfg.clip_actions), i.e. at most 100 % of peak torque worth of target offset per joint.
     joint_pos = mdp.JointPositionActionCfg(
-        asset_name="robot", joint_names=[".*"], scale=ACTION_SCALE, use_default_offset=True, preserve_order=True
+        asset_name="robot", joint_names=[".*"], scale=G1_ACTION_SCALE, use_default_offset=True, preserve_order=True
     )
 
 
@@ -156,7 +148,7 @@ class EventsCfg:
         params={"position_range": (-0.05, 0.05), "velocity_range": (0.0, 0.0)},
     )
     push = EventTerm(
-        func=balance_mdp.push_robot,
+        func=push_robot,
         mode="interval",
         interval_range_s=(3.0, 5.0),
         params={"magnitude_mps": PUSH_MPS, "asset_cfg": SceneEntityCfg("robot")},

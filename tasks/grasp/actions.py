@@ -54,9 +54,14 @@ from isaaclab.envs.mdp.actions.task_space_actions import DifferentialInverseKine
 from isaaclab.managers import ActionTermCfg
 from isaaclab.utils import configclass
 
-from realgap.actuators.datasheets import PANDA_ACTUATORS
 from realgap.actuators.spec import ActuatorSpec, PDGains
-from realgap.envs.robots.panda import PANDA_ARM_JOINTS, PANDA_FINGER_JOINTS, PANDA_HAND_BODY, PANDA_TCP_OFFSET_HAND
+from realgap.envs.robots.panda import (
+    PANDA_ACTUATORS,
+    PANDA_ARM_JOINTS,
+    PANDA_FINGER_JOINTS,
+    PANDA_HAND_BODY,
+    PANDA_TCP_OFFSET_HAND,
+)
 from realgap.envs.sim.gravity import TorchGravity, urdf_model
 
 if TYPE_CHECKING:

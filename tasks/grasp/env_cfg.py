@@ -40,10 +40,9 @@ from isaaclab.sensors import ContactSensorCfg
 from isaaclab.sim import SimulationCfg
 from isaaclab.utils import configclass
 
-from realgap.actuators.datasheets import PANDA_ACTUATORS
 from realgap.envs.dr.profile import load_dr_profile
 from realgap.envs.rates import load_rate_profile
-from realgap.envs.robots.panda import PANDA, PANDA_ARM_JOINTS
+from realgap.envs.robots.panda import PANDA, PANDA_ACTUATORS, PANDA_ARM_JOINTS
 from realgap.envs.sim.actuator import realgap_actuator_cfg
 from realgap.envs.sim.nan_guard import non_finite_state
 from realgap.envs.sim.physics import default_device, newton_physics

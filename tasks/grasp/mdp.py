@@ -215,7 +215,7 @@ class joint_speed_reflex(ManagerTermBase):
     share of episodes this term ends is reported per action space.
 
     Params:
-        limits_rad_s: Joint-name regex -> velocity limit, rad/s (the datasheet's, ``actuators/datasheets.py``).
+        limits_rad_s: Joint-name regex -> velocity limit, rad/s (the datasheet's, ``envs/robots/panda.py``).
     """
 
     def __init__(self, cfg: TerminationTermCfg, env: ManagerBasedRLEnv) -> None:

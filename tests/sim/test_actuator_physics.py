@@ -60,9 +60,9 @@ def _step(sim, scene, asset, *, position=None, effort=None):
 
 
 def test_torque_on_knee_accelerates_link_plus_reflected_inertia():
-    from realgap.actuators.datasheets import G1_ACTUATORS
     from realgap.actuators.spec import PDGains
     from realgap.envs.robots import G1
+    from realgap.envs.robots.g1 import G1_ACTUATORS
     from realgap.envs.sim2sim.dynamics import RobotDynamics
 
     # pure torque drives, no friction; every joint but the left knee frozen by a 1000 kg·m² armature
@@ -98,8 +98,8 @@ def test_torque_on_knee_accelerates_link_plus_reflected_inertia():
 
 
 def test_static_hold_torque_equals_gravity_torque():
-    from realgap.actuators.datasheets import PANDA_ACTUATORS
     from realgap.envs.robots import PANDA
+    from realgap.envs.robots.panda import PANDA_ACTUATORS
     from realgap.envs.sim2sim.dynamics import RobotDynamics
 
     # friction off: the solver's Coulomb friction can hold part of the load at rest, which is not gravity's business

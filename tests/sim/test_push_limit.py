@@ -9,8 +9,8 @@ POLICY = "configs/policies/balance_g1"
 
 
 def test_single_push_survival_in_both_engines():
+    from realgap.envs.eval.policies import read_export
     from realgap.envs.eval.push_limit import isaac_single_push, mujoco_single_push
-    from realgap.envs.eval.robustness_run import read_export
 
     meta, onnx_path = read_export(POLICY)
     args = dict(labels=["zero action"], values=[0.0, 1.5], episodes=4, push_at_s=0.5, duration_s=2.0, seed=0)

@@ -23,8 +23,8 @@ def _loaded_after_import(modules: list[str], forbidden: tuple[str, ...]) -> list
 
 
 @pytest.mark.unit
-def test_actuator_math_and_rates_load_neither_torch_nor_a_simulator():
-    modules = ["realgap.actuators", "realgap.actuators.chain", "realgap.actuators.datasheets", "realgap.envs.rates"]
+def test_actuator_math_rates_and_robot_facts_load_neither_torch_nor_a_simulator():
+    modules = ["realgap.actuators", "realgap.actuators.chain", "realgap.envs.rates", "realgap.envs.robots"]
     assert _loaded_after_import(modules, (*SIMULATORS, "torch")) == []
 
 
@@ -109,8 +109,8 @@ def test_lower_envs_layers_import_neither_tasks_nor_upper_layers():
 
 
 @pytest.mark.unit
-def test_robot_facts_and_rates_import_only_each_other():
-    allowed = ("realgap.envs.robots", "realgap.envs.rates")
+def test_robot_facts_and_rates_import_only_each_other_and_the_actuator_math():
+    allowed = ("realgap.envs.robots", "realgap.envs.rates", "realgap.actuators")
     bad = [
         v
         for v in _violations(("realgap.envs.robots", "realgap.envs.rates"), ("realgap",))
