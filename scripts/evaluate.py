@@ -125,9 +125,10 @@ def main(argv: list[str] | None = None) -> int:
         from isaaclab_rl.rsl_rl import check_rsl_rl_version, handle_deprecated_rsl_rl_cfg
 
         from realgap.envs.eval.policies import checkpoint_policy, exported_policy, zero_policy
-        from realgap.envs.eval.robustness import pin_term, robot_name
+        from realgap.envs.eval.robustness import pin_term
         from realgap.envs.eval.robustness_run import run_plan
         from realgap.envs.eval.sweep import DEFAULT_VALUES, build_report, finite_or_none, make_plan
+        from realgap.envs.robots import robot_name
 
         agent_cfg = handle_deprecated_rsl_rl_cfg(agent_cfg, check_rsl_rl_version())
         env = make_env(task, env_cfg)

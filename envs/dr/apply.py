@@ -3,10 +3,10 @@
 :func:`apply_dr_profile` validates the whole profile against the task *before* anything is built -- every asset,
 body and joint selector is resolved against the names in the assets' USD files (or the rigid object's prim name),
 and every requested change must be one the task can make -- then appends one event term per error source, in the
-profile's priority order (seed 000, ch. 15.2): ``dr_payload``, ``dr_link_inertia``, ``dr_joint_friction``,
-``dr_actuator``, ``dr_command_delay``, ``dr_contact_friction``, ``dr_contact_geometry``, ``dr_initial_pose``
-(suffixed ``_<asset>`` when a section spans several assets). Sections a task already covers are *replaced*, not
-added twice: the profile's pushes set the params of the task's own push term, and an ``initial_pose`` takes the
+profile's priority order (largest expected sim-to-real error first): ``dr_payload``, ``dr_link_inertia``,
+``dr_joint_friction``, ``dr_actuator``, ``dr_command_delay``, ``dr_contact_friction``, ``dr_contact_geometry``,
+``dr_initial_pose`` (suffixed ``_<asset>`` when a section spans several assets). Sections a task already covers are
+*replaced*, not added twice: the profile's pushes set the params of the task's own push term, and an ``initial_pose`` takes the
 place of the task's root reset of that asset (which is set to ``None``). ``push: null`` leaves the task's own
 pushes as the task defines them.
 
@@ -116,31 +116,63 @@ def build_dr_terms(env_cfg: Any, profile: DRProfile, mode: str = "reset", sync: 
     if sync not in ("fast", "exact"):
         raise ValueError(f"sync must be 'fast' or 'exact', got {sync!r}")
     src = profile.name
+    terms = _inertia_terms(env_cfg, profile, mode, sync)
+    for section, func, selector, keys in (
+        ("joint_friction", randomize_joint_friction, "joints", ("coulomb_nm", "viscous_nms_per_rad")),
+        ("actuator", randomize_actuator_gains, "joints", ("kp_scale", "kd_scale", "torque_limit_scale")),
+    ):
+        by_asset = _by_asset(getattr(profile, section), section)
+        for asset, groups in by_asset.items():
+            name = _name(section, asset, by_asset)
+            extra = {"sync": sync} if section == "joint_friction" else {}
+            entries = _entries(env_cfg, src, groups, selector, keys)
+            terms[name] = _term(func, mode, asset, groups=entries, seed_key=name, **extra)
+    terms |= _command_delay_terms(env_cfg, profile)
+    for section, func, key in (
+        ("contact_friction", randomize_contact_friction, "friction"),
+        ("contact_geometry", randomize_contact_geometry, "size_scale"),
+    ):
+        by_asset = _by_asset(getattr(profile, section), section)
+        for asset, groups in by_asset.items():
+            name = _name(section, asset, by_asset)
+            entries = _entries(env_cfg, src, groups, "bodies", (key,))
+            terms[name] = _term(func, mode, asset, groups=entries, seed_key=name)
+    terms |= _initial_pose_terms(env_cfg, profile)
+    if profile.push is not None:
+        terms["push"] = {
+            "interval_range_s": tuple(profile.push.interval_s),
+            "magnitude_mps": push_magnitude(profile.push.velocity_mps, f"{src}: push.velocity_mps"),
+        }
+    return terms
+
+
+def _entries(env_cfg: Any, src: str, groups: list, selector: str, keys: tuple[str, ...]) -> list[dict]:
+    """Plain params of one section's groups of one asset, after checking their selectors against its names."""
+    out, selections = [], []
+    for where, g in groups:
+        patterns = getattr(g, selector)
+        bodies, joints, _ = asset_names(env_cfg, g.asset, f"{src}: {where}")
+        names = bodies if selector == "bodies" else joints
+        ids = resolve_names(patterns, names, f"{src}: {where}", "body" if selector == "bodies" else "joint")
+        if "size_scale" in keys:
+            _check_scalable(env_cfg, g.asset, ids, f"{src}: {where}")
+        if "kp_scale" in keys:
+            _check_actuated(env_cfg, g.asset, [names[i] for i in ids], f"{src}: {where}")
+        selections.append(ids)
+        out.append({selector: list(patterns)} | {k: _plain(getattr(g, k)) for k in keys})
+    check_disjoint(selections, names, f"{src}: {groups[0][0].split('[')[0]} ({groups[0][1].asset})")
+    return out
+
+
+def _inertia_terms(env_cfg: Any, profile: DRProfile, mode: str, sync: str) -> dict[str, Any]:
+    """Payload and link-inertia terms; per asset the last one in the table commits both stages in one write."""
     terms: dict[str, Any] = {}
-
-    def entries(groups: list, selector: str, keys: tuple[str, ...]) -> list[dict]:
-        """Plain params of one section's groups of one asset, after checking their selectors against its names."""
-        out, selections = [], []
-        for where, g in groups:
-            patterns = getattr(g, selector)
-            bodies, joints, _ = asset_names(env_cfg, g.asset, f"{src}: {where}")
-            names = bodies if selector == "bodies" else joints
-            ids = resolve_names(patterns, names, f"{src}: {where}", "body" if selector == "bodies" else "joint")
-            if "size_scale" in keys:
-                _check_scalable(env_cfg, g.asset, ids, f"{src}: {where}")
-            if "kp_scale" in keys:
-                _check_actuated(env_cfg, g.asset, [names[i] for i in ids], f"{src}: {where}")
-            selections.append(ids)
-            out.append({selector: list(patterns)} | {k: _plain(getattr(g, k)) for k in keys})
-        check_disjoint(selections, names, f"{src}: {groups[0][0].split('[')[0]} ({groups[0][1].asset})")
-        return out
-
     inertia = {s: _by_asset(getattr(profile, s), s) for s in ("payload", "link_inertia")}
     for section in ("payload", "link_inertia"):
         for asset, groups in inertia[section].items():
             params = [
                 {"bodies": e["bodies"], "randomization": randomization_to_params(g.randomization())}
-                for e, (_, g) in zip(entries(groups, "bodies", ()), groups, strict=True)
+                for e, (_, g) in zip(_entries(env_cfg, profile.name, groups, "bodies", ()), groups, strict=True)
             ]
             name = _name(section, asset, inertia[section])
             terms[name] = _term(
@@ -151,45 +183,43 @@ def build_dr_terms(env_cfg: Any, profile: DRProfile, mode: str = "reset", sync: 
         stages = [_name(s, asset, inertia[s]) for s in ("link_inertia", "payload") if asset in inertia[s]]
         committer = [n for n in terms if n in stages][-1]
         terms[committer].params.update(deferred=False, stages=stages)
-    for section, func, selector, keys in (
-        ("joint_friction", randomize_joint_friction, "joints", ("coulomb_nm", "viscous_nms_per_rad")),
-        ("actuator", randomize_actuator_gains, "joints", ("kp_scale", "kd_scale", "torque_limit_scale")),
-    ):
-        by_asset = _by_asset(getattr(profile, section), section)
-        for asset, groups in by_asset.items():
-            name = _name(section, asset, by_asset)
-            extra = {"sync": sync} if section == "joint_friction" else {}
-            terms[name] = _term(func, mode, asset, groups=entries(groups, selector, keys), seed_key=name, **extra)
-    if profile.command_delay_s != (0.0, 0.0):
-        robots = [
-            a
-            for a, cfg in vars(env_cfg.scene).items()
-            if isinstance(cfg, ArticulationCfg) and any(hasattr(c, "rates") for c in cfg.actuators.values())
-        ]
-        if not robots:
-            raise ValueError(
-                f"{src}: command_delay_s {list(profile.command_delay_s)} needs a robot driven by realgap "
-                "actuators (RealgapActuatorCfg); this task has none"
-            )
-        for asset in robots:
-            name = _name("command_delay", asset, dict.fromkeys(robots))
-            terms[name] = _term(
-                randomize_command_delay, "reset", asset, latency_range_s=list(profile.command_delay_s), seed_key=name
-            )
-    for section, func, key in (
-        ("contact_friction", randomize_contact_friction, "friction"),
-        ("contact_geometry", randomize_contact_geometry, "size_scale"),
-    ):
-        by_asset = _by_asset(getattr(profile, section), section)
-        for asset, groups in by_asset.items():
-            name = _name(section, asset, by_asset)
-            terms[name] = _term(func, mode, asset, groups=entries(groups, "bodies", (key,)), seed_key=name)
+    return terms
+
+
+def _command_delay_terms(env_cfg: Any, profile: DRProfile) -> dict[str, Any]:
+    """One command-delay term per robot driven by realgap actuators (none when the profile's delay is 0)."""
+    if profile.command_delay_s == (0.0, 0.0):
+        return {}
+    robots = [
+        a
+        for a, cfg in vars(env_cfg.scene).items()
+        if isinstance(cfg, ArticulationCfg) and any(hasattr(c, "rates") for c in cfg.actuators.values())
+    ]
+    if not robots:
+        raise ValueError(
+            f"{profile.name}: command_delay_s {list(profile.command_delay_s)} needs a robot driven by realgap "
+            "actuators (RealgapActuatorCfg); this task has none"
+        )
+    terms = {}
+    for asset in robots:
+        name = _name("command_delay", asset, dict.fromkeys(robots))
+        terms[name] = _term(
+            randomize_command_delay, "reset", asset, latency_range_s=list(profile.command_delay_s), seed_key=name
+        )
+    return terms
+
+
+def _initial_pose_terms(env_cfg: Any, profile: DRProfile) -> dict[str, Any]:
+    """One initial-pose term per asset (one profile entry each)."""
+    terms = {}
     by_asset = _by_asset(profile.initial_pose, "initial_pose")
     for asset, groups in by_asset.items():
         if len(groups) > 1:
-            raise ValueError(f"{src}: initial_pose has {len(groups)} entries for asset {asset!r}; one per asset")
+            raise ValueError(
+                f"{profile.name}: initial_pose has {len(groups)} entries for asset {asset!r}; one per asset"
+            )
         where, g = groups[0]
-        asset_names(env_cfg, asset, f"{src}: {where}")
+        asset_names(env_cfg, asset, f"{profile.name}: {where}")
         name = _name("initial_pose", asset, by_asset)
         terms[name] = _term(
             reset_root_pose_uniform,
@@ -199,11 +229,6 @@ def build_dr_terms(env_cfg: Any, profile: DRProfile, mode: str = "reset", sync: 
             yaw_rad=_plain(g.yaw_rad),
             seed_key=name,
         )
-    if profile.push is not None:
-        terms["push"] = {
-            "interval_range_s": tuple(profile.push.interval_s),
-            "magnitude_mps": push_magnitude(profile.push.velocity_mps, f"{src}: push.velocity_mps"),
-        }
     return terms
 
 

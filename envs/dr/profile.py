@@ -1,6 +1,6 @@
 """Domain-randomization profiles as data: ``configs/dr/<name>.yaml`` → frozen, validated :class:`DRProfile`.
 
-A profile lists, in the priority order of the sim-to-real checklist (seed 000, ch. 15.2), what is randomized and
+A profile lists, in priority order (largest expected sim-to-real error first), what is randomized and
 over which *plausible* real-world range: payload mass and CoM, link mass/inertia, joint friction, actuator gains and
 torque limit, command delay, contact friction, contact geometry, initial object pose, and (balance) pushes. Every
 top-level key must be present (an empty list says "considered, not randomized"); inside a group, omitted fields
@@ -127,7 +127,7 @@ class PushSpec:
 
 @dataclass(frozen=True)
 class DRProfile:
-    """A named domain-randomization profile; sections in the priority order of seed 000, ch. 15.2."""
+    """A named domain-randomization profile; sections in priority order (largest expected sim-to-real error first)."""
 
     name: str = _f("name")
     description: str = _f("text")

@@ -2,8 +2,8 @@
 
 Reads what ``scripts/train.py`` (``progress.csv``, ``params/run.json``) and ``scripts/evaluate.py`` (``report.json``)
 wrote; no simulator import. Every row names the run's action space, its low-level actuator model and the three rates
-(physics, servo, policy) with the target mode (seed 000, ch. 12.3: a comparison that does not report them is not
-fair), and the budget it was trained with.
+(physics, servo, policy) with the target mode (a comparison that does not report them is not fair: the same network
+behaves differently at another rate or actuator), and the budget it was trained with.
 """
 
 from __future__ import annotations

@@ -23,7 +23,6 @@ What each factor writes (per env; ``s`` = the factor's value):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -45,21 +44,13 @@ from realgap.envs.dr.inertia_sampling import (
 from realgap.envs.dr.push import push_robot
 from realgap.envs.dr.sampling import body_from_flat, body_to_flat, resolve_names
 from realgap.envs.eval.sweep import FACTORS
-from realgap.envs.robots import ROBOTS, TARGETS
+from realgap.envs.robots import TARGETS, robot_name
 
 if TYPE_CHECKING:
     from isaaclab.envs import ManagerBasedRLEnv
 
 PIN_TERM = "robustness_pin"
 """Name of the :class:`pin_sweep_point` event term in the env's event table."""
-
-
-def robot_name(joint_names: Sequence[str]) -> str:
-    """The realgap robot with exactly these joints (``ValueError`` when none matches)."""
-    for name, robot in ROBOTS.items():
-        if set(robot.joint_names) == set(joint_names):
-            return name
-    raise ValueError(f"robustness sweeps know the robots {sorted(ROBOTS)}; this articulation's joints match none")
 
 
 def prepare_env_cfg(env_cfg: Any, episode_s: float | None = None, single_push_at_s: float | None = None) -> None:

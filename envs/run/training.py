@@ -88,6 +88,18 @@ def resume_record(resume: str) -> tuple[Path, dict[str, Any]]:
     return checkpoint, (json.loads(path.read_text()) if path.is_file() else {})
 
 
+def split_default_envs(env_cfg: Any) -> None:
+    """Share the task's default env count over the processes (rounded down, and said so)."""
+    default = env_cfg.scene.num_envs
+    env_cfg.scene.num_envs = max(1, default // world_size())
+    if env_cfg.scene.num_envs * world_size() != default and rank() == 0:
+        print(
+            f"[realgap] the task's {default} envs do not split evenly over {world_size()} processes: training "
+            f"{env_cfg.scene.num_envs * world_size()} ({env_cfg.scene.num_envs} per process)",
+            flush=True,
+        )
+
+
 def train(args: argparse.Namespace) -> Path:
     """Train as ``args`` (scripts/train.py's flags) say; returns the run folder."""
     import yaml
@@ -116,15 +128,8 @@ def train(args: argparse.Namespace) -> Path:
     seed = None if args.seed is None else args.seed + rank()
     device = process_device(args.device)  # cuda:LOCAL_RANK per process on CUDA, as rsl-rl's NCCL path requires
     env_cfg, agent_cfg = load_cfgs(args.task, device, num_envs, seed, dr_profile=dr_profile, rates=rates)
-    if args.num_envs is None and world_size() > 1:  # the task default, shared (rounded down, and said so)
-        default = env_cfg.scene.num_envs
-        env_cfg.scene.num_envs = max(1, default // world_size())
-        if env_cfg.scene.num_envs * world_size() != default and rank() == 0:
-            print(
-                f"[realgap] the task's {default} envs do not split evenly over {world_size()} processes: training "
-                f"{env_cfg.scene.num_envs * world_size()} ({env_cfg.scene.num_envs} per process)",
-                flush=True,
-            )
+    if args.num_envs is None and world_size() > 1:
+        split_default_envs(env_cfg)
     import torch
 
     if device.startswith("cuda"):  # a bare "cuda" (torch's, Isaac Lab's) must mean this process's GPU, not cuda:0

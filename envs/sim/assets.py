@@ -4,7 +4,7 @@ Nothing here touches the network. The cache folder is keyed by the source distri
 converter version, a hash of the source MJCF and :data:`WRAPPER_VERSION` (bumped whenever the fixes below change), so
 a new wheel or converter produces a new folder and never reuses a stale one.
 
-What the wrapper layer fixes on top of ``mujoco-usd-converter`` output (both found in ../shared/probes/REPORT.md §3):
+What the wrapper layer fixes on top of ``mujoco-usd-converter`` output:
 
 1. The converter writes the MJCF's ``<position kp=500>`` actuators as ``MjcActuator`` prims, which Newton's MuJoCo
    solver turns into live servos pulling every joint to q = 0 *underneath* our own actuators. They are deactivated,
@@ -14,7 +14,7 @@ What the wrapper layer fixes on top of ``mujoco-usd-converter`` output (both fou
    root would sit at ``init_state.pos + 0.793``. The wrapper zeroes it; the task's init pose then means what it says.
 
 Wrapper layers reference the converted file by an absolute path (a relative one resolves against the working
-directory, DESIGN.md "Traps").
+directory, so the same scene would load a different file, or none, from another folder).
 """
 
 from __future__ import annotations

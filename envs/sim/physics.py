@@ -99,7 +99,7 @@ def newton_physics(njmax: int = 100, nconmax: int = 40, **solver_kwargs: Any) ->
 
     Args:
         njmax: Constraint rows per world (contacts, limits, friction). G1 on flat ground needs < 100.
-        nconmax: Contacts per world. The Panda + cube scene overflowed at 40 and needs 50 (probes T5).
+        nconmax: Contacts per world. The Panda + cube scene overflowed at 40 and needs 50 (measured).
         solver_kwargs: Extra ``MJWarpSolverCfg`` fields.
     """
     from isaaclab_newton.physics import MJWarpSolverCfg, NewtonCfg

@@ -1,5 +1,6 @@
 """Contact-free open-loop alignment of the two engines: the same torque sequence in Isaac Lab (Newton, MuJoCo-Warp)
-and in plain MuJoCo C, robot root welded in the air (seed 000, ch. 12.2: compare contact-free motion first).
+and in plain MuJoCo C, robot root welded in the air (contact-free motion first: contacts would hide model differences
+behind solver differences).
 
 Both engines load the same robot description (the Menagerie MJCF; Isaac Lab through its cached USD conversion) with
 the same datasheet armature, no joint friction or damping, no PD (the chain passes the feed-forward torque through)
@@ -8,7 +9,7 @@ and the same physics step and integrator, so any difference is the model convers
 (MuJoCo's ``mjENBL_ENERGY``, kinetic + gravitational, armature included) must change by the work its torques did
 (:mod:`realgap.envs.sim2sim.align_math`).
 :func:`model_alignment` compares what each engine actually simulates — body masses,
-CoMs, inertias, armature, friction, damping, gravity, step, integrator — by name (ch. 12.2's checklist).
+CoMs, inertias, armature, friction, damping, gravity, step, integrator — by name.
 
 Isaac Lab's simulation context is a process singleton: :func:`isaac_open_loop` launches and clears its own.
 """

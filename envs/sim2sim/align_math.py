@@ -1,5 +1,5 @@
 """Pure math of the sim2sim alignment check (numpy only): the open-loop torque sequence, trajectory errors and the
-energy balance ΔE = ∫τᵀq̇ dt (seed 000, ch. 4.4: with no friction, damping or contact, motor power is the only
+energy balance ΔE = ∫τᵀq̇ dt (with no friction, damping or contact, motor power is the only
 change of mechanical energy).
 
 Discrete work. A simulator holds the torque ``τ_k`` over step ``k`` and both engines here integrate positions with

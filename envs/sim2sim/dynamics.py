@@ -1,7 +1,7 @@
 """Rigid-body dynamics references from pinocchio: gravity torque g(q) and joint-space inertia M(q).
 
 The models come from example-robot-data's URDFs (a PyPI wheel), which have the same masses, inertias and kinematics
-as the MuJoCo Menagerie models the simulator loads (probes/REPORT-urdf.md §6: total masses equal, Panda holding
+as the MuJoCo Menagerie models the simulator loads (measured: total masses equal, Panda holding
 torques equal g(q) to 0.02 %, FK to 0.00 mm). A URDF carries no rotor inertia: M(q) here is the *link* inertia only;
 realgap adds the actuators' reflected inertia N²·I_m (armature) on the diagonal itself.
 

@@ -1,7 +1,7 @@
 """Humanoid balance: a Unitree G1 stands on flat ground and keeps its balance under random pushes.
 
 The MDP reads as a table: observations, actions, rewards, terminations, events and curriculum below are named,
-weighted terms. Designed to learn on a CPU (DESIGN.md "A naive balance setup does not learn on the CPU"): the zero
+weighted terms. Designed to learn on a CPU, where a naive balance setup does not learn in a CPU budget: the zero
 action is the default stance held by the PD servos, the action scale is bounded, initial exploration noise is small
 (agent_cfg.py), survival is paid from the first step, and the pushes (PUSH_MPS, full magnitude from the start, no
 curriculum) are the ones standing balance can absorb.

@@ -3,7 +3,7 @@
 Every variant drives the 7 arm joints through realgap's datasheet actuator chain (``actuators/chain.py``: per-env
 command delay 1–5 ms, PD at the servo rate, torque envelope; solver-side armature and joint friction) and the gripper
 with one binary command (``a < 0`` closes both fingers to 0 m, ``a >= 0`` opens them to 0.04 m, tracked by the
-finger PD). What the policy commands and what the chain does with it (seed 000, ch. 7.3 / 11.1):
+finger PD). What the policy commands and what the chain does with it:
 
 =====================  ========================  ============================================================
 name                   policy output (arm)       low-level actuator model
@@ -79,8 +79,8 @@ class PandaGravity:
         joint_names: Simulator joint names of the columns of ``q`` (``joint1``.., ``finger_joint1``..); the URDF's
             ``panda_`` prefix is matched either way.
 
-    The URDF and Menagerie's MJCF agree in masses, inertias and kinematics (probes/REPORT-urdf.md §6: holding
-    torques equal g(q) to 0.02 %).
+    The URDF and Menagerie's MJCF agree in masses, inertias and kinematics (measured: holding torques equal g(q)
+    to 0.02 %).
     """
 
     def __init__(self, joint_names: Sequence[str]) -> None:

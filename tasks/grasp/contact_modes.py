@@ -1,6 +1,6 @@
 """Grasp contact modes and the lift-and-hold success metric, on plain tensors (pure torch, no simulator import).
 
-Four contact modes of a grasp (seed 000, ch. 8.5), classified per env from the finger–object contacts:
+Four contact modes of a grasp, classified per env from the finger–object contacts:
 
 ======================  =======================================================================================
 ``NO_CONTACT`` (0)      no finger presses on the object and it has not been pinched yet this episode
@@ -32,7 +32,7 @@ from torch import Tensor
 
 
 class ContactMode(IntEnum):
-    """Grasp contact mode of one env (seed 000, ch. 8.5)."""
+    """Grasp contact mode of one env."""
 
     NO_CONTACT = 0
     STICKING = 1

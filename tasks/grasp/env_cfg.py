@@ -40,6 +40,7 @@ from isaaclab.sensors import ContactSensorCfg
 from isaaclab.sim import SimulationCfg
 from isaaclab.utils import configclass
 
+from realgap.envs.dr.object import reset_object
 from realgap.envs.dr.profile import load_dr_profile
 from realgap.envs.rates import load_rate_profile
 from realgap.envs.robots.panda import PANDA, PANDA_ACTUATORS, PANDA_ARM_JOINTS
@@ -181,7 +182,7 @@ class EventsCfg:
                 "asset_cfg": SceneEntityCfg("robot", joint_names=list(PANDA_ARM_JOINTS))},
     )  # fmt: skip
     reset_object = EventTerm(
-        func=grasp_mdp.reset_object,
+        func=reset_object,
         mode="reset",
         params={
             "spawned_size_m": (OBJECT_MAX_EDGE_M,) * 3,
@@ -221,7 +222,7 @@ class GraspEnvCfg(ManagerBasedRLEnvCfg):
         device=default_device(),
         dt=RATES.sim_dt,
         render_interval=RATES.decimation,
-        physics=newton_physics(njmax=250, nconmax=64),  # Panda + table + cube overflowed at 178 / 50 (probes T5)
+        physics=newton_physics(njmax=250, nconmax=64),  # Panda + table + cube overflowed at 178 / 50 (measured)
         use_newton_actuators=False,  # realgap's actuator chain runs on the Isaac Lab side
     )
     scene: GraspSceneCfg = GraspSceneCfg(num_envs=256, env_spacing=2.0)

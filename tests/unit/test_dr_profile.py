@@ -17,8 +17,8 @@ from realgap.envs.dr.profile import (
 )
 
 SHIPPED = ("none", "nominal", "grasp_nominal", "wide")
-# Seed 000, ch. 15.2: payload, link inertia, joint friction, actuator gains/saturation, command delay,
-# contact friction, contact geometry, initial object pose (+ pushes for balance).
+# Priority order (largest expected sim-to-real error first): payload, link inertia, joint friction, actuator
+# gains/saturation, command delay, contact friction, contact geometry, initial object pose (+ pushes for balance).
 PRIORITY = (
     "payload",
     "link_inertia",
