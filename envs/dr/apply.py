@@ -6,9 +6,9 @@ and every requested change must be one the task can make -- then appends one eve
 profile's priority order (largest expected sim-to-real error first): ``dr_payload``, ``dr_link_inertia``,
 ``dr_joint_friction``, ``dr_actuator``, ``dr_command_delay``, ``dr_contact_friction``, ``dr_contact_geometry``,
 ``dr_initial_pose`` (suffixed ``_<asset>`` when a section spans several assets). Sections a task already covers are
-*replaced*, not added twice: the profile's pushes set the params of the task's own push term, and an ``initial_pose`` takes the
-place of the task's root reset of that asset (which is set to ``None``). ``push: null`` leaves the task's own
-pushes as the task defines them.
+*replaced*, not added twice: the profile's pushes set the params of the task's own push term, and an
+``initial_pose`` takes the place of the task's root reset of that asset (which is set to ``None``). ``push: null``
+leaves the task's own pushes as the task defines them.
 
 A task event term that draws an asset's whole body itself at every reset (it says so with a class attribute
 ``owns_body = True``; the grasp task's ``reset_object``, which sizes the object and derives its inertia from that size)
