@@ -186,9 +186,10 @@ class BalanceEnvCfg(ManagerBasedRLEnvCfg):
     """Physics / control / policy rates and target mode (RateSpec.to_dict()); recorded in every run folder."""
 
 
-@configclass
-class BalanceEnvCfg_PLAY(BalanceEnvCfg):
-    """Evaluation: the same pushes, no observation noise, fewer envs."""
-
-    scene: BalanceSceneCfg = BalanceSceneCfg(num_envs=32, env_spacing=2.5)
-    observations: ObservationsCfg = ObservationsCfg(policy=ObservationsCfg.PolicyCfg(enable_corruption=False))
+def balance_env_cfg(play: bool = False) -> BalanceEnvCfg:
+    """The balance task; ``play``: evaluation settings (the same pushes, no observation noise, 32 envs)."""
+    cfg = BalanceEnvCfg()
+    if play:
+        cfg.scene.num_envs = 32
+        cfg.observations.policy.enable_corruption = False
+    return cfg
