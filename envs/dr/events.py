@@ -15,6 +15,10 @@ friction loss and joint damping) and skips ``set_const_0``. That is exact for jo
 enter none of the constants) and leaves only the constraint-regularisation weights ``body_invweight0`` /
 ``dof_invweight0`` / ``stat.meaninertia`` at their values for the nominal bodies -- softness constants of contacts,
 limits and friction loss, not terms of the rigid-body dynamics. ``sync="exact"`` keeps Isaac Lab's path.
+tests/sim/test_inertia_propagation.py checks both on the Panda against pinocchio: holding torques equal g(q) and a
+torque pulse's q̈ equals (M(q) + N²·I_m)⁻¹τ of the randomized bodies; contact-free trajectories of the two syncs agree
+to float32 round-off without friction loss, and with it differ through ``dof_invweight0`` alone (0.15 % of the
+friction's own effect; a joint-limit hit, measured once: 9e-3 of 2 rad/s after 0.25 s).
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from typing import Any
 
 import isaaclab.sim as sim_utils
 from isaaclab.assets import ArticulationCfg, AssetBaseCfg
+from isaaclab.sim.spawners.materials import RigidBodyMaterialBaseCfg
 from isaaclab_newton.sim.schemas import NewtonArticulationCfg
 
 from realgap.envs.robots.base import RobotSource
@@ -24,7 +25,8 @@ def ground_cfg(prim_path: str = "/World/ground", friction: float = 1.0) -> Asset
         prim_path=prim_path,
         spawn=sim_utils.GroundPlaneCfg(
             usd_path=str(ground_usd()),
-            physics_material=sim_utils.RigidBodyMaterialCfg(static_friction=friction, dynamic_friction=friction),
+            # solver-common friction only (physics:*); Isaac Lab 3.1 deprecated RigidBodyMaterialCfg, its PhysX subclass
+            physics_material=RigidBodyMaterialBaseCfg(static_friction=friction, dynamic_friction=friction),
         ),
     )
 

@@ -278,9 +278,12 @@ ARM = list(PANDA_ARM_JOINTS)
 # Torque scale: ~1/8 of Franka's peak torque per unit action (87 N·m joints 1–4, 12 N·m joints 5–7); the gravity
 # load is compensated, so these torques only accelerate the arm (and the policy can still saturate the envelope).
 TORQUE_SCALE = {"joint[1-4]": 10.0, "joint[5-7]": 1.5}
-# Differential IK on the tool centre point: per unit action 2 cm translation and 0.1 rad rotation per policy step
-# (1 m/s and 5 rad/s at 50 Hz) in the robot base frame; damped least squares (λ = 0.05) near singularities.
-IK_SCALE = (0.02, 0.02, 0.02, 0.1, 0.1, 0.1)
+# Differential IK on the tool centre point: per unit action 1 cm translation and 0.02 rad rotation per policy step
+# (0.5 m/s and 1 rad/s at 50 Hz) in the robot base frame; damped least squares (λ = 0.05) near singularities. Sized to
+# the arm's limits (Franka's Cartesian limits 1.7 m/s and 2.5 rad/s; joints 2.175-2.61 rad/s): at 2 cm and 0.1 rad
+# (5 rad/s per unit, twice the Cartesian limit) exploration tripped the joint-speed reflex in 22 % of the episodes and a
+# policy trained without the reflex tripped it in every Play episode (measured).
+IK_SCALE = (0.01, 0.01, 0.01, 0.02, 0.02, 0.02)
 
 
 def _specs_with_arm_gains(kp_zero: bool, kd_zero: bool) -> dict[str, ActuatorSpec]:
@@ -366,7 +369,7 @@ ACTION_SPACES: dict[str, ActionSpace] = {
                 scale=IK_SCALE,
             ),
             PANDA_ACTUATORS,
-            "TCP pose increments (2 cm, 0.1 rad per unit action, base frame) → Isaac Lab differential IK (DLS) every"
+            "TCP pose increments (1 cm, 0.02 rad per unit action, base frame) → Isaac Lab differential IK (DLS) every"
             f" physics step → joint position targets; {_PD} + g(q) (nominal model)",
         ),
     )

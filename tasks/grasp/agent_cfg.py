@@ -22,7 +22,7 @@ INIT_STD: dict[str, float] = {
     "joint_vel": 0.3,  # 0.3 rad/s
     "joint_torque": 0.3,  # 3 N·m on the big joints, 0.45 N·m on the wrist, on top of gravity compensation
     "joint_pd_gravity": 0.05,  # absolute targets, like joint_pos
-    "ee_pose_delta": 0.5,  # 1 cm and 0.05 rad per step
+    "ee_pose_delta": 0.5,  # 0.5 cm and 0.01 rad per step (0.25 m/s, 0.5 rad/s)
 }
 """Initial action noise std per action space (units of the action, see the module docstring)."""
 
