@@ -31,7 +31,8 @@ from isaaclab.managers import EventTermCfg, SceneEntityCfg
 
 from realgap.envs.dr.actuation import randomize_actuator_gains, randomize_command_delay
 from realgap.envs.dr.contact import randomize_contact_friction, randomize_contact_geometry, reset_root_pose_uniform
-from realgap.envs.dr.events import randomize_body_inertia, randomize_joint_friction
+from realgap.envs.dr.events import randomize_body_inertia
+from realgap.envs.dr.friction import randomize_joint_friction
 from realgap.envs.dr.profile import DRProfile, load_dr_profile
 from realgap.envs.dr.sampling import check_disjoint, push_magnitude, randomization_to_params, resolve_names
 

@@ -10,7 +10,7 @@ Tolerances, from what the integrators can and cannot do (measured on this machin
   joints by ~1e-4 rad over this motion, which the bound catches.
 - each engine's energy balance |ΔE − Σ τᵀΔq| / Σ|τᵀΔq|: < 5 % at 5 ms [3.1 %] and < 1.5 % at 1 ms [0.64 %], and
   shrinking at least 3× from 5 ms to 1 ms [4.9×]. The residual is the semi-implicit Euler step's own energy error
-  (the discrete work Σ τ_kᵀ(q_{k+1} − q_k) is exact for the held torque, see realgap/envs/alignment.py), which is
+  (the discrete work Σ τ_kᵀ(q_{k+1} − q_k) is exact for the held torque, see envs/sim2sim/align_math.py), which is
   first order in dt: 5× smaller steps give ~5× smaller residual. A modelling error (a missing armature in one
   engine's kinetic energy, friction left on) would not shrink with the step.
 - the two engines' energy changes agree to 0.1 % [7e-5], their models (masses, CoMs, inertias, armature) to float32
