@@ -6,7 +6,6 @@
 - :mod:`~realgap.actuators.delay`, :mod:`~realgap.actuators.hold`: per-env command delay; target hold/interpolation
   and servo-rate zero-order hold.
 - :mod:`~realgap.actuators.chain`: :class:`ActuatorChain`, the per-physics-step pipeline.
-- :mod:`~realgap.actuators.datasheets`: Unitree G1 and Franka Panda specs with sources.
 """
 
 from realgap.actuators.chain import ActuatorChain, ChainOutput, ChainTiming

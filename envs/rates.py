@@ -1,4 +1,4 @@
-"""The three time scales of a task: physics step, servo (control) update, policy action (ch. 12.3).
+"""The three time scales of a task: physics step, servo (control) update, policy action.
 
 A fair comparison reports all three and whether targets are held or interpolated between policy steps, so a
 :class:`RateSpec` is validated here, written into every run folder (``to_dict``) and into exported policy metadata.

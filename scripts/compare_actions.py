@@ -77,7 +77,7 @@ def run(cmd: list[str], log: Path, tag: str, forward_s: float = 30.0) -> tuple[s
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    from realgap.envs.sweep import finite_or_none, get_factor, parse_values
+    from realgap.envs.eval.sweep import finite_or_none, get_factor, parse_values
     from realgap.tasks.grasp import ACTION_SPACE_IDS
 
     spaces = args.spaces.split(",") if args.spaces else list(ACTION_SPACE_IDS)
@@ -89,8 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     for name in factors:
         get_factor(name)
     parse_values(args.values)
-    from realgap.envs.factory import load_cfgs
-    from realgap.envs.robustness import available_factors
+    from realgap.envs.eval.robustness import available_factors
+    from realgap.envs.run.factory import load_cfgs
 
     available = available_factors(load_cfgs(ACTION_SPACE_IDS[spaces[0]], args.device, 1)[0])
     if missing := [f for f in factors if f not in available]:
@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out or Path("runs") / "compare_actions" / f"{datetime.datetime.now():%Y-%m-%d_%H-%M-%S}")
     (out / "logs").mkdir(parents=True, exist_ok=True)
 
-    from realgap.envs import compare
+    from realgap.envs.eval import compare
 
     def train_and_evaluate(space: str, seed: int) -> compare.RunResult:
         tag = f"{space}_s{seed}"
@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         report = json.loads((out / "eval" / tag / "report.json").read_text())
         return compare.RunResult(space, seed, run_dir, train_s, report)
 
-    from realgap.envs.progress import Progress
+    from realgap.envs.run.progress import Progress
 
     jobs = [(space, seed) for space in spaces for seed in seeds]
     progress = Progress("[realgap] compare", len(jobs), unit="runs", interval_s=0.0, bar=False)
@@ -154,6 +154,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from realgap.envs.cli import run_cli
+    from realgap.envs.run.cli import run_cli
 
     run_cli(main, extra_errors=(RuntimeError,))

@@ -20,7 +20,7 @@ from pathlib import Path
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.cli import add_push_arg
+    from realgap.envs.run.cli import add_push_arg
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--run", required=True, help="run folder")
@@ -48,9 +48,9 @@ def training_seconds(run: Path) -> dict[int, float]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    from realgap.envs.factory import load_cfgs, make_env, simulation
-    from realgap.envs.run_dir import CHECKPOINT_RE, latest_checkpoint
-    from realgap.envs.runner import RealgapRunner
+    from realgap.envs.run.factory import load_cfgs, make_env, simulation
+    from realgap.envs.run.run_dir import CHECKPOINT_RE, latest_checkpoint
+    from realgap.envs.run.runner import RealgapRunner
     from realgap.tasks import play_task
 
     run = Path(args.run)
@@ -70,9 +70,10 @@ def main(argv: list[str] | None = None) -> int:
         from isaaclab.utils import to_dict
         from isaaclab_rl.rsl_rl import check_rsl_rl_version, handle_deprecated_rsl_rl_cfg
 
-        from realgap.envs.evaluation import rollout
-        from realgap.envs.nan_guard import FiniteVecEnv
-        from realgap.envs.progress import Progress
+        from realgap.envs.eval.policies import checkpoint_policy, zero_policy
+        from realgap.envs.eval.rollout import rollout
+        from realgap.envs.run.progress import Progress
+        from realgap.envs.sim.nan_guard import FiniteVecEnv
 
         agent_cfg = handle_deprecated_rsl_rl_cfg(agent_cfg, check_rsl_rl_version())
         env = make_env(task, env_cfg)
@@ -81,17 +82,8 @@ def main(argv: list[str] | None = None) -> int:
         policies += [(it, path.name, path) for it, path in ckpts]
         progress = Progress("[realgap] eval_checkpoints", len(policies), unit="policies", interval_s=0.0, bar=False)
         for it, label, path in policies:
-            if path is None:  # the baseline: hold the default pose (action 0)
-                zeros = torch.zeros(env.num_envs, env.action_manager.total_action_dim, device=env.device)
-
-                def act(obs, z=zeros):
-                    return z
-            else:
-                runner.load(str(path))
-
-                def act(obs, actor=runner.get_inference_policy(device=env.device)):
-                    return actor({"policy": obs})
-
+            # the baseline holds the default pose (action 0)
+            act = zero_policy(env) if path is None else checkpoint_policy(env, agent_cfg, path, runner=runner)
             torch.manual_seed(args.seed)  # the same pushes and resets for every policy
             stats = rollout(env, act, episodes=args.episodes, clip_actions=agent_cfg.clip_actions)
             row = {"iteration": it, "policy": label, "train_s": round(seconds.get(it, float("nan")), 1)}
@@ -118,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from realgap.envs.cli import run_cli
-    from realgap.envs.run_dir import CheckpointError
+    from realgap.envs.run.cli import run_cli
+    from realgap.envs.run.run_dir import CheckpointError
 
     run_cli(main, extra_errors=(CheckpointError,))

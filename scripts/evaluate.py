@@ -6,7 +6,7 @@
     python scripts/evaluate.py --zero_action --task Realgap-Balance-G1-v0 --values push_mps=0,0.5,1 --episodes 32
     python scripts/evaluate.py --policy configs/policies/balance_g1 --zero_action        # a shipped export
 
-Factors (``realgap.envs.sweep.FACTORS``; default values per robot in ``DEFAULT_VALUES``, set your own with
+Factors (``realgap.envs.eval.sweep.FACTORS``; default values per robot in ``DEFAULT_VALUES``, set your own with
 ``--values NAME=V1,V2,...``): payload_kg, link_mass_scale, com_shift_m, inertia_scale, object_mass_scale,
 command_delay_s, pd_gain_scale, torque_limit_scale, joint_friction_scale, contact_friction, push_mps. Every other
 factor stays at its nominal value; the nominal point is part of every sweep. Each point runs ``--episodes`` episodes of
@@ -50,8 +50,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def resolve_inputs(args: argparse.Namespace) -> tuple[str, dict[str, tuple[str, Any] | None], Path]:
     """Task id, policy label → ``("checkpoint", path)`` / ``("export", (metadata, onnx path))`` / None (zero action),
     and the output folder; every input checked before an env is built."""
-    from realgap.envs.robustness_eval import read_export
-    from realgap.envs.runner import latest_checkpoint
+    from realgap.envs.eval.policies import read_export
+    from realgap.envs.run.runner import latest_checkpoint
     from realgap.tasks import play_task
 
     if not args.checkpoint and not args.policy and not args.zero_action:
@@ -99,9 +99,9 @@ def _describe(given: tuple[str, Any] | None) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    from realgap.envs.factory import load_cfgs, make_env, simulation
-    from realgap.envs.robustness import available_factors, prepare_env_cfg
-    from realgap.envs.sweep import parse_values
+    from realgap.envs.eval.robustness import available_factors, prepare_env_cfg
+    from realgap.envs.eval.sweep import parse_values
+    from realgap.envs.run.factory import load_cfgs, make_env, simulation
 
     task, checkpoints, out = resolve_inputs(args)
     env_cfg, agent_cfg = load_cfgs(task, args.device, args.num_envs, args.seed)
@@ -124,9 +124,11 @@ def main(argv: list[str] | None = None) -> int:
     with simulation(env_cfg):
         from isaaclab_rl.rsl_rl import check_rsl_rl_version, handle_deprecated_rsl_rl_cfg
 
-        from realgap.envs.robustness import pin_term, robot_name
-        from realgap.envs.robustness_eval import checkpoint_policy, exported_policy, run_plan, zero_policy
-        from realgap.envs.sweep import DEFAULT_VALUES, build_report, finite_or_none, make_plan
+        from realgap.envs.eval.policies import checkpoint_policy, exported_policy, zero_policy
+        from realgap.envs.eval.robustness import pin_term
+        from realgap.envs.eval.robustness_run import run_plan
+        from realgap.envs.eval.sweep import DEFAULT_VALUES, build_report, finite_or_none, make_plan
+        from realgap.envs.robots import robot_name
 
         agent_cfg = handle_deprecated_rsl_rl_cfg(agent_cfg, check_rsl_rl_version())
         env = make_env(task, env_cfg)
@@ -155,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         "episodes_per_point": args.episodes, "episode_s": env_cfg.episode_length_s, "num_envs": env_cfg.scene.num_envs,
         "seed": args.seed, "wall_s": round(time.perf_counter() - t0, 1),
     } | build_report(plan, results)  # fmt: skip
-    from realgap.envs.robustness_plots import write_plots
+    from realgap.envs.eval.plots import write_plots
 
     out.mkdir(parents=True, exist_ok=True)
     (out / "report.json").write_text(json.dumps(finite_or_none(report), indent=2))
@@ -170,8 +172,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from realgap.envs.cli import run_cli
-    from realgap.envs.export_metadata import ExportError
-    from realgap.envs.runner import CheckpointError
+    from realgap.envs.export.metadata import ExportError
+    from realgap.envs.run.cli import run_cli
+    from realgap.envs.run.runner import CheckpointError
 
     run_cli(main, extra_errors=(CheckpointError, ExportError))

@@ -33,14 +33,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.upgrade:
-        from realgap.envs.export_upgrade import upgrade_export
+        from realgap.envs.export.upgrade import upgrade_export
 
         meta = upgrade_export(args.upgrade, args.device)
         record = meta.training["upgrades"][-1]
         print(f"[realgap] {args.upgrade}: upgraded to {record['to']} (task {meta.task}, {len(meta.actions.terms)} "
               f"action term(s)); ONNX graph unchanged, sha256 {record['onnx_graph_sha256'][:12]}…")  # fmt: skip
         return 0
-    from realgap.envs.export import export_checkpoint
+    from realgap.envs.export.writer import export_checkpoint
 
     meta, result, iteration = export_checkpoint(args.checkpoint, args.task, args.out, args.device, args.num_checks)
     r = meta.rates
@@ -53,8 +53,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from realgap.envs.cli import run_cli
-    from realgap.envs.export_metadata import ExportError
-    from realgap.envs.run_dir import CheckpointError
+    from realgap.envs.export.metadata import ExportError
+    from realgap.envs.run.cli import run_cli
+    from realgap.envs.run.run_dir import CheckpointError
 
     run_cli(main, extra_errors=(CheckpointError, ExportError))

@@ -21,11 +21,11 @@ import argparse
 import json
 from pathlib import Path
 
-from realgap.envs.progress import fmt_value
+from realgap.envs.run.progress import fmt_value
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.cli import add_push_arg
+    from realgap.envs.run.cli import add_push_arg
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--checkpoint", default=None, help="run folder (latest model_<it>.pt) or a model_<it>.pt file")
@@ -46,8 +46,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    from realgap.envs.factory import load_cfgs, make_env, simulation
-    from realgap.envs.run_dir import check_checkpoint, latest_checkpoint
+    from realgap.envs.run.factory import load_cfgs, make_env, simulation
+    from realgap.envs.run.run_dir import check_checkpoint, latest_checkpoint
     from realgap.tasks import play_task
 
     if sum(x is not None and x is not False for x in (args.checkpoint, args.policy, args.zero_action or None)) != 1:
@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.task is None and run_json.is_file():
             args.task = json.loads(run_json.read_text()).get("task")
     elif args.policy is not None:
-        from realgap.envs.robustness_eval import read_export
+        from realgap.envs.eval.policies import read_export
 
         export = read_export(args.policy, args.task)  # no folder, no export, corrupted, another task: refused here
         args.task = args.task or export[0].task
@@ -75,8 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     with simulation(env_cfg):
         from isaaclab_rl.rsl_rl import check_rsl_rl_version, handle_deprecated_rsl_rl_cfg
 
-        from realgap.envs.evaluation import rollout
-        from realgap.envs.robustness_eval import checkpoint_policy, exported_policy, zero_policy
+        from realgap.envs.eval.policies import checkpoint_policy, exported_policy, zero_policy
+        from realgap.envs.eval.rollout import rollout
 
         agent_cfg = handle_deprecated_rsl_rl_cfg(agent_cfg, check_rsl_rl_version())
         env = make_env(task, env_cfg)
@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
             Path(args.json).write_text(json.dumps(record, indent=2))
         env.close()
     if checkpoint is not None and not args.no_export:
-        from realgap.envs.export import export_checkpoint
+        from realgap.envs.export.writer import export_checkpoint
 
         _, result, _ = export_checkpoint(checkpoint, args.task, device=args.device)
         print(f"[realgap] exported policy.onnx + policy.pt + policy.json (metadata) to {result.folder}/ "
@@ -107,8 +107,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from realgap.envs.cli import run_cli
-    from realgap.envs.export_metadata import ExportError
-    from realgap.envs.run_dir import CheckpointError
+    from realgap.envs.export.metadata import ExportError
+    from realgap.envs.run.cli import run_cli
+    from realgap.envs.run.run_dir import CheckpointError
 
     run_cli(main, extra_errors=(CheckpointError, ExportError))

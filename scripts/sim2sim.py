@@ -4,11 +4,11 @@
     python scripts/sim2sim.py --policy runs/balance_g1/<run>/exported --episodes 16
     python scripts/sim2sim.py --zero_action --task Realgap-Balance-G1-v0 --duration_s 4
 
-1. Open loop, no contact (seed 000, ch. 12.2): the robot's root welded in the air, no friction or damping, the same
+1. Open loop, no contact: the robot's root welded in the air, no friction or damping, the same
    torque sequence (gravity torque of the start pose + per-joint sinusoids) in both engines at the training physics
    step and at ``--fine_dt``: joint trajectory RMS error, each engine's energy change against the work of its torques
-   (ch. 4.4; the residual is the integrator's and shrinks with the step), and a model checklist by name (masses,
-   CoMs, inertias, armature, friction, gravity, step, integrator).
+   (with no friction or contact they are equal; the residual is the integrator's and shrinks with the step), and a
+   model checklist by name (masses, CoMs, inertias, armature, friction, gravity, step, integrator).
 2. Closed loop: the exported policy (or the zero action) balancing under the same push schedule in both engines, with
    the same datasheet actuator chain and rates: survival, time up, time to fall, per-episode outcomes.
 
@@ -22,6 +22,7 @@ import datetime
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -56,9 +57,9 @@ def open_loop(robot: str, duration_s: float, dt: float, seed: int) -> dict:
     """Both engines on the same torques at step ``dt``: trajectory errors, energy balances, model checklist."""
     from dataclasses import asdict
 
-    from realgap.envs.alignment import energy_balance, trajectory_errors
     from realgap.envs.robots import ROBOTS
-    from realgap.envs.sim2sim_align import isaac_open_loop, model_alignment, mujoco_open_loop, open_loop_torques
+    from realgap.envs.sim2sim.align import isaac_open_loop, model_alignment, mujoco_open_loop, open_loop_torques
+    from realgap.envs.sim2sim.align_math import energy_balance, trajectory_errors
 
     tau = open_loop_torques(robot, duration_s, dt, seed)
     mj, il = mujoco_open_loop(robot, tau, dt), isaac_open_loop(robot, tau, dt)
@@ -70,14 +71,11 @@ def open_loop(robot: str, duration_s: float, dt: float, seed: int) -> dict:
             "model": model_alignment(il.model, mj.model)}  # fmt: skip
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    from realgap.envs.factory import load_cfgs, make_env, simulation
-    from realgap.envs.runner import latest_checkpoint
-    from realgap.tasks import play_task
+def resolve_policy(args: argparse.Namespace) -> tuple[Path | None, Path | None, Any, Any]:
+    """The export folder, checkpoint, metadata and policy that ``--checkpoint`` or ``--policy`` name (a checkpoint is
+    exported first unless its export is current); all None for the zero action."""
+    from realgap.envs.run.runner import latest_checkpoint
 
-    if args.episodes < 1 or args.duration_s <= 0 or args.open_loop_s <= 0:
-        raise ValueError("--episodes must be >= 1, --duration_s and --open_loop_s > 0")
     folder, checkpoint = None, None
     if args.checkpoint:
         path = Path(args.checkpoint)
@@ -87,13 +85,12 @@ def main(argv: list[str] | None = None) -> int:
         folder = Path(args.policy)
         if not (folder / "policy.onnx" if folder.is_dir() else folder).is_file():
             raise FileNotFoundError(f"no policy.onnx at {folder}")
-    t0 = time.perf_counter()
     if checkpoint is not None:
         from realgap.envs.deploy.metadata import load_metadata
 
         onnx = folder / "policy.onnx"
         if not onnx.is_file() or load_metadata(onnx).training.get("checkpoint") != str(checkpoint.resolve()):
-            from realgap.envs.export import export_checkpoint
+            from realgap.envs.export.writer import export_checkpoint
 
             export_checkpoint(checkpoint, args.task, device="cpu")
     meta = policy = None
@@ -101,6 +98,42 @@ def main(argv: list[str] | None = None) -> int:
         from realgap.envs.deploy import load_policy
 
         meta, policy = load_policy(folder)
+    return folder, checkpoint, meta, policy
+
+
+def closed_loop(args: argparse.Namespace, task: str, env_cfg: Any, agent_cfg: Any, meta: Any, policy: Any,
+                settings: dict) -> dict:  # fmt: skip
+    """The same scheduled pushes in Isaac Lab and on MuJoCo; ``settings`` and the comparison of both."""
+    from realgap.envs.deploy import ZeroPolicy
+    from realgap.envs.run.factory import make_env, simulation
+    from realgap.envs.sim2sim.closed import compare, isaac_episodes, mujoco_episodes, prepare_isaac_cfg, schedules
+
+    plan = schedules(args.episodes, args.duration_s, settings["push_mps"], settings["push_interval_s"], args.seed)
+    prepare_isaac_cfg(env_cfg, args.episodes, args.duration_s)
+    with simulation(env_cfg):
+        env = make_env(task, env_cfg)
+        if meta is None:
+            from realgap.envs.export.metadata import policy_metadata
+
+            meta = policy_metadata(env, task, ["policy"], {"policy": "zero action"}, agent_cfg.clip_actions)
+            policy = ZeroPolicy(meta.action_dim)
+        isaac = isaac_episodes(env, meta, policy, plan)
+        env.close()
+    mujoco = mujoco_episodes(meta, policy, plan, args.duration_s, settings["fall_height_m"],
+                             settings["fall_tilt_rad"], args.seed)  # fmt: skip
+    settings = settings | {"actuator_groups": [g.name for g in meta.actuator_groups]}
+    return settings | compare(isaac, mujoco, plan)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    from realgap.envs.run.factory import load_cfgs
+    from realgap.tasks import play_task
+
+    if args.episodes < 1 or args.duration_s <= 0 or args.open_loop_s <= 0:
+        raise ValueError("--episodes must be >= 1, --duration_s and --open_loop_s > 0")
+    t0 = time.perf_counter()
+    folder, checkpoint, meta, policy = resolve_policy(args)
     task = play_task(args.task or (meta.task if meta else "Realgap-Balance-G1-v0"))
     env_cfg, agent_cfg = load_cfgs(task, "cpu", args.episodes, args.seed)
     push = getattr(env_cfg.events, "push", None)
@@ -111,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     fall_height = env_cfg.terminations.fall_height.params["minimum_height"]
     fall_tilt = env_cfg.terminations.fall_tilt.params["limit_angle"]
     from realgap.envs.rates import RateSpec
-    from realgap.envs.robustness import robot_name
+    from realgap.envs.robots import robot_name
 
     rates = RateSpec.from_dict(env_cfg.rates)
     robot = robot_name(list(env_cfg.scene.robot.init_state.joint_pos))  # every joint named in the spawn pose
@@ -124,25 +157,9 @@ def main(argv: list[str] | None = None) -> int:
               f"residual isaac {r['energy']['isaac']['relative_residual']:.2%} mujoco "
               f"{r['energy']['mujoco']['relative_residual']:.2%}")  # fmt: skip
     if not args.skip_closed_loop:
-        from realgap.envs.deploy import ZeroPolicy
-        from realgap.envs.sim2sim_closed import compare, isaac_episodes, mujoco_episodes, prepare_isaac_cfg, schedules
-
-        plan = schedules(args.episodes, args.duration_s, push_mps, interval, args.seed)
-        prepare_isaac_cfg(env_cfg, args.episodes, args.duration_s)
-        with simulation(env_cfg):
-            env = make_env(task, env_cfg)
-            if meta is None:
-                from realgap.envs.export_metadata import policy_metadata
-
-                meta = policy_metadata(env, task, ["policy"], {"policy": "zero action"}, agent_cfg.clip_actions)
-                policy = ZeroPolicy(meta.action_dim)
-            isaac = isaac_episodes(env, meta, policy, plan)
-            env.close()
-        mujoco = mujoco_episodes(meta, policy, plan, args.duration_s, fall_height, fall_tilt, args.seed)
         settings = {"episodes": args.episodes, "duration_s": args.duration_s, "push_mps": push_mps,
-                    "push_interval_s": interval, "fall_height_m": fall_height, "fall_tilt_rad": fall_tilt,
-                    "actuator_groups": [g.name for g in meta.actuator_groups]}  # fmt: skip
-        report["closed_loop"] = settings | compare(isaac, mujoco, plan)
+                    "push_interval_s": interval, "fall_height_m": fall_height, "fall_tilt_rad": fall_tilt}  # fmt: skip
+        report["closed_loop"] = closed_loop(args, task, env_cfg, agent_cfg, meta, policy, settings)
         c = report["closed_loop"]
         print(f"[realgap] closed loop: survival isaac {c['isaac']['survival_rate']:.2f} mujoco "
               f"{c['mujoco']['survival_rate']:.2f}, same outcome {c['same_outcome_rate']:.2f}")  # fmt: skip
@@ -153,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         out = checkpoint.parent / "sim2sim.json"
     else:
         out = Path("runs") / "sim2sim" / f"{datetime.datetime.now():%Y-%m-%d_%H-%M-%S}.json"
-    from realgap.envs.sweep import finite_or_none
+    from realgap.envs.eval.sweep import finite_or_none
 
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(finite_or_none(report), indent=2))
@@ -162,8 +179,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from realgap.envs.cli import run_cli
     from realgap.envs.deploy import MetadataError
-    from realgap.envs.runner import CheckpointError
+    from realgap.envs.run.cli import run_cli
+    from realgap.envs.run.runner import CheckpointError
 
     run_cli(main, extra_errors=(CheckpointError, MetadataError))

@@ -50,7 +50,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
-    from realgap.envs.training import (
+    from realgap.envs.run.training import (
         check_budget,
         envs_per_process,
         rank,
@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from realgap.envs.cli import run_cli
-    from realgap.envs.run_dir import CheckpointError
+    from realgap.envs.run.cli import run_cli
+    from realgap.envs.run.run_dir import CheckpointError
 
     run_cli(main, extra_errors=(CheckpointError,))

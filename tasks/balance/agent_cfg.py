@@ -3,7 +3,7 @@
 from isaaclab.utils import configclass
 from isaaclab_rl.rsl_rl import RslRlMLPModelCfg, RslRlOnPolicyRunnerCfg, RslRlPpoAlgorithmCfg, RslRlSymmetryCfg
 
-from realgap.envs.physics import default_device
+from realgap.envs.sim.physics import default_device
 
 
 @configclass
@@ -23,8 +23,8 @@ class BalancePPOCfg(RslRlOnPolicyRunnerCfg):
         hidden_dims=[256, 128, 128],
         activation="elu",
         obs_normalization=True,
-        # Small initial exploration: with std 1.0 random actions knock the G1 over faster than PPO learns on a CPU
-        # (DESIGN.md). Zero-mean policy, no pushes, 32 episodes, per-joint scale of env_cfg.ACTION_SCALE: std 1.0
+        # Small initial exploration: with std 1.0 random actions knock the G1 over faster than PPO learns on a CPU.
+        # Zero-mean policy, no pushes, 32 episodes, per-joint scale of G1_ACTION_SCALE: std 1.0
         # falls in 1.6 s, 0.5 in 4.5 s. At 0.25 the exploration noise alone still knocked robots over under the
         # pushes; 0.1 (joint-target noise 0.004-0.012 rad) reached 52 % training survival at iteration 30 where 0.25
         # had 33 % (same seed and budget, measured).

@@ -1,7 +1,7 @@
 """Humanoid balance: a Unitree G1 stands on flat ground and keeps its balance under random pushes.
 
 The MDP reads as a table: observations, actions, rewards, terminations, events and curriculum below are named,
-weighted terms. Designed to learn on a CPU (DESIGN.md "A naive balance setup does not learn on the CPU"): the zero
+weighted terms. Designed to learn on a CPU, where a naive balance setup does not learn in a CPU budget: the zero
 action is the default stance held by the PD servos, the action scale is bounded, initial exploration noise is small
 (agent_cfg.py), survival is paid from the first step, and the pushes (PUSH_MPS, full magnitude from the start, no
 curriculum) are the ones standing balance can absorb.
@@ -23,13 +23,13 @@ from isaaclab.sim import SimulationCfg
 from isaaclab.utils import configclass
 from isaaclab.utils.noise import UniformNoiseCfg as Unoise
 
-from realgap.actuators.datasheets import G1_ACTUATORS
-from realgap.actuators.lab import realgap_actuator_cfg
-from realgap.envs.nan_guard import non_finite_state
-from realgap.envs.physics import default_device, newton_physics
+from realgap.envs.dr.push import push_robot
 from realgap.envs.rates import load_rate_profile
-from realgap.envs.robots.g1 import G1, G1_ROOT_HEIGHT
-from realgap.envs.scene import ground_cfg, robot_cfg
+from realgap.envs.robots.g1 import G1, G1_ACTION_SCALE, G1_ACTUATORS, G1_ROOT_HEIGHT
+from realgap.envs.sim.actuator import realgap_actuator_cfg
+from realgap.envs.sim.nan_guard import non_finite_state
+from realgap.envs.sim.physics import default_device, newton_physics
+from realgap.envs.sim.scene import ground_cfg, robot_cfg
 from realgap.tasks.balance import mdp as balance_mdp
 
 FALL_HEIGHT = 0.45
@@ -52,17 +52,9 @@ RATES = load_rate_profile("default")
 @configclass
 class BalanceSceneCfg(InteractiveSceneCfg):
     ground = ground_cfg()
-    # Datasheet actuators (actuators/datasheets.py): explicit PD + torque-speed envelope + per-env command delay,
+    # Datasheet actuators (envs/robots/g1.py): explicit PD + torque-speed envelope + per-env command delay,
     # armature = reflected rotor inertia N²·I_m, joint friction from the spec.
     robot = robot_cfg(G1, actuators={"g1": realgap_actuator_cfg(G1_ACTUATORS, RATES)})
-
-
-ACTION_SCALE: dict[str, float] = {
-    expr: 0.25 * spec.peak_torque / spec.kp for spec in G1_ACTUATORS.values() for expr in spec.joint_names_expr
-}
-"""Joint-target offset per unit action, rad: a unit action asks for 25 % of the joint's peak torque through its PD
-stiffness (mjlab's rule), so every action dimension has the same physical weight: ankles 0.042, hips 0.073, knees
-0.116, arms 0.0625, wrists 0.0125 rad."""
 
 
 @configclass
@@ -70,7 +62,7 @@ class ActionsCfg:
     # Joint position targets around the default pose: a = 0 is "hold the stance". The raw action is clipped to +-4
     # (agent_cfg.clip_actions), i.e. at most 100 % of peak torque worth of target offset per joint.
     joint_pos = mdp.JointPositionActionCfg(
-        asset_name="robot", joint_names=[".*"], scale=ACTION_SCALE, use_default_offset=True, preserve_order=True
+        asset_name="robot", joint_names=[".*"], scale=G1_ACTION_SCALE, use_default_offset=True, preserve_order=True
     )
 
 
@@ -156,7 +148,7 @@ class EventsCfg:
         params={"position_range": (-0.05, 0.05), "velocity_range": (0.0, 0.0)},
     )
     push = EventTerm(
-        func=balance_mdp.push_robot,
+        func=push_robot,
         mode="interval",
         interval_range_s=(3.0, 5.0),
         params={"magnitude_mps": PUSH_MPS, "asset_cfg": SceneEntityCfg("robot")},
@@ -172,7 +164,7 @@ class CurriculumCfg:
 
 @configclass
 class BalanceEnvCfg(ManagerBasedRLEnvCfg):
-    """G1 balance under pushes. Rates from :data:`RATES`; change them with ``realgap.envs.factory.apply_rates``."""
+    """G1 balance under pushes. Rates from :data:`RATES`; change them with ``realgap.envs.run.factory.apply_rates``."""
 
     sim: SimulationCfg = SimulationCfg(
         device=default_device(),
@@ -194,9 +186,10 @@ class BalanceEnvCfg(ManagerBasedRLEnvCfg):
     """Physics / control / policy rates and target mode (RateSpec.to_dict()); recorded in every run folder."""
 
 
-@configclass
-class BalanceEnvCfg_PLAY(BalanceEnvCfg):
-    """Evaluation: the same pushes, no observation noise, fewer envs."""
-
-    scene: BalanceSceneCfg = BalanceSceneCfg(num_envs=32, env_spacing=2.5)
-    observations: ObservationsCfg = ObservationsCfg(policy=ObservationsCfg.PolicyCfg(enable_corruption=False))
+def balance_env_cfg(play: bool = False) -> BalanceEnvCfg:
+    """The balance task; ``play``: evaluation settings (the same pushes, no observation noise, 32 envs)."""
+    cfg = BalanceEnvCfg()
+    if play:
+        cfg.scene.num_envs = 32
+        cfg.observations.policy.enable_corruption = False
+    return cfg

@@ -1,7 +1,8 @@
-"""MDP terms of the balance task that Isaac Lab does not ship: random pushes with a recorded magnitude, the horizontal
-base-velocity penalty, and the task metrics (survival to time-out, time to fall, push survived).
+"""MDP terms of the balance task that Isaac Lab does not ship: the horizontal base-velocity penalty and the task
+metrics (survival to time-out, time to fall, push survived).
 
-Everything else in the task's MDP table comes from ``isaaclab.envs.mdp``.
+The push is :class:`realgap.envs.dr.push.push_robot`; everything else in the task's MDP table comes from
+``isaaclab.envs.mdp``.
 """
 
 from __future__ import annotations
@@ -14,50 +15,7 @@ from isaaclab.managers import ManagerTermBase, SceneEntityCfg
 
 if TYPE_CHECKING:
     from isaaclab.envs import ManagerBasedRLEnv
-    from isaaclab.managers import CurriculumTermCfg, EventTermCfg
-
-
-class push_robot(ManagerTermBase):
-    """Push: add a horizontal velocity of random direction and magnitude to the root (an impulse of m·Δv).
-
-    The magnitude is ``U(min, max)`` m/s with a uniformly random heading. The largest push each env received in its
-    current episode is kept in :attr:`max_push` for the metrics.
-
-    Params:
-        magnitude_mps: (min, max) horizontal velocity change, m/s.
-        asset_cfg: The pushed articulation.
-    """
-
-    def __init__(self, cfg: EventTermCfg, env: ManagerBasedRLEnv):
-        super().__init__(cfg, env)
-        lo, hi = cfg.params["magnitude_mps"]
-        if not 0.0 <= lo <= hi:
-            raise ValueError(f"push magnitude_mps must satisfy 0 <= min <= max, got ({lo}, {hi}) m/s")
-        self.max_push = torch.zeros(env.num_envs, device=env.device)
-
-    def reset(self, env_ids: torch.Tensor | None = None) -> None:
-        if env_ids is None:
-            self.max_push.zero_()
-        else:
-            self.max_push[env_ids] = 0.0
-
-    def __call__(
-        self,
-        env: ManagerBasedRLEnv,
-        env_ids: torch.Tensor,
-        magnitude_mps: tuple[float, float],
-        asset_cfg: SceneEntityCfg = SceneEntityCfg("robot"),
-    ) -> None:
-        asset = env.scene[asset_cfg.name]
-        n = len(env_ids)
-        lo, hi = magnitude_mps
-        magnitude = lo + (hi - lo) * torch.rand(n, device=env.device)
-        heading = 2.0 * math.pi * torch.rand(n, device=env.device)
-        vel_w = asset.data.root_vel_w.torch[env_ids].clone()
-        vel_w[:, 0] += magnitude * torch.cos(heading)
-        vel_w[:, 1] += magnitude * torch.sin(heading)
-        asset.write_root_velocity_to_sim_index(root_velocity=vel_w, env_ids=env_ids)
-        self.max_push[env_ids] = torch.maximum(self.max_push[env_ids], magnitude)
+    from isaaclab.managers import CurriculumTermCfg
 
 
 def base_lin_vel_xy_l2(env: ManagerBasedRLEnv, asset_cfg: SceneEntityCfg = SceneEntityCfg("robot")) -> torch.Tensor:

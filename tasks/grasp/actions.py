@@ -3,7 +3,7 @@
 Every variant drives the 7 arm joints through realgap's datasheet actuator chain (``actuators/chain.py``: per-env
 command delay 1–5 ms, PD at the servo rate, torque envelope; solver-side armature and joint friction) and the gripper
 with one binary command (``a < 0`` closes both fingers to 0 m, ``a >= 0`` opens them to 0.04 m, tracked by the
-finger PD). What the policy commands and what the chain does with it (seed 000, ch. 7.3 / 11.1):
+finger PD). What the policy commands and what the chain does with it:
 
 =====================  ========================  ============================================================
 name                   policy output (arm)       low-level actuator model
@@ -18,7 +18,7 @@ name                   policy output (arm)       low-level actuator model
 
 g(q) is the nominal Panda's gravity torque on example-robot-data's URDF (the robot's own model, which a real
 controller has; it does not know a randomized payload): batched in torch on the env's device (``gravity_source =
-"torch"``, the default: :class:`realgap.envs.gravity.TorchGravity`, the URDF read once through pinocchio) or by
+"torch"``, the default: :class:`realgap.envs.sim.gravity.TorchGravity`, the URDF read once through pinocchio) or by
 pinocchio itself, one RNEA per env on the CPU (``"pinocchio"``, the reference the torch one is tested against); or
 the simulator's own gravity bias (``"simulator"``: Newton's inverse dynamics of the simulated, possibly randomized
 robot). Franka's torque and velocity interfaces compensate gravity inside the robot, so
@@ -54,10 +54,15 @@ from isaaclab.envs.mdp.actions.task_space_actions import DifferentialInverseKine
 from isaaclab.managers import ActionTermCfg
 from isaaclab.utils import configclass
 
-from realgap.actuators.datasheets import PANDA_ACTUATORS
 from realgap.actuators.spec import ActuatorSpec, PDGains
-from realgap.envs.gravity import TorchGravity, urdf_model
-from realgap.envs.robots.panda import PANDA_ARM_JOINTS, PANDA_FINGER_JOINTS, PANDA_HAND_BODY, PANDA_TCP_OFFSET_HAND
+from realgap.envs.robots.panda import (
+    PANDA_ACTUATORS,
+    PANDA_ARM_JOINTS,
+    PANDA_FINGER_JOINTS,
+    PANDA_HAND_BODY,
+    PANDA_TCP_OFFSET_HAND,
+)
+from realgap.envs.sim.gravity import TorchGravity, urdf_model
 
 if TYPE_CHECKING:
     from isaaclab.envs import ManagerBasedEnv
@@ -74,8 +79,8 @@ class PandaGravity:
         joint_names: Simulator joint names of the columns of ``q`` (``joint1``.., ``finger_joint1``..); the URDF's
             ``panda_`` prefix is matched either way.
 
-    The URDF and Menagerie's MJCF agree in masses, inertias and kinematics (probes/REPORT-urdf.md §6: holding
-    torques equal g(q) to 0.02 %).
+    The URDF and Menagerie's MJCF agree in masses, inertias and kinematics (measured: holding torques equal g(q)
+    to 0.02 %).
     """
 
     def __init__(self, joint_names: Sequence[str]) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from isaaclab.utils import configclass
 from isaaclab_rl.rsl_rl import RslRlMLPModelCfg, RslRlOnPolicyRunnerCfg, RslRlPpoAlgorithmCfg
 
-from realgap.envs.physics import default_device
+from realgap.envs.sim.physics import default_device
 from realgap.tasks.grasp.actions import get_action_space
 
 INIT_STD: dict[str, float] = {

@@ -9,12 +9,12 @@ variant with :func:`grasp_env_cfg`; every variant records its name, low-level ac
 
 Objects of randomized physics (the task's own variety, every reset): box edges 4–5 cm per axis at 800 kg/m³
 (0.05–0.1 kg), perturbed by the ``grasp_nominal`` profile's object ranges: mass ±25 % and CoM ±1 cm per axis with half
-the mass moved (consistent inertia by construction, :mod:`realgap.envs.inertia_sampling`); placement ±5 cm, yaw ±45°;
+the mass moved (consistent inertia by construction, :mod:`realgap.envs.dr.inertia_sampling`); placement ±5 cm, yaw ±45°;
 friction of the object (0.4–0.9) and of the finger pads (0.6–1.0) drawn once per env at startup.
 
 The full ``grasp_nominal`` DR profile (robot link inertia, wrist payload, joint friction, actuator gains, command
 delay, contact friction and geometry, object pose) plugs in through the standard seam,
-``scripts/train.py --dr_profile grasp_nominal`` (``realgap.envs.dr_apply.apply_dr_profile``): its ``dr_*`` event terms
+``scripts/train.py --dr_profile grasp_nominal`` (``realgap.envs.dr.apply.apply_dr_profile``): its ``dr_*`` event terms
 run after the task's own terms; the object's body has one owner, ``reset_object``, which takes the profile's object
 payload, collider tolerance and placement ranges as its params, so mass, CoM and inertia always match the collider
 (tests/sim/test_grasp_dr_profile.py).
@@ -40,14 +40,14 @@ from isaaclab.sensors import ContactSensorCfg
 from isaaclab.sim import SimulationCfg
 from isaaclab.utils import configclass
 
-from realgap.actuators.datasheets import PANDA_ACTUATORS
-from realgap.actuators.lab import realgap_actuator_cfg
-from realgap.envs.dr_profile import load_dr_profile
-from realgap.envs.nan_guard import non_finite_state
-from realgap.envs.physics import default_device, newton_physics
+from realgap.envs.dr.object import reset_object
+from realgap.envs.dr.profile import load_dr_profile
 from realgap.envs.rates import load_rate_profile
-from realgap.envs.robots.panda import PANDA, PANDA_ARM_JOINTS
-from realgap.envs.scene import robot_cfg
+from realgap.envs.robots.panda import PANDA, PANDA_ACTUATORS, PANDA_ARM_JOINTS
+from realgap.envs.sim.actuator import realgap_actuator_cfg
+from realgap.envs.sim.nan_guard import non_finite_state
+from realgap.envs.sim.physics import default_device, newton_physics
+from realgap.envs.sim.scene import robot_cfg
 from realgap.tasks.grasp import mdp as grasp_mdp
 from realgap.tasks.grasp.actions import ActionSpace, GraspActionsCfg, get_action_space
 
@@ -182,7 +182,7 @@ class EventsCfg:
                 "asset_cfg": SceneEntityCfg("robot", joint_names=list(PANDA_ARM_JOINTS))},
     )  # fmt: skip
     reset_object = EventTerm(
-        func=grasp_mdp.reset_object,
+        func=reset_object,
         mode="reset",
         params={
             "spawned_size_m": (OBJECT_MAX_EDGE_M,) * 3,
@@ -222,7 +222,7 @@ class GraspEnvCfg(ManagerBasedRLEnvCfg):
         device=default_device(),
         dt=RATES.sim_dt,
         render_interval=RATES.decimation,
-        physics=newton_physics(njmax=250, nconmax=64),  # Panda + table + cube overflowed at 178 / 50 (probes T5)
+        physics=newton_physics(njmax=250, nconmax=64),  # Panda + table + cube overflowed at 178 / 50 (measured)
         use_newton_actuators=False,  # realgap's actuator chain runs on the Isaac Lab side
     )
     scene: GraspSceneCfg = GraspSceneCfg(num_envs=256, env_spacing=2.0)

@@ -1,8 +1,8 @@
 """MDP terms of the grasp task that Isaac Lab does not ship: tool-centre-point observations, a new object per episode
 (size, consistent mass / CoM / inertia, pose on the table), the contact-mode and lift-and-hold terms, and the metrics.
 
-The pure math (contact modes, hold counting) lives in :mod:`realgap.envs.contact_modes`, the inertia samplers in
-:mod:`realgap.envs.inertia_sampling`; the terms here only read the simulator and apply.
+The pure math (contact modes, hold counting) lives in :mod:`realgap.tasks.grasp.contact_modes`, the inertia samplers in
+:mod:`realgap.envs.dr.inertia_sampling`; the terms here only read the simulator and apply.
 """
 
 from __future__ import annotations
@@ -12,12 +12,11 @@ import re
 from typing import TYPE_CHECKING, Any
 
 import torch
-import warp as wp
 from isaaclab.managers import ManagerTermBase, SceneEntityCfg
-from isaaclab.utils.math import quat_apply, quat_from_euler_xyz, subtract_frame_transforms
-from newton import ModelFlags
+from isaaclab.utils.math import quat_apply, subtract_frame_transforms
 
-from realgap.envs.contact_modes import (
+from realgap.envs.robots.panda import PANDA_HAND_BODY, PANDA_TCP_OFFSET_HAND
+from realgap.tasks.grasp.contact_modes import (
     CONTACT_MODE_NAMES,
     ContactModeThresholds,
     classify_contact_mode,
@@ -28,20 +27,10 @@ from realgap.envs.contact_modes import (
     mode_counts,
     update_hold_steps,
 )
-from realgap.envs.dr_events import env_ids_tensor, solver_update, term_generator
-from realgap.envs.dr_sampling import body_to_flat, uniform
-from realgap.envs.inertia import BodyInertia, box_inertia_c
-from realgap.envs.inertia_sampling import (
-    InertiaRandomization,
-    cast_consistent,
-    sample_inertia,
-    validate_vec3_range,
-)
-from realgap.envs.robots.panda import PANDA_HAND_BODY, PANDA_TCP_OFFSET_HAND
 
 if TYPE_CHECKING:
     from isaaclab.envs import ManagerBasedEnv, ManagerBasedRLEnv
-    from isaaclab.managers import CurriculumTermCfg, EventTermCfg, RewardTermCfg, TerminationTermCfg
+    from isaaclab.managers import CurriculumTermCfg, RewardTermCfg, TerminationTermCfg
 
 ROBOT = SceneEntityCfg("robot")
 OBJECT = SceneEntityCfg("object")
@@ -102,107 +91,8 @@ def object_lift_m(env: ManagerBasedEnv, object_term: str = "reset_object") -> to
 
     Shape: ``(E,)``.
     """
-    term: reset_object = _term(env.event_manager, object_term)
+    term = _term(env.event_manager, object_term)  # a realgap.envs.dr.object.reset_object
     return env.scene[term.object_name].data.root_link_pos_w.torch[:, 2] - term.rest_z_w()
-
-
-class reset_object(ManagerTermBase):
-    """Draw a new object and set it on the table: box size, consistent mass / CoM / inertia, pose.
-
-    Per env at every reset: edge lengths ``size_range_m`` (uniform per axis, m); the nominal body is a solid box of
-    that size at ``density_kg_m3``; ``inertia`` (the fields of :class:`~realgap.envs.inertia_sampling.
-    InertiaRandomization`: density scale, CoM shift with a moved mass fraction, ...) perturbs it, so every sample is
-    physically consistent (J ≻ 0); the box is set upright on the table top ``table_top_z`` (+ 1 mm), shifted by
-    ``position_range_m`` (m, world axes) and turned by ``yaw_range_rad`` about z. Draws come from the term's own
-    generator (seeded from the env seed and the term name); inertia writes use the fast MuJoCo-Warp sync of
-    :func:`realgap.envs.dr_events.solver_update`.
-
-    Sizes scale the spawned box's collider down (the spawned size must be the largest, so the collision broadphase's
-    bounding radius stays conservative); ``size_scale_range`` (a DR profile's collider tolerance, unit-less) scales
-    the drawn size, clipped to the spawned box.
-
-    This term is the object's single owner (``owns_body``): a DR profile's payload, contact-geometry and initial-pose
-    groups of the object become its params (:mod:`realgap.envs.dr_apply`), so mass, centre of mass and inertia always
-    belong to the collider drawn in the same reset.
-
-    Attributes:
-        size_m: Edge lengths of the collider this term set per env, m. Shape: ``(E, 3)``.
-    """
-
-    owns_body = True
-
-    def __init__(self, cfg: EventTermCfg, env: ManagerBasedEnv) -> None:
-        super().__init__(cfg, env)
-        params = cfg.params
-        self.object_name = params.get("object_cfg", OBJECT).name
-        self.asset = env.scene[self.object_name]
-        self.spawned_size_m = torch.tensor(params["spawned_size_m"], device=env.device)
-        lo_hi = torch.tensor(validate_vec3_range("size_range_m", params["size_range_m"], "positive", "m"))
-        if bool((lo_hi[:, 1] > self.spawned_size_m.cpu() + 1e-9).any()):
-            raise ValueError(
-                f"size_range_m {params['size_range_m']} exceeds the spawned box {params['spawned_size_m']}"
-            )
-        self.size_lo, self.size_hi = lo_hi[:, 0].to(env.device), lo_hi[:, 1].to(env.device)
-        self.inertia = InertiaRandomization(**params["inertia"])  # validates the ranges
-        self.generator = term_generator(env, "reset_object")
-        model = env.sim.physics_manager.get_model()
-        self._scale_view = wp.to_torch(self.asset._root_view.get_attribute("shape_scale", model)[:, 0])  # (E, S, 3)
-        self._nominal_scale = self._scale_view.clone()
-        self.size_m = self.spawned_size_m.expand(env.num_envs, 3).clone()
-        self.table_top_z = float(params["table_top_z"])
-
-    def rest_z_w(self) -> torch.Tensor:
-        """Height of the object's origin when it rests upright on the table, m: table top + half the collider's
-        current height (Newton's box scale is the half extents). Shape: ``(E,)``."""
-        return self._env.scene.env_origins[:, 2] + self.table_top_z + self._scale_view[:, 0, 2]
-
-    def _uniform(self, shape: tuple[int, ...]) -> torch.Tensor:
-        return uniform((0.0, 1.0), shape, self.generator).to(self._env.device)
-
-    def __call__(
-        self,
-        env: ManagerBasedEnv,
-        env_ids: torch.Tensor | slice | None,
-        spawned_size_m: tuple[float, float, float],
-        size_range_m: tuple,
-        density_kg_m3: float,
-        inertia: dict,
-        table_top_z: float,
-        position_range_m: tuple,
-        yaw_range_rad: tuple[float, float],
-        object_cfg: SceneEntityCfg = OBJECT,
-        size_scale_range: tuple[float, float] = (1.0, 1.0),
-    ) -> None:
-        ids = env_ids_tensor(env, env_ids)
-        n = len(ids)
-        # 1. size: scale the collider (Newton box scale = half extents) and refresh the solver's geoms
-        size = self.size_lo + (self.size_hi - self.size_lo) * self._uniform((n, 3))
-        lo, hi = size_scale_range
-        if (lo, hi) != (1.0, 1.0):  # a collider tolerance (no extra draw without one: the task's stream is kept)
-            size = torch.minimum(size * (lo + (hi - lo) * self._uniform((n, 1))), self.spawned_size_m)
-        self.size_m[ids] = size
-        self._scale_view[ids] = self._nominal_scale[ids] * (size / self.spawned_size_m)[:, None, :]
-        env.sim.physics_manager.add_model_change(ModelFlags.SHAPE_PROPERTIES)
-        # 2. consistent inertia: solid box of this size, then the sampled perturbation (J ≻ 0 for every sample)
-        mass = density_kg_m3 * size.prod(-1)
-        com_b = torch.zeros(n, 1, 3, device=env.device)
-        nominal = BodyInertia(mass[:, None], com_b, box_inertia_c(mass, size)[:, None])
-        drawn = cast_consistent(sample_inertia(nominal, self.inertia, self.generator), what="object")
-        masses, coms, inertias = body_to_flat(drawn)  # float32 as written, checked as written
-        with solver_update(env, ModelFlags.BODY_INERTIAL_PROPERTIES, fast=True):
-            self.asset.set_masses_index(masses=masses, env_ids=ids)
-            self.asset.set_coms_index(coms=coms, env_ids=ids)
-            self.asset.set_inertias_index(inertias=inertias, env_ids=ids)
-        # 3. pose: upright on the table (1 mm clearance), shifted and turned about z
-        pose = self.asset.data.default_root_pose.torch[ids].clone()
-        pos_lo = torch.tensor([r[0] for r in position_range_m], device=env.device)
-        pos_hi = torch.tensor([r[1] for r in position_range_m], device=env.device)
-        pose[:, :3] += env.scene.env_origins[ids] + pos_lo + (pos_hi - pos_lo) * self._uniform((n, 3))
-        pose[:, 2] = table_top_z + 0.5 * size[:, 2] + 0.001
-        yaw = yaw_range_rad[0] + (yaw_range_rad[1] - yaw_range_rad[0]) * self._uniform((n,))
-        pose[:, 3:7] = quat_from_euler_xyz(torch.zeros_like(yaw), torch.zeros_like(yaw), yaw)
-        self.asset.write_root_pose_to_sim_index(root_pose=pose, env_ids=ids)
-        self.asset.write_root_velocity_to_sim_index(root_velocity=torch.zeros(n, 6, device=env.device), env_ids=ids)
 
 
 class joint_speed_reflex(ManagerTermBase):
@@ -215,7 +105,7 @@ class joint_speed_reflex(ManagerTermBase):
     share of episodes this term ends is reported per action space.
 
     Params:
-        limits_rad_s: Joint-name regex -> velocity limit, rad/s (the datasheet's, ``actuators/datasheets.py``).
+        limits_rad_s: Joint-name regex -> velocity limit, rad/s (the datasheet's, ``envs/robots/panda.py``).
     """
 
     def __init__(self, cfg: TerminationTermCfg, env: ManagerBasedRLEnv) -> None:
@@ -276,14 +166,15 @@ def lift_while_pinched(env: ManagerBasedRLEnv, lift_target_m: float, contact_ter
 class grasp_contact(ManagerTermBase):
     """Pinch reward (1 while the fingers squeeze the object from opposite sides) and the per-step contact mode.
 
-    Every call classifies each env into a :class:`~realgap.envs.contact_modes.ContactMode` from the finger contact
+    Every call classifies each env into a :class:`~realgap.tasks.grasp.contact_modes.ContactMode` from the finger
+    contact
     sensor (normal force, contact point, normal) and the finger / object velocities, keeps it in :attr:`mode` and
     adds it to :attr:`counts`, which the metrics term reads and clears. The reward manager skips terms of weight 0,
     so this term must keep a non-zero weight (checked by :class:`grasp_metrics`).
 
     Params:
         sensor_name: Scene name of the finger contact sensor (sensors: the two finger bodies, filter: the object).
-        force_n, slip_speed_mps, pinch_cos: :class:`~realgap.envs.contact_modes.ContactModeThresholds`.
+        force_n, slip_speed_mps, pinch_cos: :class:`~realgap.tasks.grasp.contact_modes.ContactModeThresholds`.
     """
 
     def __init__(self, cfg: RewardTermCfg, env: ManagerBasedRLEnv) -> None:
@@ -413,7 +304,7 @@ def episode_success(env: ManagerBasedRLEnv, metrics_term: str = "metrics") -> to
     """Whether each env's most recently ended episode lifted and held the object (``(E,)`` bool).
 
     Valid right after a step that ended the episode (the metrics term stores it before the auto-reset clears the
-    hold counter); used by :func:`realgap.envs.evaluation.rollout` through ``env_cfg.episode_success``.
+    hold counter); used by :func:`realgap.envs.eval.rollout.rollout` through ``env_cfg.episode_success``.
     """
     manager = env.curriculum_manager
     return manager._term_cfgs[manager.active_terms.index(metrics_term)].func.last_success

@@ -166,7 +166,7 @@ def run_scripted_episodes(
         ``succeeded`` (``(E,)`` bool: object held at the target for the hold time), ``max_lift_m`` (``(E,)``, m) and
         ``mode_fractions`` (fraction of env-steps in each contact mode, by name).
     """
-    from realgap.envs.contact_modes import CONTACT_MODE_NAMES
+    from realgap.tasks.grasp.contact_modes import CONTACT_MODE_NAMES
 
     env.reset()
     policy = ScriptedGrasp(env, cfg)

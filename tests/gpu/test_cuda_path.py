@@ -26,7 +26,7 @@ def _balance_env(dr_profile=None):
     """A context manager building the balance env on cuda:0 (one env alive at a time per process)."""
     import contextlib
 
-    from realgap.envs.factory import load_cfgs, make_env, simulation
+    from realgap.envs.run.factory import load_cfgs, make_env, simulation
 
     @contextlib.contextmanager
     def build():
@@ -58,7 +58,7 @@ def test_balance_env_builds_and_steps_on_cuda():
 def test_dr_writes_are_ordered_with_a_torch_side_stream():
     from isaaclab_newton.physics import NewtonManager
 
-    from realgap.envs.dr_profile import load_dr_profile
+    from realgap.envs.dr.profile import load_dr_profile
 
     with _balance_env(load_dr_profile("nominal")) as env:
         env.reset()
@@ -82,8 +82,8 @@ def test_batched_gravity_on_cuda_equals_pinocchio():
     import numpy as np
     import pinocchio as pin
 
-    from realgap.envs.dynamics import URDF_PATHS
-    from realgap.envs.gravity import TorchGravity, urdf_model
+    from realgap.envs.sim.gravity import TorchGravity, urdf_model
+    from realgap.envs.sim2sim.dynamics import URDF_PATHS
 
     model = urdf_model(URDF_PATHS["panda"])
     gravity = TorchGravity.from_pinocchio(model, [model.names[i] for i in range(1, model.njoints)])

@@ -24,10 +24,10 @@ def robot_scene(robot, specs, gravity=(0.0, 0.0, -9.81), fix_root=False, num_env
     from isaaclab.scene import InteractiveScene, InteractiveSceneCfg
     from isaaclab.sim import SimulationCfg, SimulationContext
 
-    from realgap.actuators.lab import realgap_actuator_cfg
-    from realgap.envs.physics import newton_physics
     from realgap.envs.rates import load_rate_profile
-    from realgap.envs.scene import robot_cfg
+    from realgap.envs.sim.actuator import realgap_actuator_cfg
+    from realgap.envs.sim.physics import newton_physics
+    from realgap.envs.sim.scene import robot_cfg
 
     rates = load_rate_profile("default")
     sim_cfg = SimulationCfg(device="cpu", dt=rates.sim_dt, gravity=gravity, physics=newton_physics(),
@@ -60,10 +60,10 @@ def _step(sim, scene, asset, *, position=None, effort=None):
 
 
 def test_torque_on_knee_accelerates_link_plus_reflected_inertia():
-    from realgap.actuators.datasheets import G1_ACTUATORS
     from realgap.actuators.spec import PDGains
-    from realgap.envs.dynamics import RobotDynamics
     from realgap.envs.robots import G1
+    from realgap.envs.robots.g1 import G1_ACTUATORS
+    from realgap.envs.sim2sim.dynamics import RobotDynamics
 
     # pure torque drives, no friction; every joint but the left knee frozen by a 1000 kg·m² armature
     free = dict(G1_ACTUATORS)
@@ -98,9 +98,9 @@ def test_torque_on_knee_accelerates_link_plus_reflected_inertia():
 
 
 def test_static_hold_torque_equals_gravity_torque():
-    from realgap.actuators.datasheets import PANDA_ACTUATORS
-    from realgap.envs.dynamics import RobotDynamics
     from realgap.envs.robots import PANDA
+    from realgap.envs.robots.panda import PANDA_ACTUATORS
+    from realgap.envs.sim2sim.dynamics import RobotDynamics
 
     # friction off: the solver's Coulomb friction can hold part of the load at rest, which is not gravity's business
     specs = {k: dataclasses.replace(s, coulomb_friction=0.0) for k, s in PANDA_ACTUATORS.items()}

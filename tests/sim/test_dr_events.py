@@ -18,7 +18,7 @@ POSE = {"asset": "robot", "position_m": {"x": [-0.1, 0.1], "y": [-0.1, 0.1]}, "y
 
 
 def _profile(**changes):
-    from realgap.envs.dr_profile import load_dr_profile, parse_dr_profile
+    from realgap.envs.dr.profile import load_dr_profile, parse_dr_profile
 
     data = load_dr_profile("nominal").to_dict() | changes
     return parse_dr_profile(data, "test")
@@ -26,7 +26,7 @@ def _profile(**changes):
 
 @pytest.fixture(scope="module")
 def env():
-    from realgap.envs.factory import load_cfgs, make_env, simulation
+    from realgap.envs.run.factory import load_cfgs, make_env, simulation
 
     env_cfg, _ = load_cfgs(TASK, "cpu", NUM_ENVS, 5, dr_profile=_profile(initial_pose=[POSE]))
     with simulation(env_cfg):
@@ -51,7 +51,7 @@ def _solver():
 
 
 def test_unknown_body_fails_before_build():
-    from realgap.envs.factory import load_cfgs
+    from realgap.envs.run.factory import load_cfgs
 
     payload = [{"asset": "robot", "bodies": "torso_lnk", "payload_mass_kg": [0.0, 1.0]}]
     with pytest.raises(
@@ -71,8 +71,8 @@ def test_terms_in_priority_order_replacing_task_terms(env):
 def test_body_inertia_read_back_per_env_and_consistent(env):
     from newton import ModelFlags
 
-    from realgap.envs.dr_sampling import body_from_flat
-    from realgap.envs.inertia import check_consistency, default_rtol
+    from realgap.envs.dr.inertia import check_consistency, default_rtol
+    from realgap.envs.dr.sampling import body_from_flat
 
     term = _term(env, "dr_link_inertia")
     robot = env.scene["robot"]

@@ -9,10 +9,10 @@ TASK = "Realgap-Balance-G1-v0"
 
 
 def test_startup_mode_draws_once_per_env():
-    from realgap.envs.dr_apply import apply_dr_profile
-    from realgap.envs.dr_sampling import body_from_flat
-    from realgap.envs.factory import load_cfgs, make_env, simulation
-    from realgap.envs.inertia import check_consistency, default_rtol
+    from realgap.envs.dr.apply import apply_dr_profile
+    from realgap.envs.dr.inertia import check_consistency, default_rtol
+    from realgap.envs.dr.sampling import body_from_flat
+    from realgap.envs.run.factory import load_cfgs, make_env, simulation
 
     env_cfg, _ = load_cfgs(TASK, "cpu", 4, 11)
     apply_dr_profile(env_cfg, "nominal", task=TASK, mode="startup")

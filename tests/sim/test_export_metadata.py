@@ -23,8 +23,8 @@ TASK = "Realgap-Balance-G1-Play-v0"  # no observation noise: the comparison belo
 
 
 def _metadata(env, task: str) -> PolicyMetadata:
-    from realgap.envs.export import checked_json
-    from realgap.envs.export_metadata import policy_metadata
+    from realgap.envs.export.metadata import policy_metadata
+    from realgap.envs.export.writer import checked_json
 
     meta = policy_metadata(env, task, ["policy"], {"git": {"commit": "test"}}, raw_action_clip=4.0)
     checked_json(meta)  # schema-valid and reads back as itself, as the exporter requires
@@ -46,7 +46,7 @@ class TestBalance:
         return _metadata(env, TASK)
 
     def test_metadata_describes_the_live_env(self, env, meta):
-        from realgap.envs.assets import description_hash
+        from realgap.envs.sim.assets import description_hash
 
         robot = env.scene["robot"]
         assert meta.joint_names == tuple(robot.joint_names) == G1.joint_names

@@ -16,8 +16,8 @@ pytestmark = pytest.mark.sim
 def meta():
     from unit.test_deploy import g1_metadata, g1_robot  # the balance-task-shaped metadata of the unit tests
 
-    from realgap.envs.assets import description_hash
     from realgap.envs.robots.g1 import G1
+    from realgap.envs.sim.assets import description_hash
 
     return g1_metadata(robot=g1_robot(description_hash(G1)))
 

@@ -12,7 +12,7 @@ import pytest
 pytestmark = pytest.mark.sim
 
 SCRIPT = """
-from realgap.envs.assets import robot_usd
+from realgap.envs.sim.assets import robot_usd
 from realgap.envs.robots import G1
 print(robot_usd(G1))
 """

@@ -15,9 +15,9 @@ DENSITY = 800.0  # kg/m³, tasks/grasp/env_cfg.py OBJECT_DENSITY
 
 
 def test_grasp_nominal_profile_plugs_in_and_the_object_has_one_owner():
-    from realgap.envs.dr_sampling import body_from_flat
-    from realgap.envs.factory import load_cfgs, make_env, simulation
-    from realgap.envs.inertia import check_consistency, default_rtol
+    from realgap.envs.dr.inertia import check_consistency, default_rtol
+    from realgap.envs.dr.sampling import body_from_flat
+    from realgap.envs.run.factory import load_cfgs, make_env, simulation
     from realgap.tasks.grasp.mdp import object_lift_m
 
     task = ACTION_SPACE_IDS["joint_pd_gravity"]

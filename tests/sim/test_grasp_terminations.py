@@ -40,7 +40,7 @@ def test_joint_speed_reflex_ends_only_the_speeding_env(torque_env):
 
 
 def test_nan_in_the_object_resets_that_env_and_is_counted(torque_env):
-    from realgap.envs.nan_guard import FiniteVecEnv
+    from realgap.envs.sim.nan_guard import FiniteVecEnv
 
     env = torque_env
     vec = FiniteVecEnv(env)

@@ -1,7 +1,7 @@
 """Sim tier: randomized bodies reach the dynamics, with the fast and with the exact solver sync (issue #20).
 
 Isaac Lab's own CoM randomization on Newton stayed disabled for months because runtime inertial writes did not fully
-propagate; realgap's fast sync (:func:`realgap.envs.dr_events.solver_update`, ``fast=True``) skips MuJoCo-Warp's
+propagate; realgap's fast sync (:func:`realgap.envs.dr.events.solver_update`, ``fast=True``) skips MuJoCo-Warp's
 ``set_const_0`` on purpose. Here the grasp task's Panda gets randomized bodies at run time -- a payload box on the hand
 (mass, CoM and inertia of the composite), log-Cholesky perturbations with CoM shifts of link7 and link4 -- in three of
 four envs (env 0 keeps the nominal bodies: a partial, per-world write), once with each sync, and the simulation is
@@ -50,7 +50,7 @@ LOADED_NM = 0.5  # joints under this gravity torque are held to 1 % of the large
 
 
 def _randomizations():
-    from realgap.envs.inertia_sampling import InertiaRandomization
+    from realgap.envs.dr.inertia_sampling import InertiaRandomization
 
     # wider than any DR profile: each must move the dynamics far beyond the tolerances checked
     return {
@@ -78,7 +78,7 @@ def _urdf_inertia(link: str):
     """The ``<inertial>`` of URDF link ``link`` as a pinocchio Inertia in the link frame."""
     import pinocchio as pin
 
-    from realgap.envs.dynamics import URDF_PATHS
+    from realgap.envs.sim2sim.dynamics import URDF_PATHS
 
     urdf = importlib.metadata.distribution("example-robot-data").locate_file(URDF_PATHS["panda"])
     node = ET.parse(str(urdf)).getroot().find(f"link[@name='{link}']/inertial")
@@ -100,7 +100,7 @@ def _dynamics(bodies: dict, joint_names):
     """
     import pinocchio as pin
 
-    from realgap.envs.dynamics import RobotDynamics
+    from realgap.envs.sim2sim.dynamics import RobotDynamics
 
     dyn = RobotDynamics("panda", joint_names)
     model = dyn.model
@@ -137,8 +137,8 @@ def _write_bodies(env, body, env_ids: torch.Tensor, body_ids: torch.Tensor, fast
     """The DR write path: mass, CoM and inertia of ``body_ids`` in one batched call each, synced ``fast`` or exact."""
     from newton import ModelFlags
 
-    from realgap.envs.dr_events import solver_update
-    from realgap.envs.dr_sampling import body_to_flat
+    from realgap.envs.dr.events import solver_update
+    from realgap.envs.dr.sampling import body_to_flat
 
     robot = env.scene["robot"]
     mass, com_b, inertia = body_to_flat(body)
@@ -153,7 +153,7 @@ def _write_bodies(env, body, env_ids: torch.Tensor, body_ids: torch.Tensor, fast
 def _set_joint_friction(env, coulomb: torch.Tensor, viscous: torch.Tensor) -> None:
     from newton import ModelFlags
 
-    from realgap.envs.dr_events import solver_update
+    from realgap.envs.dr.events import solver_update
 
     with solver_update(env, ModelFlags.JOINT_DOF_PROPERTIES, fast=True):  # exact for friction (dr_events docstring)
         env.scene["robot"].write_joint_friction_coefficient_to_sim_index(
@@ -218,9 +218,9 @@ def measured():
     import warp as wp
     from conftest import build_env
 
-    from realgap.envs.dr_sampling import body_from_flat, make_generator, sample_body_columns
-    from realgap.envs.inertia import BodyInertia
-    from realgap.envs.inertia_sampling import cast_consistent
+    from realgap.envs.dr.inertia import BodyInertia
+    from realgap.envs.dr.inertia_sampling import cast_consistent
+    from realgap.envs.dr.sampling import body_from_flat, make_generator, sample_body_columns
 
     with build_env(TASK, num_envs=NUM_ENVS, seed=0, events__reset_arm=None) as env:
         env.reset()
@@ -320,7 +320,7 @@ def test_holding_torque_equals_gravity_torque_of_the_randomized_model(measured, 
 
 @pytest.mark.parametrize("sync", ["fast", "exact"])
 def test_torque_pulse_accelerates_the_randomized_model(measured, sync):
-    from realgap.actuators.datasheets import PANDA_ACTUATORS
+    from realgap.envs.robots.panda import PANDA_ACTUATORS
 
     m, r = measured, measured["results"][sync]
     rotor = np.diag(m["armature"])  # the simulator's armature: the datasheet's N²·I_m, 0.1 kg·m² on every Panda joint

@@ -10,7 +10,7 @@ pytestmark = pytest.mark.sim
 def test_nan_in_one_env_resets_it_and_spares_the_others():
     from conftest import build_env
 
-    from realgap.envs.nan_guard import FiniteVecEnv
+    from realgap.envs.sim.nan_guard import FiniteVecEnv
 
     with build_env("Realgap-Balance-G1-Play-v0", num_envs=4, seed=2, events__push=None) as env:
         vec = FiniteVecEnv(env)

@@ -16,9 +16,9 @@ def test_round_trip_restores_everything(tmp_path):
     from isaaclab.utils import to_dict
     from isaaclab_rl.rsl_rl import check_rsl_rl_version, handle_deprecated_rsl_rl_cfg
 
-    from realgap.envs.factory import load_cfgs
-    from realgap.envs.nan_guard import FiniteVecEnv
-    from realgap.envs.runner import CheckpointError, RealgapRunner
+    from realgap.envs.run.factory import load_cfgs
+    from realgap.envs.run.runner import CheckpointError, RealgapRunner
+    from realgap.envs.sim.nan_guard import FiniteVecEnv
 
     _, agent_cfg = load_cfgs("Realgap-Balance-G1-v0", "cpu", 4, 5)
     agent_cfg.num_steps_per_env = 8

@@ -10,7 +10,7 @@ Tolerances, from what the integrators can and cannot do (measured on this machin
   joints by ~1e-4 rad over this motion, which the bound catches.
 - each engine's energy balance |ΔE − Σ τᵀΔq| / Σ|τᵀΔq|: < 5 % at 5 ms [3.1 %] and < 1.5 % at 1 ms [0.64 %], and
   shrinking at least 3× from 5 ms to 1 ms [4.9×]. The residual is the semi-implicit Euler step's own energy error
-  (the discrete work Σ τ_kᵀ(q_{k+1} − q_k) is exact for the held torque, see realgap/envs/alignment.py), which is
+  (the discrete work Σ τ_kᵀ(q_{k+1} − q_k) is exact for the held torque, see envs/sim2sim/align_math.py), which is
   first order in dt: 5× smaller steps give ~5× smaller residual. A modelling error (a missing armature in one
   engine's kinetic energy, friction left on) would not shrink with the step.
 - the two engines' energy changes agree to 0.1 % [7e-5], their models (masses, CoMs, inertias, armature) to float32
@@ -28,7 +28,7 @@ pytestmark = pytest.mark.sim
 
 @pytest.fixture(scope="module")
 def runs():
-    from realgap.envs.sim2sim_align import isaac_open_loop, mujoco_open_loop, open_loop_torques
+    from realgap.envs.sim2sim.align import isaac_open_loop, mujoco_open_loop, open_loop_torques
 
     out = {}
     for dt in (0.005, 0.001):
@@ -38,7 +38,7 @@ def runs():
 
 
 def test_models_are_the_same_and_contact_free(runs):
-    from realgap.envs.sim2sim_align import model_alignment
+    from realgap.envs.sim2sim.align import model_alignment
 
     _, isaac, mujoco = runs[0.005]
     m = model_alignment(isaac.model, mujoco.model)
@@ -52,8 +52,8 @@ def test_models_are_the_same_and_contact_free(runs):
 
 
 def test_joint_trajectories_agree(runs):
-    from realgap.envs.alignment import trajectory_errors
     from realgap.envs.robots import G1
+    from realgap.envs.sim2sim.align_math import trajectory_errors
 
     for _tau, isaac, mujoco in runs.values():
         err = trajectory_errors(isaac.q, mujoco.q, G1.joint_names)
@@ -62,7 +62,7 @@ def test_joint_trajectories_agree(runs):
 
 
 def test_energy_change_equals_torque_work_up_to_the_integrator(runs):
-    from realgap.envs.alignment import energy_balance
+    from realgap.envs.sim2sim.align_math import energy_balance
 
     residual = {}
     for dt, (tau, isaac, mujoco) in runs.items():
@@ -78,9 +78,9 @@ def test_energy_change_equals_torque_work_up_to_the_integrator(runs):
 def test_closed_loop_zero_action_falls_alike():
     from realgap.envs.deploy import ZeroPolicy
     from realgap.envs.deploy.sim2sim import Push
-    from realgap.envs.export_metadata import policy_metadata
-    from realgap.envs.factory import load_cfgs, make_env, simulation
-    from realgap.envs.sim2sim_closed import compare, isaac_episodes, mujoco_episodes, prepare_isaac_cfg
+    from realgap.envs.export.metadata import policy_metadata
+    from realgap.envs.run.factory import load_cfgs, make_env, simulation
+    from realgap.envs.sim2sim.closed import compare, isaac_episodes, mujoco_episodes, prepare_isaac_cfg
 
     task = "Realgap-Balance-G1-Play-v0"
     plan = [[], [Push(0.5, (1.5, 0.0))]]  # no push; a 1.5 m/s shove at 0.5 s (50 N·s on 33 kg): no stance holds it

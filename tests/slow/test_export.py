@@ -57,7 +57,7 @@ def test_export_writes_three_self_contained_files(exported):
 
 def test_metadata_is_the_same_everywhere_and_names_the_training_commit(tiny_run, exported):
     from realgap.envs.deploy import load_metadata
-    from realgap.envs.run_dir import latest_checkpoint
+    from realgap.envs.run.run_dir import latest_checkpoint
 
     from_json, from_onnx = load_metadata(exported / "policy.json"), load_metadata(exported / "policy.onnx")
     assert from_json == from_onnx
@@ -79,8 +79,8 @@ def test_onnx_matches_torch_and_the_checkpoint(tiny_run, exported):
     import torch
 
     from realgap.envs.deploy import OnnxPolicy
-    from realgap.envs.export import compare_onnx_torch
-    from realgap.envs.run_dir import latest_checkpoint
+    from realgap.envs.export.writer import compare_onnx_torch
+    from realgap.envs.run.run_dir import latest_checkpoint
 
     rng = np.random.default_rng(1)
     obs = rng.standard_normal((256, 93)).astype(np.float32)

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from realgap.actuators import ActuatorChain, ActuatorSpec, ChainTiming, resolve_joint_specs
-from realgap.actuators.datasheets import G1_ACTUATORS, G1_ACTUATORS_BANDWIDTH, PANDA_ACTUATORS
+from realgap.envs.robots.g1 import G1_ACTUATORS, G1_ACTUATORS_BANDWIDTH
+from realgap.envs.robots.panda import PANDA_ACTUATORS
 
 pytestmark = pytest.mark.unit
 

@@ -163,5 +163,5 @@ def test_explicit_stability_margin_predicts_blow_up():
     assert explicit_pd_stability_margin(100.0, 4.15, 0.01, 0.005) == pytest.approx(1.1)
     assert _simulate_pd(0.01, 100.0, 3.35, 0.005, 600) < 1e-3
     assert _simulate_pd(0.01, 100.0, 4.15, 0.005, 600) > 1e3
-    # DESIGN.md's NaN case: kd = 10 on armature 0.01 at 5 ms: ρ = (300·2.5e-5 + 0.1)/0.04 = 2.6875
+    # went NaN when measured on the G1: kd = 10 on armature 0.01 at 5 ms: ρ = (300·2.5e-5 + 0.1)/0.04 = 2.6875
     assert explicit_pd_stability_margin(300.0, 10.0, 0.01, 0.005) == pytest.approx(2.6875)

@@ -116,7 +116,7 @@ def test_bad_parts_raise_naming_field(build, field):
 
 @pytest.mark.unit
 def test_check_explicit_stability_names_the_unstable_spec():
-    # kd = 10 on J = 0.01 at 5 ms (DESIGN.md's NaN case): ρ = (300·2.5e-5 + 2·10·0.005)/0.04 = 2.69
+    # kd = 10 on J = 0.01 at 5 ms (went NaN when measured on the G1): ρ = (300·2.5e-5 + 2·10·0.005)/0.04 = 2.69
     bad = _spec(name="hot", gains=PDGains(300.0, 10.0), gearbox=None, armature=0.01)
     good = _spec(name="cool", gains=PDGains(300.0, 2.0), gearbox=None, armature=0.01)  # ρ = 0.0275/0.04 = 0.6875
     check_explicit_stability([good], 0.005)

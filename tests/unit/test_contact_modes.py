@@ -6,7 +6,7 @@ import math
 import pytest
 import torch
 
-from realgap.envs.contact_modes import (
+from realgap.tasks.grasp.contact_modes import (
     CONTACT_MODE_NAMES,
     ContactMode,
     ContactModeThresholds,

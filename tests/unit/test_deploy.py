@@ -17,7 +17,6 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from realgap.actuators.datasheets import G1_ACTUATORS
 from realgap.actuators.spec import resolve_joint_specs
 from realgap.envs.deploy import (
     DeployRuntime,
@@ -38,7 +37,7 @@ from realgap.envs.deploy.description import HASH_RULE
 from realgap.envs.deploy.metadata import Actions, ActionTerm, ActuatorGroup, ObsTerm, RobotInfo
 from realgap.envs.deploy.observations import TERM_INFO, Readings
 from realgap.envs.rates import RateSpec
-from realgap.envs.robots.g1 import G1
+from realgap.envs.robots.g1 import G1, G1_ACTUATORS
 
 pytestmark = pytest.mark.unit
 
@@ -306,7 +305,7 @@ ARM, FINGERS = tuple(f"joint{i}" for i in range(1, 8)), ("finger_joint1", "finge
 
 def panda_metadata(actions: Actions) -> PolicyMetadata:
     """Grasp-shaped metadata on the Panda's 9 joints: obs = joint pos 9 | last action."""
-    from realgap.actuators.datasheets import PANDA_ACTUATORS
+    from realgap.envs.robots.panda import PANDA_ACTUATORS
 
     names = ARM + FINGERS
     group = ActuatorGroup.from_specs("panda", names, resolve_joint_specs(names, PANDA_ACTUATORS), False)

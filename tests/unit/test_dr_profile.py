@@ -1,4 +1,4 @@
-"""Unit tests of the DR profile schema and the shipped profiles (realgap.envs.dr_profile, configs/dr/*.yaml)."""
+"""Unit tests of the DR profile schema and the shipped profiles (realgap.envs.dr.profile, configs/dr/*.yaml)."""
 
 import dataclasses
 
@@ -6,19 +6,19 @@ import pytest
 import torch
 import yaml
 
-from realgap.envs.dr_profile import (
+from realgap.envs.dr.inertia import BodyInertia, box_inertia_c, consistency_mask
+from realgap.envs.dr.inertia_sampling import sample_inertia
+from realgap.envs.dr.profile import (
     DRProfile,
     InertiaGroup,
     list_dr_profiles,
     load_dr_profile,
     parse_dr_profile,
 )
-from realgap.envs.inertia import BodyInertia, box_inertia_c, consistency_mask
-from realgap.envs.inertia_sampling import sample_inertia
 
 SHIPPED = ("none", "nominal", "grasp_nominal", "wide")
-# Seed 000, ch. 15.2: payload, link inertia, joint friction, actuator gains/saturation, command delay,
-# contact friction, contact geometry, initial object pose (+ pushes for balance).
+# Priority order (largest expected sim-to-real error first): payload, link inertia, joint friction, actuator
+# gains/saturation, command delay, contact friction, contact geometry, initial object pose (+ pushes for balance).
 PRIORITY = (
     "payload",
     "link_inertia",

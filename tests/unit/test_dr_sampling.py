@@ -3,7 +3,9 @@
 import pytest
 import torch
 
-from realgap.envs.dr_sampling import (
+from realgap.envs.dr.inertia import BodyInertia, box_inertia_c, consistency_mask
+from realgap.envs.dr.inertia_sampling import InertiaRandomization
+from realgap.envs.dr.sampling import (
     body_from_flat,
     body_to_flat,
     check_disjoint,
@@ -17,8 +19,6 @@ from realgap.envs.dr_sampling import (
     uniform,
     uniform_int,
 )
-from realgap.envs.inertia import BodyInertia, box_inertia_c, consistency_mask
-from realgap.envs.inertia_sampling import InertiaRandomization
 
 pytestmark = pytest.mark.unit
 

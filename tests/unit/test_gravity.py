@@ -1,4 +1,5 @@
-"""Batched torch g(q) (realgap.envs.gravity) against pinocchio's computeGeneralizedGravity and a hand-computed pendulum.
+"""Batched torch g(q) (realgap.envs.sim.gravity) against pinocchio's computeGeneralizedGravity and a hand-computed
+pendulum.
 
 The Panda (revolute joints, two prismatic fingers, one of them along −y) and the G1 (29 revolute joints in a tree,
 root fixed) on 50 random configurations inside the joint limits: float64 within 1e-6 and float32 within 1e-4 of the
@@ -13,8 +14,8 @@ import numpy as np
 import pytest
 import torch
 
-from realgap.envs.dynamics import URDF_PATHS
-from realgap.envs.gravity import TorchGravity, urdf_model
+from realgap.envs.sim.gravity import TorchGravity, urdf_model
+from realgap.envs.sim2sim.dynamics import URDF_PATHS
 
 pytestmark = pytest.mark.unit
 PANDA_JOINTS = [f"joint{i}" for i in range(1, 8)] + ["finger_joint1", "finger_joint2"]
@@ -92,7 +93,7 @@ def test_unsupported_models_and_names_are_rejected():
 
 def test_gravity_module_loads_neither_pinocchio_nor_a_simulator():
     code = (
-        "import sys, realgap.envs.gravity\n"
+        "import sys, realgap.envs.sim.gravity\n"
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'pinocchio', 'isaaclab', 'newton', 'warp', 'mujoco'}))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)

@@ -1,4 +1,4 @@
-"""Unit tests of the pure inertia math (realgap.envs.inertia): hand-computed values, round trips, validity."""
+"""Unit tests of the pure inertia math (realgap.envs.dr.inertia): hand-computed values, round trips, validity."""
 
 import math
 
@@ -7,7 +7,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from realgap.envs.inertia import (
+from realgap.envs.dr.inertia import (
     BodyInertia,
     body_from_log_cholesky,
     body_from_pseudo_inertia,
@@ -22,7 +22,7 @@ from realgap.envs.inertia import (
     pseudo_inertia,
     pseudo_inertia_from_log_cholesky,
 )
-from realgap.envs.inertia_sampling import random_rotation
+from realgap.envs.dr.inertia_sampling import random_rotation
 
 F64 = torch.float64
 SEEDS = st.integers(min_value=0, max_value=2**31 - 1)

@@ -12,15 +12,15 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from realgap.envs.dr_profile import INERTIA_BOUNDS, MAX_LUMP_TRAVEL_M, load_dr_profile, parse_dr_profile
-from realgap.envs.inertia import (
+from realgap.envs.dr.inertia import (
     BodyInertia,
     check_consistency,
     consistency_mask,
     consistency_verdict,
     default_rtol,
 )
-from realgap.envs.inertia_sampling import cast_consistent, random_rotation
+from realgap.envs.dr.inertia_sampling import cast_consistent, random_rotation
+from realgap.envs.dr.profile import INERTIA_BOUNDS, MAX_LUMP_TRAVEL_M, load_dr_profile, parse_dr_profile
 
 pytestmark = pytest.mark.unit
 F32, F64 = torch.float32, torch.float64

@@ -1,4 +1,4 @@
-"""Unit tests of the consistent inertia samplers (realgap.envs.inertia_sampling)."""
+"""Unit tests of the consistent inertia samplers (realgap.envs.dr.inertia_sampling)."""
 
 import math
 
@@ -7,7 +7,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from realgap.envs.inertia import (
+from realgap.envs.dr.inertia import (
     BodyInertia,
     box_inertia_c,
     consistency_mask,
@@ -15,7 +15,7 @@ from realgap.envs.inertia import (
     parallel_axis_term,
     pseudo_inertia,
 )
-from realgap.envs.inertia_sampling import (
+from realgap.envs.dr.inertia_sampling import (
     InertiaRandomization,
     attach_payload,
     perturb_log_cholesky,

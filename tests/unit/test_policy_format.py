@@ -56,7 +56,7 @@ def test_the_balance_export_is_shipped():
 def test_reference_balance_network_is_the_trained_one():
     import onnx
 
-    from realgap.envs.export_upgrade import graph_sha256
+    from realgap.envs.export.upgrade import graph_sha256
 
     folder = REPO / "configs" / "policies" / "balance_g1"
     recorded = np.load(RECORDED)

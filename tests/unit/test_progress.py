@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from realgap.envs.progress import MISSING, Progress, expected_total, fmt_value
+from realgap.envs.run.progress import MISSING, Progress, expected_total, fmt_value
 
 pytestmark = pytest.mark.unit
 

@@ -5,7 +5,7 @@ Pure functions (no GPU needed): the CUDA cases pass the visible GPU count in, or
 
 import pytest
 
-from realgap.envs.physics import check_procs_fit_gpus, rank_device
+from realgap.envs.sim.physics import check_procs_fit_gpus, rank_device
 
 pytestmark = pytest.mark.unit
 
@@ -47,7 +47,7 @@ def _fake_gpus(monkeypatch, count: int) -> None:
 
 
 def test_process_device_reads_torchrun_environment(monkeypatch):
-    from realgap.envs.training import process_device
+    from realgap.envs.run.training import process_device
 
     _fake_gpus(monkeypatch, 2)
     monkeypatch.setenv("LOCAL_RANK", "1")
@@ -61,7 +61,7 @@ def test_process_device_reads_torchrun_environment(monkeypatch):
 def test_relaunch_refuses_before_starting_any_process(monkeypatch):
     import torch.distributed.run
 
-    from realgap.envs.training import relaunch_with_torchrun
+    from realgap.envs.run.training import relaunch_with_torchrun
 
     _fake_gpus(monkeypatch, 1)
     started = []

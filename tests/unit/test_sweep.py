@@ -7,8 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from realgap.envs.alignment import discrete_work, energy_balance, torque_sequence, trajectory_errors
-from realgap.envs.sweep import (
+from realgap.envs.eval.sweep import (
     REFERENCE,
     Episode,
     build_report,
@@ -20,6 +19,7 @@ from realgap.envs.sweep import (
     summarize,
     wilson_interval,
 )
+from realgap.envs.sim2sim.align_math import discrete_work, energy_balance, torque_sequence, trajectory_errors
 
 pytestmark = pytest.mark.unit
 NOMINAL = {"payload_kg": 0.0, "push_mps": 0.45, "pd_gain_scale": 1.0}
@@ -106,5 +106,10 @@ def test_open_loop_torques_and_discrete_work_by_hand():
 def test_pure_modules_load_no_simulator():
     from unit.test_layering import SIMULATORS, _loaded_after_import
 
-    modules = ["realgap.envs.sweep", "realgap.envs.alignment", "realgap.envs.compare", "realgap.envs.robustness_plots"]
+    modules = [
+        "realgap.envs.eval.sweep",
+        "realgap.envs.sim2sim.align_math",
+        "realgap.envs.eval.compare",
+        "realgap.envs.eval.plots",
+    ]
     assert _loaded_after_import(modules, SIMULATORS) == []

@@ -1,0 +1,158 @@
+"""Isaac Lab event terms that randomize realgap's actuator chains: PD gains, torque limit and command delay.
+
+Glue only, like :mod:`realgap.envs.dr.events`: the chains' parameters are per-env ``(E, J)`` tensors
+(:class:`~realgap.actuators.params.JointParams` after ``expand``), so a term draws one scale per env and joint from its
+own generator and writes the rows of the reset envs in place -- no solver involvement, no host sync.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+import torch
+from isaaclab.managers import ManagerTermBase, SceneEntityCfg
+
+from realgap.actuators.delay import CommandDelay, latency_range_to_steps
+from realgap.actuators.models import explicit_pd_stability_margin
+from realgap.envs.dr.events import actuator_columns, draw_columns, env_ids_tensor, realgap_actuators, term_generator
+from realgap.envs.dr.inertia_sampling import validate_range
+from realgap.envs.dr.sampling import check_disjoint, resolve_names, uniform_int
+
+if TYPE_CHECKING:
+    from isaaclab.envs import ManagerBasedEnv
+    from isaaclab.managers import EventTermCfg
+
+logger = logging.getLogger(__name__)
+
+
+class randomize_actuator_gains(ManagerTermBase):
+    """kp, kd and torque-limit scale per env and joint, written in place into the actuator chains' params rows.
+
+    ``kp' = kp·s_p``, ``kd' = kd·s_d``, ``τ_peak' = τ_peak·s_τ`` (the torque–speed line scales with its stall
+    torque), each scale ~ U per env and joint from the group's range, always applied to the nominal values.
+
+    Params:
+        asset_cfg: The articulation.
+        groups: ``[{"joints": [regex, ...], "kp_scale": [lo, hi], "kd_scale": [...], "torque_limit_scale": [...]}]``.
+        seed_key: Name of the term's random stream.
+    """
+
+    QUANTITIES = (("kp", "kp_scale"), ("kd", "kd_scale"), ("peak_torque", "torque_limit_scale"))
+
+    def __init__(self, cfg: EventTermCfg, env: ManagerBasedEnv):
+        super().__init__(cfg, env)
+        params = cfg.params
+        asset = env.scene[params["asset_cfg"].name]
+        self.generator = term_generator(env, params.get("seed_key", ""))
+        where = f"{params.get('seed_key') or 'randomize_actuator_gains'} ({params['asset_cfg'].name})"
+        selections, ranges = [], []
+        for i, group in enumerate(params["groups"]):
+            gw = f"{where}.groups[{i}]"
+            selections.append(resolve_names(group["joints"], asset.joint_names, gw, "joint"))
+            ranges.append(
+                {key: validate_range(f"{gw}.{key}", group.get(key, (1.0, 1.0)), "scale") for _, key in self.QUANTITIES}
+            )
+            if ranges[-1]["torque_limit_scale"][1] > 1.0:
+                raise ValueError(
+                    f"{gw}.torque_limit_scale: hi {ranges[-1]['torque_limit_scale'][1]:g} > 1 would "
+                    "exceed the solver's effort limit (the datasheet peak torque), which stays the backstop"
+                )
+        check_disjoint(selections, asset.joint_names, where)
+        # Per actuator: chain columns, per-column (lo, hi) of each scale, nominal (E, C) values read once.
+        plans: dict[int, dict] = {}
+        for ids, rng in zip(selections, ranges, strict=True):
+            for act, cols in actuator_columns(asset, ids, where):
+                plan = plans.setdefault(
+                    id(act), {"act": act, "cols": [], "bounds": {k: [] for _, k in self.QUANTITIES}}
+                )
+                plan["cols"] += cols
+                for _, key in self.QUANTITIES:
+                    plan["bounds"][key] += [rng[key]] * len(cols)
+        self.plans = []
+        for plan in plans.values():
+            cols = torch.tensor(plan["cols"], dtype=torch.long, device=env.device)
+            bounds = {k: torch.tensor(v, device=env.device).T for k, v in plan["bounds"].items()}  # (2, C)
+            nominal = {attr: getattr(plan["act"].chain.params, attr)[:, cols].clone() for attr, _ in self.QUANTITIES}
+            self.plans.append((plan["act"], cols, bounds, nominal))
+        self._warn_unstable(where)
+
+    def _warn_unstable(self, where: str) -> None:
+        """Warn when the largest kp/kd scales break the explicit-PD bound (kp·dt² + 2·kd·dt)/(4·J) < 1 of a joint."""
+        unstable = []
+        for act, cols, bounds, nominal in self.plans:
+            dt = act.chain.timing.physics_dt * act.chain.timing.servo_period_steps
+            for k, col in enumerate(cols.tolist()):
+                spec = act.specs[col]
+                kp = float(nominal["kp"][0, k] * bounds["kp_scale"][1, k])
+                kd = float(nominal["kd"][0, k] * bounds["kd_scale"][1, k])
+                kd += spec.friction_slope() if act.chain.apply_friction else 0.0
+                margin = float(explicit_pd_stability_margin(kp, kd, spec.total_inertia, dt))
+                if margin >= 1.0:
+                    unstable.append(f"{act.joint_names[col]} ({margin:.2f})")
+        if unstable:
+            logger.warning(
+                f"{where}: at the largest sampled kp/kd the explicit-PD margin (kp·dt² + 2·kd·dt)/(4·J) on the free "
+                f"link inertia reaches >= 1 for {unstable}: those joints may oscillate while their link is unloaded"
+            )
+
+    def __call__(
+        self,
+        env: ManagerBasedEnv,
+        env_ids: torch.Tensor | slice | None,
+        asset_cfg: SceneEntityCfg,
+        groups: list[dict],
+        seed_key: str = "",
+    ) -> None:
+        ids = env_ids_tensor(env, env_ids)
+        rows = ids[:, None]
+        for act, cols, bounds, nominal in self.plans:
+            params = act.chain.params  # looked up per call: the chain may swap its params object (device/dtype)
+            for attr, key in self.QUANTITIES:
+                scale = draw_columns(bounds[key][0], bounds[key][1], len(ids), self.generator)
+                getattr(params, attr)[rows, cols] = nominal[attr][ids] * scale
+
+
+class randomize_command_delay(ManagerTermBase):
+    """Per-env command delay of the asset's actuator chains, U{k_lo, ..., k_hi} physics steps from a latency range.
+
+    At construction the chains get a :class:`~realgap.actuators.delay.CommandDelay` covering the range (so their own
+    reset draws stay inside it); each call draws one delay per env -- one command bus, so the same for every
+    actuator group of the asset -- and writes it into ``chain.delay.delay_steps`` after the chain's reset.
+
+    Params:
+        asset_cfg: The articulation.
+        latency_range_s: ``(lo, hi)`` latency [s], rounded to physics steps (:func:`latency_range_to_steps`).
+        seed_key: Name of the term's random stream.
+    """
+
+    def __init__(self, cfg: EventTermCfg, env: ManagerBasedEnv):
+        super().__init__(cfg, env)
+        params = cfg.params
+        asset = env.scene[params["asset_cfg"].name]
+        latency = validate_range("command_delay_s", params["latency_range_s"], "nonneg", "s")
+        self.generator = term_generator(env, params.get("seed_key", ""))
+        self.actuators = [act for act, _ in realgap_actuators(asset)]
+        if not self.actuators:
+            raise ValueError(f"command delay: asset {params['asset_cfg'].name!r} has no realgap actuator to delay")
+        steps = {latency_range_to_steps(latency, act.chain.timing.physics_dt) for act in self.actuators}
+        if len(steps) != 1:
+            raise ValueError(f"command delay: the asset's actuator chains run different physics steps: {steps}")
+        self.steps = next(iter(steps))
+        for act in self.actuators:
+            act.chain.delay = CommandDelay(env.num_envs, *self.steps, generator=self.generator, device=env.device)
+
+    def __call__(
+        self,
+        env: ManagerBasedEnv,
+        env_ids: torch.Tensor | slice | None,
+        asset_cfg: SceneEntityCfg,
+        latency_range_s: tuple[float, float],
+        seed_key: str = "",
+    ) -> None:
+        ids = env_ids_tensor(env, env_ids)
+        delay = uniform_int(*self.steps, len(ids), self.generator).to(env.device)
+        for act in self.actuators:
+            buf = act.chain.delay.delay_steps
+            # In [0, max_steps] by construction: written directly (set_delay_steps' range check syncs on GPU).
+            buf[ids] = delay.to(buf.device, buf.dtype)

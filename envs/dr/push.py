@@ -1,0 +1,80 @@
+"""The push: a horizontal velocity change of the robot's root (an impulse of m·Δv), the one implementation used by
+the balance task's event term, the robustness sweeps and the single-push limit (per-env magnitudes), and the
+sim2sim closed loop (scheduled pushes).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import torch
+from isaaclab.managers import ManagerTermBase, SceneEntityCfg
+
+if TYPE_CHECKING:
+    from isaaclab.assets import Articulation
+    from isaaclab.envs import ManagerBasedRLEnv
+    from isaaclab.managers import EventTermCfg
+
+
+def add_root_velocity_xy(asset: Articulation, env_ids: torch.Tensor, dv_x: torch.Tensor, dv_y: torch.Tensor) -> None:
+    """Push: add ``(dv_x, dv_y)`` (m/s, world frame) to the root's linear velocity of the envs ``env_ids``.
+
+    Shape:
+        env_ids, dv_x, dv_y: ``(N,)``.
+    """
+    vel_w = asset.data.root_vel_w.torch[env_ids].clone()
+    vel_w[:, 0] += dv_x
+    vel_w[:, 1] += dv_y
+    asset.write_root_velocity_to_sim_index(root_velocity=vel_w, env_ids=env_ids)
+
+
+class push_robot(ManagerTermBase):
+    """Push event term: a horizontal velocity change of random heading and magnitude ``U(min, max)`` m/s.
+
+    The largest push each env received in its current episode is kept in :attr:`max_push` for the metrics. A sweep
+    sets :attr:`env_magnitude` (``(num_envs,)`` m/s) to push each env with its own magnitude; its NaN entries, and
+    every env while it is ``None``, draw from the range. With ``once`` an env is pushed at most once per episode.
+
+    Params:
+        magnitude_mps: (min, max) horizontal velocity change, m/s.
+        asset_cfg: The pushed articulation.
+        once: Push each env at most once per episode (the single-push limit).
+    """
+
+    def __init__(self, cfg: EventTermCfg, env: ManagerBasedRLEnv):
+        super().__init__(cfg, env)
+        lo, hi = cfg.params["magnitude_mps"]
+        if not 0.0 <= lo <= hi:
+            raise ValueError(f"push magnitude_mps must satisfy 0 <= min <= max, got ({lo}, {hi}) m/s")
+        self.max_push = torch.zeros(env.num_envs, device=env.device)
+        self.env_magnitude: torch.Tensor | None = None
+
+    def reset(self, env_ids: torch.Tensor | None = None) -> None:
+        if env_ids is None:
+            self.max_push.zero_()
+        else:
+            self.max_push[env_ids] = 0.0
+
+    def __call__(
+        self,
+        env: ManagerBasedRLEnv,
+        env_ids: torch.Tensor,
+        magnitude_mps: tuple[float, float],
+        asset_cfg: SceneEntityCfg = SceneEntityCfg("robot"),
+        once: bool = False,
+    ) -> None:
+        if once:  # an env whose episode already had its push is left alone
+            env_ids = env_ids[self.max_push[env_ids] == 0.0]
+            if len(env_ids) == 0:
+                return
+        lo, hi = magnitude_mps
+        if self.env_magnitude is None:
+            magnitude = lo + (hi - lo) * torch.rand(len(env_ids), device=env.device)
+        else:
+            magnitude = self.env_magnitude[env_ids]
+            magnitude = torch.where(magnitude.isnan(), lo + (hi - lo) * torch.rand_like(magnitude), magnitude)
+        heading = 2.0 * math.pi * torch.rand(len(env_ids), device=env.device)
+        add_root_velocity_xy(env.scene[asset_cfg.name], env_ids, magnitude * torch.cos(heading),
+                             magnitude * torch.sin(heading))  # fmt: skip
+        self.max_push[env_ids] = torch.maximum(self.max_push[env_ids], magnitude)

@@ -1,0 +1,217 @@
+"""Action-space comparison: gather each run's learning curve, evaluation and robustness into one table and plots.
+
+Reads what ``scripts/train.py`` (``progress.csv``, ``params/run.json``) and ``scripts/evaluate.py`` (``report.json``)
+wrote; no simulator import. Every row names the run's action space, its low-level actuator model and the three rates
+(physics, servo, policy) with the target mode (a comparison that does not report them is not fair: the same network
+behaves differently at another rate or actuator), and the budget it was trained with.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """One trained variant.
+
+    Attributes:
+        space: Action space name.
+        seed: Training seed.
+        run_dir: The run folder.
+        train_wall_s: Wall-clock time of the training subprocess, s.
+        report: The evaluation report (``scripts/evaluate.py``'s ``report.json``).
+    """
+
+    space: str
+    seed: int
+    run_dir: Path
+    train_wall_s: float
+    report: Mapping[str, Any]
+
+
+def read_progress(run_dir: Path) -> list[dict[str, float]]:
+    """The rows of ``progress.csv`` as floats (NaN for empty cells)."""
+    path = Path(run_dir) / "progress.csv"
+    if not path.is_file():
+        return []
+    with open(path, newline="") as fh:
+        return [
+            {k: float(v) if v not in ("", "nan") else math.nan for k, v in row.items()} for row in csv.DictReader(fh)
+        ]
+
+
+def _nominal_stats(report: Mapping[str, Any]) -> dict[str, Any]:
+    """Success statistics at the nominal point (identical in every factor's sweep; read from the first)."""
+    factor = next(iter(report["factors"].values()))
+    rows = next(iter(factor["policies"].values()))
+    return next(r for r in rows if math.isclose(r["value"], factor["nominal"], abs_tol=1e-9))
+
+
+def _num(value: float | None) -> float:
+    return math.nan if value is None else float(value)
+
+
+def table_rows(results: Sequence[RunResult]) -> list[dict[str, Any]]:
+    """One flat row per run (the CSV and the markdown table); the budget is read from the run's own record."""
+    rows = []
+    for r in results:
+        progress = read_progress(r.run_dir)
+        rates = r.report["rates"]
+        info = r.report.get("action_space") or {}
+        nominal = _nominal_stats(r.report)
+        num_envs = int(_run_record(r.run_dir).get("num_envs_total", 0))
+        row = {
+            "action_space": r.space,
+            "seed": r.seed,
+            "low_level_actuator_model": info.get("low_level", ""),
+            "physics_hz": rates["physics_hz"],
+            "control_hz": rates["control_hz"],
+            "policy_hz": rates["policy_hz"],
+            "target_mode": rates["target_mode"],
+            "iterations": len(progress),
+            "num_envs": num_envs,
+            "env_steps": len(progress) * num_envs * _steps_per_env(r.run_dir),
+            "train_wall_s": round(r.train_wall_s, 1),
+            "final_mean_reward": progress[-1]["mean_reward"] if progress else math.nan,
+            "success_rate": _num(nominal["success_rate"]),
+            "success_ci95_lo": _num(nominal["success_ci95"][0]),
+            "success_ci95_hi": _num(nominal["success_ci95"][1]),
+            "eval_episodes": nominal["episodes"],
+            "task_draws_success_rate": _num(next(iter(r.report.get("reference", {}).values()), {}).get("success_rate")),
+        }
+        for name, factor in r.report["factors"].items():
+            rates_f = [_num(x["success_rate"]) for x in next(iter(factor["policies"].values()))]
+            row[f"{name}_mean_success"] = sum(rates_f) / len(rates_f)
+            row[f"{name}_worst_success"] = min(rates_f)
+        row["run_dir"] = str(r.run_dir)
+        rows.append(row)
+    return rows
+
+
+def _steps_per_env(run_dir: Path) -> int:
+    """rsl-rl ``num_steps_per_env`` from the run's resolved agent config (0 when not recorded)."""
+    path = Path(run_dir) / "params" / "agent.yaml"
+    found = re.search(r"^num_steps_per_env:\s*(\d+)", path.read_text(), re.M) if path.is_file() else None
+    return int(found.group(1)) if found else 0
+
+
+def _run_record(run_dir: Path) -> dict[str, Any]:
+    import json
+
+    path = Path(run_dir) / "params" / "run.json"
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def write_csv(rows: Sequence[Mapping[str, Any]], path: Path) -> Path:
+    """The rows as CSV (columns of the first row; robustness columns may differ only if the reports differ)."""
+    fields = list(dict.fromkeys(k for row in rows for k in row))
+    with open(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+def markdown(rows: Sequence[Mapping[str, Any]], factors: Sequence[str]) -> str:
+    """A readable table: action space, actuator model, rates, budget, success (95 % CI) and robustness per factor."""
+
+    def pct(v: float) -> str:
+        return "–" if math.isnan(v) else f"{100 * v:.0f} %"
+
+    head = [
+        "action space",
+        "seed",
+        "rates (physics / servo / policy, targets)",
+        "budget",
+        "train s",
+        "success (95 % CI)",
+    ]
+    head += [f"{f}: mean / worst" for f in factors]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        cells = [f"`{r['action_space']}`", str(r["seed"]),
+                 f"{r['physics_hz']:g} / {r['control_hz']:g} / {r['policy_hz']:g} Hz, {r['target_mode']}",
+                 f"{r['iterations']} it × {r['num_envs']} envs ({r['env_steps']} steps)", f"{r['train_wall_s']:g}",
+                 f"{pct(r['success_rate'])} ({pct(r['success_ci95_lo'])}–{pct(r['success_ci95_hi'])})"]  # fmt: skip
+        cells += [f"{pct(r[f'{f}_mean_success'])} / {pct(r[f'{f}_worst_success'])}" for f in factors]
+        lines.append("| " + " | ".join(cells) + " |")
+    models = [f"- `{r['action_space']}`: {r['low_level_actuator_model']}" for r in rows if r["seed"] == rows[0]["seed"]]
+    return "\n".join([*lines, "", "Low-level actuator model of each action space:", "", *models, ""])
+
+
+def plot_learning_curves(results: Sequence[RunResult], path: Path) -> Path:
+    """Mean episode reward (and length) against the iteration, one line per run."""
+    fig, (ax_r, ax_l) = plt.subplots(1, 2, figsize=(10, 3.8))
+    for r in results:
+        rows = read_progress(r.run_dir)
+        it = [row["iteration"] for row in rows]
+        label = f"{r.space} (seed {r.seed})"
+        ax_r.plot(it, [row["mean_reward"] for row in rows], marker=".", label=label)
+        ax_l.plot(it, [row["mean_episode_length"] for row in rows], marker=".", label=label)
+    ax_r.set_ylabel("mean episode reward")
+    ax_l.set_ylabel("mean episode length [policy steps]")
+    for ax in (ax_r, ax_l):
+        ax.set_xlabel("PPO iteration")
+        ax.grid(alpha=0.3)
+    ax_r.legend(fontsize=7)
+    fig.suptitle("learning curves (equal budget and seeds)", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def plot_success(rows: Sequence[Mapping[str, Any]], path: Path) -> Path:
+    """Nominal success rate per run with its Wilson 95 % interval."""
+    fig, ax = plt.subplots(figsize=(max(4.0, 1.2 * len(rows) + 1.5), 3.8))
+    labels = [f"{r['action_space']}\ns{r['seed']}" for r in rows]
+    rate = [r["success_rate"] for r in rows]
+    err = [
+        [r["success_rate"] - r["success_ci95_lo"] for r in rows],
+        [r["success_ci95_hi"] - r["success_rate"] for r in rows],
+    ]
+    ax.bar(range(len(rows)), rate, yerr=err, capsize=4, color="tab:blue", alpha=0.8)
+    ax.set_xticks(range(len(rows)), labels, fontsize=7)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("success rate (95 % Wilson CI)")
+    ax.set_title(f"nominal conditions, {rows[0]['eval_episodes']} episodes each", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def plot_robustness(results: Sequence[RunResult], path: Path) -> Path:
+    """Success rate against each swept factor, one panel per factor, one line per run."""
+    factors = list(results[0].report["factors"])
+    fig, axes = plt.subplots(1, len(factors), figsize=(4.2 * len(factors), 3.6), squeeze=False)
+    for ax, name in zip(axes[0], factors, strict=True):
+        for r in results:
+            factor = r.report["factors"][name]
+            rows = next(iter(factor["policies"].values()))
+            ax.plot([x["value"] for x in rows], [_num(x["success_rate"]) for x in rows], marker="o",
+                    label=f"{r.space} (s{r.seed})")  # fmt: skip
+        nominal = results[0].report["factors"][name]["nominal"]
+        ax.axvline(nominal, color="grey", linestyle="--", linewidth=1)
+        unit = results[0].report["factors"][name]["unit"]
+        ax.set_xlabel(f"{name} [{unit}]" if unit else name)
+        ax.set_ylabel("success rate")
+        ax.set_ylim(-0.03, 1.03)
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path

@@ -1,0 +1,138 @@
+"""The policies an evaluation runs, all as ``Policy`` (observation ``(E, D)`` → action ``(E, A)``, torch): the zero
+action, an rsl-rl checkpoint's deterministic actor, and an exported ONNX policy (checked against the env first).
+
+The one place a checkpoint becomes a policy (``scripts/play.py``, ``evaluate.py``, ``eval_checkpoints.py``, the
+single-push limit); the torch-free deploy runtime has its own :class:`realgap.envs.deploy.ZeroPolicy`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+Policy = Callable[[torch.Tensor], torch.Tensor]
+"""Observation ``(E, D)`` → action ``(E, A)``."""
+
+
+def zero_policy(env: Any) -> Policy:
+    """The zero action (balance: hold the default stance), the baseline every policy must beat."""
+    dim = env.action_manager.total_action_dim
+
+    def policy(obs: torch.Tensor) -> torch.Tensor:
+        return torch.zeros(obs.shape[0], dim, device=obs.device)
+
+    return policy
+
+
+def checkpoint_policy(env: Any, agent_cfg: Any, checkpoint: str | Path, runner: Any = None) -> Policy:
+    """The deterministic actor of an rsl-rl checkpoint (loaded with
+    :class:`~realgap.envs.run.runner.RealgapRunner`), its raw actions clipped to the agent's ``clip_actions`` as in
+    training and in the exported policy's metadata.
+
+    Args:
+        env: The unwrapped env the policy runs in.
+        agent_cfg: The task's agent config (after ``handle_deprecated_rsl_rl_cfg``).
+        checkpoint: A ``model_<it>.pt`` file.
+        runner: A :class:`~realgap.envs.run.runner.RealgapRunner` on ``env`` to load it into (one is built if None;
+            pass one to load several checkpoints into the same runner).
+    """
+    from isaaclab.utils import to_dict
+
+    from realgap.envs.run.runner import RealgapRunner
+    from realgap.envs.sim.nan_guard import FiniteVecEnv
+
+    if runner is None:
+        runner = RealgapRunner(FiniteVecEnv(env), to_dict(agent_cfg), log_dir=None, device=agent_cfg.device)
+    runner.load(str(checkpoint))
+    actor = runner.get_inference_policy(device=env.device)
+    clip = agent_cfg.clip_actions
+
+    def policy(obs: torch.Tensor) -> torch.Tensor:
+        action = actor({"policy": obs})
+        return action if clip is None else action.clamp(-clip, clip)
+
+    return policy
+
+
+def read_export(folder: str | Path, task: str | None = None) -> tuple[Any, Path]:
+    """The metadata and ``policy.onnx`` of an export folder (as committed in ``configs/policies/``), checked before
+    an env is built.
+
+    Args:
+        folder: The export folder.
+        task: The task it is meant for (``--task``); None takes the export's own.
+
+    Raises:
+        ExportError: No folder, no ``policy.onnx`` in it, a file that is not a realgap export (corrupted, or no
+            metadata), or an export of another task or robot than ``task``.
+    """
+    from realgap.envs.deploy import MetadataError, load_metadata
+    from realgap.envs.export.metadata import ExportError
+    from realgap.tasks import play_task
+
+    folder = Path(folder)
+    onnx_path = folder / "policy.onnx"
+    if not folder.is_dir():
+        raise ExportError(f"--policy {folder}: no such folder")
+    if not onnx_path.is_file():
+        raise ExportError(f"--policy {folder}: no export there (policy.onnx missing; scripts/export.py writes one)")
+    try:
+        meta = load_metadata(onnx_path)
+    except (MetadataError, KeyError, TypeError, ValueError) as err:
+        raise ExportError(f"--policy {folder}: policy.onnx holds no valid realgap metadata ({err})") from err
+    except Exception as err:  # onnxruntime raises its own types for a file that is not an ONNX model
+        raise ExportError(f"--policy {folder}: policy.onnx is not a readable ONNX model ({type(err).__name__}: "
+                          f"{str(err).splitlines()[0]})") from err  # fmt: skip
+    if task is not None and play_task(task) != play_task(meta.task):
+        raise ExportError(f"--policy {folder} is an export of task {meta.task} (robot '{meta.robot.name}'), "
+                          f"not of {task}")  # fmt: skip
+    return meta, onnx_path
+
+
+def exported_policy(env: Any, meta: Any, onnx_path: Path) -> Policy:
+    """The exported ONNX graph (normalizer folded in) on onnxruntime, its raw actions clipped as the metadata says.
+
+    The graph is exported for one observation at a time (a robot's batch of 1); here its batch axis is relaxed in
+    memory so one call serves every env. Before that the export is checked against the env: robot description
+    hash, joint names and order, observation size.
+
+    Raises:
+        ExportError: Listing each mismatch with the env.
+    """
+    import numpy as np
+    import onnx
+    import onnxruntime as ort
+
+    from realgap.envs.export.metadata import ExportError
+    from realgap.envs.robots import ROBOTS
+    from realgap.envs.sim.assets import description_hash
+
+    robot = env.scene["robot"]
+    obs_dim = env.observation_manager.group_obs_dim["policy"][0]
+    problems = []
+    source = ROBOTS.get(meta.robot.name)
+    if source is None or description_hash(source) != meta.robot.description_sha256:
+        problems.append(f"robot '{meta.robot.name}': its description (sha256 {meta.robot.description_sha256[:12]}…) "
+                        "is not the installed one")  # fmt: skip
+    if tuple(robot.joint_names) != tuple(meta.joint_names):
+        problems.append(f"joints: the export drives {list(meta.joint_names)}, the env has {list(robot.joint_names)}")
+    if meta.obs_dim != obs_dim:
+        problems.append(f"observation size: the export reads {meta.obs_dim}, the env gives {obs_dim}")
+    if problems:
+        raise ExportError(f"{onnx_path.parent} does not fit this env:\n  - " + "\n  - ".join(problems))
+    model = onnx.load(str(onnx_path))
+    for value in (*model.graph.input, *model.graph.output):
+        value.type.tensor_type.shape.dim[0].dim_param = "batch"
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    name = session.get_inputs()[0].name
+    raw_clip = meta.actions.raw_clip  # the env's action terms apply scale, offset and target limits themselves
+
+    def policy(obs: torch.Tensor) -> torch.Tensor:
+        out = session.run(None, {name: obs.detach().cpu().numpy().astype(np.float32)})[0]
+        action = torch.as_tensor(out, device=obs.device)
+        return action if raw_clip is None else action.clamp(-raw_clip, raw_clip)
+
+    return policy

@@ -1,0 +1,72 @@
+"""Single-push survival of a balance policy, in Isaac Lab and in MuJoCo (``scripts/push_limit.py``).
+
+One push per episode at ``push_at_s`` after the reset, of a fixed magnitude and a random heading, then stay up until
+``duration_s``. Isaac Lab: the task's Play variant with its push term made a single per-env push
+(:func:`realgap.envs.eval.robustness.prepare_env_cfg`), every magnitude in one batch of envs
+(:func:`realgap.envs.eval.robustness_run.run_plan`). MuJoCo: the deploy runtime on the MJCF robot
+(:func:`realgap.envs.deploy.sim2sim.survival`) with a push schedule of one push.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+Counts = list[tuple[int, int]]
+"""Per swept magnitude: (episodes survived, episodes)."""
+
+
+def isaac_single_push(meta: Any, onnx_path: Path, labels: Sequence[str], values: Sequence[float], episodes: int,
+                      push_at_s: float, duration_s: float, num_envs: int, seed: int) -> dict[str, Counts]:  # fmt: skip
+    """Survival counts per label (``"policy"``: the export; ``"zero action"``) and magnitude in Isaac Lab."""
+    from realgap.envs.eval.policies import exported_policy, zero_policy
+    from realgap.envs.eval.robustness import pin_term, prepare_env_cfg
+    from realgap.envs.eval.robustness_run import run_plan
+    from realgap.envs.eval.sweep import make_plan
+    from realgap.envs.run.factory import load_cfgs, make_env, simulation
+    from realgap.tasks import play_task
+
+    task = play_task(meta.task)
+    env_cfg, _ = load_cfgs(task, None, num_envs, seed)
+    prepare_env_cfg(env_cfg, duration_s, single_push_at_s=push_at_s)
+    with simulation(env_cfg):
+        env = make_env(task, env_cfg)
+        plan = make_plan({"push_mps": tuple(values)}, pin_term(env).nominal_values())
+        makers = {"policy": lambda: exported_policy(env, meta, onnx_path), "zero action": lambda: zero_policy(env)}
+        results = run_plan(env, {label: makers[label]() for label in labels}, plan, episodes, seed=seed)
+        env.close()
+    out = {}
+    for label in labels:
+        by_value = {dict(point).get("push_mps"): eps for point, eps in results[label].items() if point}
+        out[label] = [(sum(e.survived for e in by_value[v]), len(by_value[v])) for v in values]
+    return out
+
+
+def mujoco_single_push(meta: Any, onnx_path: Path, labels: Sequence[str], values: Sequence[float], episodes: int,
+                       push_at_s: float, duration_s: float, seed: int, fall_height: float = 0.45,
+                       fall_tilt: float = 1.0) -> dict[str, Counts]:  # fmt: skip
+    """Survival counts per label and magnitude on the MuJoCo robot through the deploy runtime (the same headings, from
+    ``seed``, for every label and magnitude; the balance task's fall terminations)."""
+    import math
+
+    import numpy as np
+
+    from realgap.envs.deploy import DeployRuntime, OnnxPolicy, ZeroPolicy
+    from realgap.envs.deploy.mujoco_robot import MujocoRobot
+    from realgap.envs.deploy.sim2sim import Push, run_episode
+
+    headings = np.random.default_rng(seed).uniform(0.0, 2.0 * math.pi, episodes)
+    policies = {"policy": OnnxPolicy(onnx_path), "zero action": ZeroPolicy(meta.action_dim)}
+    robot = MujocoRobot.for_policy(meta)
+    out: dict[str, Counts] = {}
+    for label in labels:
+        runtime = DeployRuntime(meta, robot, policies[label], seed=seed)
+        out[label] = []
+        for v in values:
+            survived = 0
+            for h in headings:
+                push = Push(push_at_s, (v * math.cos(h), v * math.sin(h)))
+                survived += not run_episode(runtime, robot, [push], duration_s, fall_height, fall_tilt).fell
+            out[label].append((survived, episodes))
+    return out

@@ -1,0 +1,348 @@
+"""Robustness sweeps as data: the factors, their default ranges, the evaluation plan and the statistics (pure Python).
+
+A sweep varies **one factor at a time** around a nominal operating point (every other factor pinned at its nominal
+value), plus an optional two-factor grid for a heatmap. The nominal point is part of every sweep and is evaluated once.
+Where the task itself draws a quantity per episode (command latency, push magnitude) the nominal point pins it at the
+distribution's mean; the :data:`REFERENCE` point, evaluated beside it, keeps the task's own draws, so a report shows
+how the pinned nominal compares with the task's evaluation conditions.
+Each point is run for a fixed number of episodes; an env runs one point for one counted episode, so the points of all
+sweeps are packed into batches of ``num_envs`` envs (on a CPU a batch of 64 envs costs little more per policy step
+than one of 16, so packing is what makes a full sweep finish in minutes).
+
+The Isaac Lab side (writing a point into the envs) is :mod:`realgap.envs.eval.robustness`; the plots are
+:mod:`realgap.envs.eval.plots`. No simulator import here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+Point = tuple[tuple[str, float], ...]
+"""A sweep point: ``((factor, value), ...)`` sorted by factor name, only the factors that differ from nominal."""
+
+REFERENCE: Point = (("task_distribution", 1.0),)
+"""The task's own evaluation conditions: every factor nominal, but the quantities the task draws per episode
+(:data:`TASK_DRAWN`) drawn from the task's distribution instead of pinned at its mean."""
+TASK_DRAWN = ("command_delay_s", "push_mps")
+"""Factors whose nominal value is the mean of a distribution the task draws from (datasheet latency, pushes)."""
+
+
+@dataclass(frozen=True)
+class Factor:
+    """One physical quantity a sweep varies.
+
+    Attributes:
+        name: CLI / report key (the unit is its suffix).
+        unit: Unit of the values ("" for unit-less scales).
+        description: What a value means physically.
+        nominal: Value of the unmodified model; ``None`` when the task supplies it (read from the env).
+        lo: Smallest admissible value (inclusive).
+        hi: Largest admissible value (inclusive); ``inf`` when unbounded.
+        needs: What the task must have (``"push"``: a push term, ``"object"``: a rigid object), or ``""``.
+    """
+
+    name: str
+    unit: str
+    description: str
+    nominal: float | None
+    lo: float = 0.0
+    hi: float = math.inf
+    needs: str = ""
+
+    def check(self, value: float) -> float:
+        """``value`` as a float, or a ``ValueError`` naming the factor and its admissible range."""
+        v = float(value)
+        if not (math.isfinite(v) and self.lo <= v <= self.hi):
+            raise ValueError(f"factor {self.name}: value {value!r} outside its admissible range "
+                             f"[{self.lo:g}, {self.hi:g}] {self.unit}".rstrip())  # fmt: skip
+        return v
+
+
+FACTORS: dict[str, Factor] = {
+    f.name: f
+    for f in (
+        Factor("payload_kg", "kg", "solid box rigidly attached to the payload body (G1: torso, Panda: hand)", 0.0),
+        Factor("link_mass_scale", "", "every robot link's density × s (mass and inertia, CoM kept)", 1.0, 1e-3),
+        Factor(
+            "com_shift_m",
+            "m",
+            "CoM of the payload body moved forward (+x of its frame), whole mass rigidly",
+            0.0,
+            -math.inf,
+        ),  # fmt: skip
+        Factor("inertia_scale", "", "every robot link's rotational inertia about its CoM × s (mass kept)", 1.0, 1e-3),
+        Factor(
+            "object_mass_scale",
+            "",
+            "grasped object's density × s, after the task's own draw",
+            1.0,
+            1e-3,
+            needs="object",
+        ),  # fmt: skip
+        Factor(
+            "command_delay_s", "s", "command latency, rounded to physics steps (nominal: the datasheet mean)", None
+        ),  # fmt: skip
+        Factor("pd_gain_scale", "", "servo kp and kd × s", 1.0, 1e-3),
+        Factor(
+            "torque_limit_scale", "", "peak torque (and stall torque of the torque-speed line) × s", 1.0, 1e-3, 1.0
+        ),  # fmt: skip
+        Factor("joint_friction_scale", "", "joint Coulomb and viscous friction × s", 1.0),
+        Factor(
+            "contact_friction", "", "Coulomb μ of the contact bodies' colliders (G1: feet, Panda: finger pads)", None
+        ),  # fmt: skip
+        Factor(
+            "push_mps",
+            "m/s",
+            "every push's horizontal velocity change (random heading, the task's timing)",
+            None,
+            needs="push",
+        ),  # fmt: skip
+    )
+}
+"""Every factor a sweep can vary, by name."""
+
+DEFAULT_VALUES: dict[str, dict[str, tuple[float, ...]]] = {
+    # G1 (33 kg): payload up to 30 % of its mass; CoM ±5 cm on the 7.8 kg torso; delay up to one policy step (20 ms).
+    "g1": {
+        "payload_kg": (0.0, 5.0, 10.0),
+        "link_mass_scale": (0.8, 1.0, 1.2),
+        "com_shift_m": (-0.05, 0.0, 0.05),
+        "inertia_scale": (0.5, 1.0, 2.0),
+        "command_delay_s": (0.0, 0.005, 0.01, 0.02),
+        "pd_gain_scale": (0.5, 0.75, 1.0, 1.1),  # > 1.1: the free ankle's explicit-PD margin passes 1
+        "torque_limit_scale": (0.25, 0.5, 1.0),
+        "joint_friction_scale": (0.0, 1.0, 3.0),
+        "contact_friction": (0.2, 0.4, 0.6, 1.0),
+        "push_mps": (0.0, 0.2, 0.4, 0.6),  # the task pushes U(0.2, 0.4): standing balance's limit, then beyond
+    },
+    # Panda grasp: wrist payload up to 1 kg (a camera is 0.1-0.25 kg); the object ×0.5-3.
+    "panda": {
+        "payload_kg": (0.0, 0.25, 0.5, 1.0),
+        "link_mass_scale": (0.9, 1.0, 1.1),
+        "com_shift_m": (-0.02, 0.0, 0.02),
+        "inertia_scale": (0.5, 1.0, 2.0),
+        "object_mass_scale": (0.5, 1.0, 2.0, 3.0),
+        "command_delay_s": (0.0, 0.005, 0.02),
+        "pd_gain_scale": (0.5, 0.75, 1.0),
+        "torque_limit_scale": (0.5, 0.75, 1.0),
+        "joint_friction_scale": (0.0, 1.0, 3.0),
+        "contact_friction": (0.3, 0.5, 0.8, 1.0),
+    },
+}
+"""Default sweep values per robot (the nominal value is added when missing)."""
+
+
+def parse_values(specs: Sequence[str]) -> dict[str, tuple[float, ...]]:
+    """``["payload_kg=0,5,10", ...]`` → ``{"payload_kg": (0.0, 5.0, 10.0)}``, each value checked against its factor.
+
+    Raises:
+        ValueError: Unknown factor (lists the known ones), a malformed entry, or a value outside the factor's range.
+    """
+    out: dict[str, tuple[float, ...]] = {}
+    for spec in specs:
+        name, sep, text = spec.partition("=")
+        name = name.strip()
+        if not sep or not text.strip():
+            raise ValueError(f"--values {spec!r}: expected FACTOR=V1,V2,... (e.g. payload_kg=0,5,10)")
+        factor = get_factor(name)
+        try:
+            values = tuple(factor.check(float(v)) for v in text.split(","))
+        except ValueError as err:
+            raise ValueError(f"--values {spec!r}: {err}") from None
+        out[name] = values
+    return out
+
+
+def get_factor(name: str) -> Factor:
+    """The factor called ``name`` (``ValueError`` listing the known ones otherwise)."""
+    if name not in FACTORS:
+        raise ValueError(f"unknown factor {name!r}; known: {', '.join(FACTORS)}")
+    return FACTORS[name]
+
+
+def sweep_values(values: Sequence[float], nominal: float) -> tuple[float, ...]:
+    """The sorted, de-duplicated values with the nominal value included."""
+    return tuple(sorted({round(float(v), 9) for v in (*values, nominal)}))
+
+
+def make_point(values: Mapping[str, float], nominal: Mapping[str, float]) -> Point:
+    """The canonical point of ``values``: factors at their nominal value are dropped, the rest sorted by name."""
+    return tuple(sorted((k, round(float(v), 9)) for k, v in values.items() if abs(v - nominal[k]) > 1e-12))
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What to evaluate: the one-factor sweeps, the optional two-factor grid, and the distinct points they need.
+
+    Attributes:
+        nominal: Nominal value of every factor in play.
+        sweeps: Factor → its values (nominal included, sorted).
+        grid: ``(x_factor, y_factor)`` of the heatmap, or ``None``.
+        points: Every distinct point: the nominal point ``()`` first, then :data:`REFERENCE`.
+    """
+
+    nominal: dict[str, float]
+    sweeps: dict[str, tuple[float, ...]]
+    grid: tuple[str, str] | None
+    points: tuple[Point, ...]
+
+    def sweep_points(self, factor: str) -> list[Point]:
+        """The point of each value of ``factor``'s sweep, in value order."""
+        return [make_point({factor: v}, self.nominal) for v in self.sweeps[factor]]
+
+    def grid_points(self) -> list[list[Point]]:
+        """Rows (y values) × columns (x values) of heatmap points."""
+        if self.grid is None:
+            return []
+        fx, fy = self.grid
+        return [[make_point({fx: x, fy: y}, self.nominal) for x in self.sweeps[fx]] for y in self.sweeps[fy]]
+
+
+def make_plan(sweeps: Mapping[str, Sequence[float]], nominal: Mapping[str, float],
+              grid: tuple[str, str] | None = None) -> Plan:  # fmt: skip
+    """Build the :class:`Plan` of one-factor sweeps (and a grid over two of them).
+
+    Raises:
+        ValueError: An unknown factor, a factor without a nominal value, a grid factor that is not swept or
+            a grid of one factor twice.
+    """
+    if not sweeps:
+        raise ValueError("no factor to sweep")
+    for name in sweeps:
+        get_factor(name)
+        if name not in nominal:
+            raise ValueError(f"factor {name!r} has no nominal value for this task")
+    full = {k: sweep_values([FACTORS[k].check(v) for v in vs], nominal[k]) for k, vs in sweeps.items()}
+    if grid is not None:
+        if len(grid) != 2 or grid[0] == grid[1]:
+            raise ValueError(f"--heatmap needs two different factors, got {list(grid)}")
+        missing = [g for g in grid if g not in full]
+        if missing:
+            raise ValueError(f"--heatmap factors {missing} are not among the swept factors {list(full)}")
+    plan = Plan(dict(nominal), full, tuple(grid) if grid else None, ())
+    ordered: dict[Point, None] = {(): None, REFERENCE: None}
+    for name in full:
+        ordered.update(dict.fromkeys(plan.sweep_points(name)))
+    for row in plan.grid_points():
+        ordered.update(dict.fromkeys(row))
+    return Plan(plan.nominal, plan.sweeps, plan.grid, tuple(ordered))
+
+
+def pack(points: Sequence[Point], episodes: int, num_envs: int) -> list[list[Point]]:
+    """Assign ``episodes`` env-episodes of every point to batches of at most ``num_envs`` envs (one episode per env).
+
+    Returns:
+        Batches; each is the point of every env of that batch (the last batch may be shorter).
+    """
+    if episodes < 1 or num_envs < 1:
+        raise ValueError(f"episodes ({episodes}) and num_envs ({num_envs}) must be >= 1")
+    slots = [p for p in points for _ in range(episodes)]
+    return [slots[i : i + num_envs] for i in range(0, len(slots), num_envs)]
+
+
+def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson score interval of a binomial rate (95 % for z = 1.96); ``(nan, nan)`` for n = 0.
+
+    Unlike the normal approximation it stays inside [0, 1] and is not degenerate at 0/n or n/n.
+    """
+    if n == 0:
+        return math.nan, math.nan
+    p = successes / n
+    denom = 1.0 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def mean_std_ci(values: Sequence[float], z: float = 1.96) -> dict[str, float]:
+    """Mean, sample std and the half-width of the normal-approximation 95 % CI of the mean (NaN when undefined)."""
+    n = len(values)
+    if n == 0:
+        return {"mean": math.nan, "std": math.nan, "ci95": math.nan}
+    mean = sum(values) / n
+    std = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else math.nan
+    return {"mean": mean, "std": std, "ci95": z * std / math.sqrt(n) if n > 1 else math.nan}
+
+
+@dataclass(frozen=True)
+class Episode:
+    """One counted episode: its outcome, how long it lasted and its return."""
+
+    success: bool
+    survived: bool
+    duration_s: float
+    episode_return: float
+
+
+def summarize(episodes: Sequence[Episode]) -> dict[str, object]:
+    """Per-point statistics: success rate with its Wilson 95 % interval, survival, time up and return (mean ± CI)."""
+    n = len(episodes)
+    wins = sum(e.success for e in episodes)
+    lo, hi = wilson_interval(wins, n)
+    return {
+        "episodes": n,
+        "success_rate": wins / n if n else math.nan,
+        "success_ci95": [lo, hi],
+        "survival_rate": sum(e.survived for e in episodes) / n if n else math.nan,
+        "time_up_s": mean_std_ci([e.duration_s for e in episodes]),
+        "time_to_fall_s": mean_std_ci([e.duration_s for e in episodes if not e.survived]),
+        "return": mean_std_ci([e.episode_return for e in episodes]),
+    }
+
+
+def point_values(point: Point, nominal: Mapping[str, float]) -> dict[str, float]:
+    """Every factor's value at ``point`` (the nominal value where the point does not set it); at :data:`REFERENCE`
+    the task-drawn factors are NaN, meaning "drawn by the task"."""
+    if point == REFERENCE:
+        return dict(nominal) | {k: math.nan for k in TASK_DRAWN if k in nominal}
+    return dict(nominal) | dict(point)
+
+
+def finite_or_none(value: object) -> object:
+    """``value`` with every NaN / inf float replaced by ``None`` (strict JSON has no NaN), recursively."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {k: finite_or_none(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite_or_none(v) for v in value]
+    return value
+
+
+def build_report(plan: Plan, results: Mapping[str, Mapping[Point, Sequence[Episode]]]) -> dict[str, object]:
+    """The JSON-ready report of a plan's results.
+
+    Args:
+        plan: The evaluated plan.
+        results: Policy label → point → its episodes.
+
+    Returns:
+        ``{"nominal", "reference": {label: stats at :data:`REFERENCE`},
+        "factors": {name: {unit, description, nominal, values, policies: {label: [stats per value]}}},
+        "heatmap": {x, y, x_values, y_values, policies: {label: {success_rate, success_ci95, episodes}}} | None}``;
+        the stats of a value are :func:`summarize`'s plus ``"value"``.
+    """
+    factors: dict[str, object] = {}
+    for name, values in plan.sweeps.items():
+        f = FACTORS[name]
+        per_policy = {
+            label: [{"value": v} | summarize(by_point[p]) for v, p in zip(values, plan.sweep_points(name), strict=True)]
+            for label, by_point in results.items()
+        }
+        factors[name] = {"unit": f.unit, "description": f.description, "nominal": plan.nominal[name],
+                         "values": list(values), "policies": per_policy}  # fmt: skip
+    heatmap = None
+    if plan.grid is not None:
+        fx, fy = plan.grid
+        grid = plan.grid_points()
+        policies = {}
+        for label, by_point in results.items():
+            stats = [[summarize(by_point[p]) for p in row] for row in grid]
+            policies[label] = {key: [[s[key] for s in row] for row in stats]
+                               for key in ("success_rate", "success_ci95", "episodes")}  # fmt: skip
+        heatmap = {"x": fx, "y": fy, "x_values": list(plan.sweeps[fx]), "y_values": list(plan.sweeps[fy]),
+                   "policies": policies}  # fmt: skip
+    reference = {label: summarize(by_point[REFERENCE]) for label, by_point in results.items() if REFERENCE in by_point}
+    return {"nominal": dict(plan.nominal), "reference": reference, "factors": factors, "heatmap": heatmap}

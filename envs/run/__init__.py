@@ -1,0 +1,3 @@
+"""Training runs: the env factory, the training entry point, the rsl-rl runner with exact resume, run folders, the
+CLI's error handling and progress lines. Imports :mod:`realgap.tasks`; importing this package loads nothing.
+"""

@@ -1,0 +1,130 @@
+"""Build a task's env and agent configs from the gymnasium registry and make the env: the one path scripts and sim
+tests share, so the CLI flags mean the same everywhere.
+
+Bad input is rejected here, before anything is built or written: an unknown task id lists the registered ones, a CUDA
+device on a CPU-only machine says so, a missing robot package names what to install.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+from realgap.envs.rates import RateSpec, load_rate_profile
+from realgap.envs.sim.physics import apply_device, resolve_device
+from realgap.tasks import check_task
+
+
+def _realgap_actuator_cfgs(env_cfg: Any) -> list[Any]:
+    """Every realgap actuator config in the scene (they carry the rates their chains are built for)."""
+    found = []
+    for name in dir(env_cfg.scene):
+        asset = getattr(env_cfg.scene, name, None)
+        for act in (getattr(asset, "actuators", None) or {}).values():
+            if hasattr(act, "rates") and hasattr(act, "specs"):
+                found.append(act)
+    return found
+
+
+def apply_rates(env_cfg: Any, rates: RateSpec) -> None:
+    """Set the physics step, the decimation and every actuator chain's rates of ``env_cfg`` from ``rates``.
+
+    The one place rates change, so the simulator, the env and the actuators cannot disagree.
+    """
+    env_cfg.rates = rates.to_dict()
+    env_cfg.sim.dt = rates.sim_dt
+    env_cfg.decimation = rates.decimation
+    env_cfg.sim.render_interval = rates.decimation
+    for act in _realgap_actuator_cfgs(env_cfg):
+        act.rates = rates.to_dict()
+    info = getattr(env_cfg, "action_space_info", None)
+    if isinstance(info, dict) and "rates" in info:  # the grasp variants describe their rates for comparisons
+        info["rates"] = rates.to_dict()
+
+
+def check_rates(env_cfg: Any) -> RateSpec:
+    """The env's :class:`RateSpec`, after checking the simulator, the env and the actuators all follow it.
+
+    Raises:
+        ValueError: A setting disagrees with the rate spec (names both values).
+    """
+    rates = RateSpec.from_dict(env_cfg.rates)
+    if abs(env_cfg.sim.dt - rates.sim_dt) > 1e-12:
+        raise ValueError(f"sim.dt = {env_cfg.sim.dt} s but the rate spec says physics {rates.physics_hz} Hz "
+                         f"(dt {rates.sim_dt} s); set rates with realgap.envs.run.factory.apply_rates")  # fmt: skip
+    if env_cfg.decimation != rates.decimation:
+        raise ValueError(f"decimation = {env_cfg.decimation} but the rate spec says {rates.decimation} "
+                         f"(physics {rates.physics_hz} Hz / policy {rates.policy_hz} Hz)")  # fmt: skip
+    for act in _realgap_actuator_cfgs(env_cfg):
+        if RateSpec.from_dict(act.rates) != rates:
+            raise ValueError(f"an actuator chain was built for rates {act.rates}, the env runs {rates.to_dict()}")
+    return rates
+
+
+def load_cfgs(
+    task: str,
+    device: str | None = None,
+    num_envs: int | None = None,
+    seed: int | None = None,
+    rates: str | RateSpec | None = None,
+    dr_profile: Any = None,
+) -> tuple[Any, Any]:
+    """Env and agent configs of ``task`` with the CLI overrides applied.
+
+    Args:
+        task: A registered realgap task id.
+        device: ``cpu``, ``cuda`` or ``cuda:N``; None picks CUDA when present, else the CPU.
+        num_envs: Parallel environments; None keeps the task default.
+        seed: Seed for the env and the agent; None keeps the agent config's seed.
+        rates: A rate profile name (``configs/rates/<name>.yaml``), YAML path or RateSpec; None keeps the task's.
+        dr_profile: A domain-randomization profile (``configs/dr/<name>.yaml`` name, YAML path or ``DRProfile``)
+            added to the env's events by :func:`realgap.envs.dr.apply.apply_dr_profile`; None adds nothing.
+
+    Raises:
+        UnknownTaskError: ``task`` is not registered (the message lists the registered ids).
+        DeviceUnavailableError: CUDA requested without CUDA.
+        MissingRobotSourceError: The robot's PyPI package is not installed.
+        ValueError: The DR profile names an asset, body or joint the task lacks, or asks what it cannot do.
+    """
+    check_task(task)
+    device = resolve_device(device)
+    from isaaclab_tasks.utils.parse_cfg import load_cfg_from_registry
+
+    env_cfg = load_cfg_from_registry(task, "env_cfg_entry_point")
+    agent_cfg = load_cfg_from_registry(task, "rsl_rl_cfg_entry_point")
+    apply_device(env_cfg, device)
+    agent_cfg.device = device
+    if num_envs is not None:
+        if num_envs < 1:
+            raise ValueError(f"--num_envs must be >= 1, got {num_envs}")
+        env_cfg.scene.num_envs = num_envs
+    if seed is not None:
+        agent_cfg.seed = seed
+    env_cfg.seed = agent_cfg.seed
+    for act in _realgap_actuator_cfgs(env_cfg):
+        act.seed = env_cfg.seed  # per-env command delays drawn from the run's seed
+    if rates is not None:
+        apply_rates(env_cfg, rates if isinstance(rates, RateSpec) else load_rate_profile(rates))
+    check_rates(env_cfg)
+    if dr_profile is not None:
+        from realgap.envs.dr.apply import apply_dr_profile
+
+        apply_dr_profile(env_cfg, dr_profile, task=task)
+    return env_cfg, agent_cfg
+
+
+@contextlib.contextmanager
+def simulation(env_cfg: Any) -> Iterator[None]:
+    """Isaac Lab's launcher context for ``env_cfg`` (kitless: starts nothing for Newton, but validates the config)."""
+    from isaaclab.app import launch_simulation
+
+    with launch_simulation(env_cfg, {"headless": True, "device": env_cfg.sim.device}):
+        yield
+
+
+def make_env(task: str, env_cfg: Any) -> Any:
+    """Create the env of ``task`` from ``env_cfg`` (call inside :func:`simulation`)."""
+    import gymnasium as gym
+
+    return gym.make(task, cfg=env_cfg).unwrapped

@@ -1,0 +1,120 @@
+"""Run folders: where a training run writes its checkpoints, logs and the record of how it was made.
+
+Layout: ``<log_root>/<experiment>/<YYYY-mm-dd_HH-MM-SS>[_<run_name>]/`` holding ``model_<it>.pt``, ``progress.csv``,
+TensorBoard event files and ``params/`` (resolved env and agent configs, rates, git state, command line).
+
+A run folder is created only after every input has been validated and the env has been built, so bad input never
+leaves a half-written run behind.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+CHECKPOINT_RE = re.compile(r"model_(\d+)\.pt$")
+
+
+class CheckpointError(RuntimeError):
+    """A run folder or checkpoint that cannot be resumed (missing, empty or unreadable)."""
+
+
+def latest_checkpoint(run_dir: str | Path) -> Path:
+    """The highest-iteration ``model_<it>.pt`` in ``run_dir``.
+
+    Raises:
+        CheckpointError: The folder does not exist or holds no checkpoint.
+    """
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise CheckpointError(f"Cannot resume: run folder '{run_dir}' does not exist.")
+    found = [(int(m.group(1)), p) for p in run_dir.iterdir() if (m := CHECKPOINT_RE.search(p.name))]
+    if not found:
+        raise CheckpointError(f"Cannot resume: '{run_dir}' holds no checkpoint (model_<iteration>.pt).")
+    return max(found)[1]
+
+
+def new_run_dir(log_root: str | Path, experiment: str, run_name: str = "") -> Path:
+    """Create and return a fresh, empty run folder."""
+    stamp = datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
+    name = f"{stamp}_{run_name}" if run_name else stamp
+    path = Path(log_root) / experiment / name
+    path.mkdir(parents=True, exist_ok=False)
+    return path
+
+
+def git_state(repo: Path = REPO_ROOT) -> dict[str, Any]:
+    """Commit, branch and whether the working tree has uncommitted changes (empty if not a git checkout)."""
+
+    def git(*args: str) -> str:
+        out = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=10)
+        return out.stdout.strip() if out.returncode == 0 else ""
+
+    commit = git("rev-parse", "HEAD")
+    if not commit:
+        return {}
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return {"commit": commit, "branch": git("rev-parse", "--abbrev-ref", "HEAD"), "dirty": bool(status),
+            "changed_files": status.splitlines()}  # fmt: skip
+
+
+def write_params(run_dir: Path, env_cfg: Any, agent_cfg: Any, extra: dict[str, Any] | None = None) -> None:
+    """Write the resolved configs, git state and command line into ``run_dir/params``."""
+    from isaaclab.utils.io import dump_yaml
+
+    params = run_dir / "params"
+    params.mkdir(exist_ok=True)
+    dump_yaml(str(params / "env.yaml"), env_cfg)
+    dump_yaml(str(params / "agent.yaml"), agent_cfg)
+    _write_json(params / "run.json", _command() | (extra or {}))
+
+
+def _command() -> dict[str, Any]:
+    """This process's command line and the git state of the code it runs."""
+    return {"argv": sys.argv, "git": git_state()}
+
+
+def _write_json(path: Path, record: dict[str, Any]) -> None:
+    """Write ``record`` to ``path`` atomically (a staging file renamed into place)."""
+    staging = path.with_suffix(".json.tmp")
+    staging.write_text(json.dumps(record, indent=2, default=str))
+    staging.replace(path)
+
+
+def record_resume(run_dir: str | Path, from_iteration: int) -> dict[str, Any]:
+    """Append this process's command line and git state to ``run_dir/params/run.json`` under ``resumes``.
+
+    A resumed run may continue at another commit or with another budget; its record keeps every continuation next
+    to the first command, so an export of a late checkpoint names all the code that trained it. Written atomically.
+    """
+    path = Path(run_dir) / "params" / "run.json"
+    record = json.loads(path.read_text()) if path.is_file() else {}
+    entry = _command() | {"from_iteration": from_iteration,
+                          "at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")}  # fmt: skip
+    record.setdefault("resumes", []).append(entry)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _write_json(path, record)
+    return entry
+
+
+def check_checkpoint(path: str | Path) -> int:
+    """Read a checkpoint once and return its iteration, before anything is built on it.
+
+    Raises:
+        CheckpointError: The file is truncated, not a torch file, or not an rsl-rl checkpoint (names the file).
+    """
+    import torch
+
+    try:
+        loaded = torch.load(path, weights_only=False, map_location="cpu")
+    except Exception as err:  # torch raises several types for truncated or foreign files
+        raise CheckpointError(f"Cannot load checkpoint '{path}': {type(err).__name__}: {err}") from err
+    if not isinstance(loaded, dict) or "iter" not in loaded or "actor_state_dict" not in loaded:
+        raise CheckpointError(f"'{path}' is not an rsl-rl checkpoint (no 'iter' / 'actor_state_dict' entry).")
+    return int(loaded["iter"])

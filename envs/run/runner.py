@@ -1,0 +1,247 @@
+"""rsl-rl's OnPolicyRunner with what a long CPU run needs: atomic checkpoints, exact resume, a progress CSV.
+
+Everything PPO stays in rsl-rl-lib; this subclass only changes how state reaches and leaves the disk:
+
+- ``save`` writes to a temporary file in the same folder and renames it into place (``os.replace`` is atomic on
+  POSIX), so a run killed mid-write leaves the previous checkpoint intact and never a truncated one. Checkpoints also
+  carry the RNG states (python, numpy, torch).
+- ``load`` restores them and continues *after* the saved iteration (rsl-rl alone re-runs the saved iteration).
+- every iteration appends one row to ``progress.csv`` (mean reward, episode length, task metrics) and prints a
+  one-line summary beside rsl-rl's block.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+import random
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from rsl_rl.runners import OnPolicyRunner
+
+from realgap.envs.run.progress import Progress, fmt_value
+from realgap.envs.run.run_dir import CHECKPOINT_RE, CheckpointError, latest_checkpoint  # noqa: F401  (re-exported)
+
+PROGRESS_PREFIXES = ("Curriculum/",)
+"""extras["log"] keys written to progress.csv (the task metrics and curriculum levels), by their last name part."""
+
+
+def _rng_state() -> dict[str, Any]:
+    return {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+
+
+def _set_rng_state(state: dict[str, Any]) -> None:
+    random.setstate(state["python"])
+    np.random.set_state(state["numpy"])
+    torch.set_rng_state(state["torch"])
+
+
+class _BudgetReached(Exception):
+    """Raised after the iteration that used up the wall-clock budget (caught in :meth:`RealgapRunner.learn`)."""
+
+
+class RealgapRunner(OnPolicyRunner):
+    """OnPolicyRunner with atomic checkpoints, exact resume, a per-iteration progress CSV and a wall-clock budget."""
+
+    max_seconds: float | None = None
+    """Stop after the first iteration that ends later than this many seconds after :meth:`learn` started."""
+
+    def __init__(self, env: Any, train_cfg: dict, log_dir: str | None = None, device: str = "cpu") -> None:
+        super().__init__(env, train_cfg, log_dir=log_dir, device=device)
+        self._log_dir = log_dir
+        self._progress_keys: dict[str, None] = {}
+        self._deadline: float | None = None
+        self._progress: Progress | None = None
+        self._wrap_logger()
+        scale = train_cfg.get("actor_output_init_scale")
+        if scale is not None:
+            self._scale_actor_output(float(scale))
+
+    def _scale_actor_output(self, scale: float) -> None:
+        """Shrink the actor's last linear layer so the initial mean action is ~0 (the task's "hold still" action).
+
+        A randomly initialised MLP outputs actions of order 1 for any observation; for a balance task that is a push
+        of its own. Scaling the output layer by ~0.01 (and zeroing its bias) starts PPO from "never worse than the
+        zero action" while leaving exploration to the distribution's std.
+        """
+        layers = [m for m in self.alg.actor.mlp.modules() if isinstance(m, torch.nn.Linear)]
+        with torch.no_grad():
+            layers[-1].weight.mul_(scale)
+            layers[-1].bias.zero_()
+
+    def learn(self, num_learning_iterations: int, init_at_random_ep_len: bool = False) -> None:
+        """rsl-rl's learning loop, stopped early (with a final checkpoint) when :attr:`max_seconds` is used up."""
+        self._deadline = None if self.max_seconds is None else time.monotonic() + self.max_seconds
+        start = self.current_learning_iteration
+        self._progress = Progress("[realgap] train", start + num_learning_iterations, budget_s=self.max_seconds,
+                                  interval_s=0.0, initial=start, bar=False)  # fmt: skip
+        try:
+            super().learn(num_learning_iterations, init_at_random_ep_len)
+        except _BudgetReached:
+            if self.logger.writer is not None:
+                self.save(os.path.join(self.logger.log_dir, f"model_{self.current_learning_iteration}.pt"))
+                self.logger.stop_logging_writer()
+            if not self.logger.disable_logs:
+                print(f"[realgap] wall-clock budget of {self.max_seconds / 60:.1f} min used up after iteration "
+                      f"{self.current_learning_iteration}", flush=True)  # fmt: skip
+
+    # -- multi-process CPU training ----------------------------------------------------------------------------
+    def _configure_multi_gpu(self) -> None:
+        """rsl-rl's multi-GPU setup, extended to CPU processes (gloo) so env sharding uses every core.
+
+        Under ``torchrun`` (WORLD_SIZE > 1) on the CPU each process steps its own share of the envs (warp runs a
+        CPU world on one thread), and PPO averages gradients and observation statistics across processes exactly as
+        it does across GPUs. On CUDA, rsl-rl's own NCCL path is used unchanged.
+        """
+        world_size = int(os.getenv("WORLD_SIZE", "1"))
+        if world_size <= 1 or not str(self.device).startswith("cpu"):
+            super()._configure_multi_gpu()
+            return
+        self.gpu_world_size = world_size
+        self.is_distributed = True
+        self.gpu_local_rank = int(os.getenv("LOCAL_RANK", "0"))
+        self.gpu_global_rank = int(os.getenv("RANK", "0"))
+        self.cfg["multi_gpu"] = {"global_rank": self.gpu_global_rank, "local_rank": self.gpu_local_rank,
+                                 "world_size": world_size}  # fmt: skip
+        if not torch.distributed.is_initialized():
+            torch.distributed.init_process_group(backend="gloo", rank=self.gpu_global_rank, world_size=world_size)
+
+    # -- checkpoints -------------------------------------------------------------------------------------------
+    def save(self, path: str, infos: dict | None = None) -> None:
+        """Write the checkpoint atomically: temporary file in the same folder, then ``os.replace``."""
+        saved = self.alg.save()
+        saved["iter"] = self.current_learning_iteration
+        saved["infos"] = (infos or {}) | {"rng": _rng_state()}
+        folder = os.path.dirname(path) or "."
+        fd, tmp = tempfile.mkstemp(prefix=".tmp_", suffix=".pt", dir=folder)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                torch.save(saved, fh)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+        self.logger.save_model(path, self.current_learning_iteration)
+
+    def load(self, path: str, load_cfg: dict | None = None, strict: bool = True, map_location: str | None = None,
+             resume: bool = False):  # fmt: skip
+        """Load a checkpoint; training continues with the iteration after the saved one.
+
+        With ``resume`` (continuing a training run) the RNG states are restored too; evaluation and export leave them
+        alone.
+
+        Raises:
+            CheckpointError: The file is not a readable rsl-rl checkpoint.
+        """
+        try:
+            loaded = torch.load(path, weights_only=False, map_location=map_location or self.device)
+        except Exception as err:  # torch raises several types for truncated or foreign files
+            raise CheckpointError(f"Cannot load checkpoint '{path}': {type(err).__name__}: {err}") from err
+        if not isinstance(loaded, dict) or "iter" not in loaded:
+            raise CheckpointError(f"'{path}' is not an rsl-rl checkpoint (no 'iter' entry).")
+        self.alg.load(loaded, load_cfg, strict)
+        self.current_learning_iteration = int(loaded["iter"]) + 1
+        infos = loaded.get("infos") or {}
+        if resume and "rng" in infos:
+            _set_rng_state(infos["rng"])
+        self._trim_progress()
+        return infos
+
+    def _trim_progress(self) -> None:
+        """Drop progress rows of iterations after the checkpoint (a killed run may have logged past its last save)."""
+        if self._log_dir is None or self.logger.disable_logs:
+            return
+        if not (path := Path(self._log_dir) / "progress.csv").is_file():
+            return
+        with open(path, newline="") as fh:
+            rows = list(csv.DictReader(fh))
+        kept = [r for r in rows if int(r["iteration"]) < self.current_learning_iteration]
+        if len(kept) != len(rows):
+            self._write_progress(path, list(rows[0]), kept)
+
+    # -- progress ----------------------------------------------------------------------------------------------
+    def _wrap_logger(self) -> None:
+        original = self.logger.log
+        logger = self.logger
+
+        def log(*, it: int, collect_time: float, learn_time: float, **kwargs: Any) -> None:
+            row = {"iteration": it, "collect_s": round(collect_time, 3), "learn_s": round(learn_time, 3)}
+            row["mean_reward"] = statistics.mean(logger.rewbuffer) if logger.rewbuffer else math.nan
+            row["mean_episode_length"] = statistics.mean(logger.lenbuffer) if logger.lenbuffer else math.nan
+            keys = dict.fromkeys(k for e in logger.ep_extras for k in e if k.startswith(PROGRESS_PREFIXES))
+            self._progress_keys.update(dict.fromkeys(keys))  # a column, once seen, stays (CSV header is fixed)
+            for key in self._progress_keys:
+                values = [float(e[key]) for e in logger.ep_extras if key in e]
+                values = [v for v in values if not math.isnan(v)]
+                row[key.rsplit("/", 1)[-1]] = statistics.mean(values) if values else math.nan
+            progress = self._update_progress(row)
+            # rsl-rl's block counts its ETA to total_it: give it the end the wall-clock budget predicts, if sooner
+            original(it=it, collect_time=collect_time, learn_time=learn_time,
+                     **(kwargs | {"total_it": progress.expected_total()}))  # fmt: skip
+            self._append_progress(row)
+            if not self.logger.disable_logs:
+                print(progress.line(), flush=True)
+            if self._deadline is not None and it + 1 < kwargs["total_it"]:
+                out_of_time = time.monotonic() > self._deadline
+                if self.is_distributed:  # every process must stop after the same iteration
+                    flag = torch.tensor([float(out_of_time)], device=self.device)  # NCCL needs it on the GPU
+                    torch.distributed.broadcast(flag, src=0)
+                    out_of_time = bool(flag.item())
+                if out_of_time:
+                    raise _BudgetReached
+
+        self.logger.log = log
+
+    def _update_progress(self, row: dict[str, Any]) -> Progress:
+        """Count one iteration on the progress line (made by :meth:`learn`): steps/s and the task's headline."""
+        assert self._progress is not None, "learn() makes the progress line"
+        # the task's headline: success for tasks with a success definition (grasp), else survival (balance)
+        has_success = getattr(self.env.unwrapped.cfg, "episode_success", None) is not None
+        headline = "success_rate" if has_success else "survival_rate"
+        steps = self.cfg["num_steps_per_env"] * self.env.num_envs * self.gpu_world_size
+        fps = steps / max(row["collect_s"] + row["learn_s"], 1e-9)
+        self._progress.n += 1
+        self._progress.fields = {"steps/s": f"{fps:.0f}", headline: row.get(headline)}
+        return self._progress
+
+    def _append_progress(self, row: dict[str, Any]) -> None:
+        steps = self.cfg["num_steps_per_env"] * self.env.num_envs
+        fps = steps / max(row["collect_s"] + row["learn_s"], 1e-9)
+        summary = "  ".join(f"{k}={fmt_value(v)}" for k, v in row.items())
+        fps *= self.gpu_world_size  # every process collects the same number of steps
+        if self.logger.disable_logs:  # multi-process: rank 0 reports for all
+            return
+        print(f"[realgap] {summary}  steps/s={fps:.0f}", flush=True)
+        if self._log_dir is None:
+            return
+        path = Path(self._log_dir) / "progress.csv"
+        rows: list[dict[str, Any]] = []
+        if path.is_file():
+            with open(path, newline="") as fh:
+                reader = csv.DictReader(fh)
+                header = list(reader.fieldnames or [])
+                if set(row) <= set(header):  # the usual case: append one line
+                    with open(path, "a", newline="") as out:
+                        csv.DictWriter(out, fieldnames=header, restval="nan").writerow(row)
+                    return
+                rows = list(reader)
+        # first row, or a metric seen for the first time: (re)write the file with the wider header, atomically
+        header = list(dict.fromkeys([*(rows[0] if rows else {}), *row]))
+        self._write_progress(path, header, [*rows, row])
+
+    def _write_progress(self, path: Path, header: list[str], rows: list[dict[str, Any]]) -> None:
+        fd, tmp = tempfile.mkstemp(prefix=".tmp_", suffix=".csv", dir=path.parent)
+        with os.fdopen(fd, "w", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=header, restval="nan")
+            writer.writeheader()
+            writer.writerows(rows)
+        os.replace(tmp, path)

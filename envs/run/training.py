@@ -1,0 +1,196 @@
+"""The training entry point behind ``scripts/train.py``: validate, build, record, learn.
+
+Order matters for "bad input loses nothing": every input is checked (task id, device, rates, DR profile, resume
+folder) and the env is built before a run folder is created; a resumed run reuses its recorded task, rates and DR
+profile. With ``num_procs > 1`` the script re-launches itself under torchrun and each process steps
+``num_envs / num_procs`` envs: on the CPU each on its own core (gloo, see
+:meth:`realgap.envs.run.runner.RealgapRunner._configure_multi_gpu`), on CUDA each on its own GPU ``cuda:LOCAL_RANK``
+(rsl-rl's NCCL path).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+
+def rank() -> int:
+    """This process's rank under torchrun (0 when not distributed)."""
+    return int(os.environ.get("RANK", "0"))
+
+
+def world_size() -> int:
+    """Processes in the run under torchrun (1 when not distributed)."""
+    return int(os.environ.get("WORLD_SIZE", "1"))
+
+
+def local_rank() -> int:
+    """This process's rank on this machine under torchrun (0 when not distributed): its GPU index on CUDA."""
+    return int(os.environ.get("LOCAL_RANK", "0"))
+
+
+def process_device(requested: str | None, num_procs: int | None = None) -> str:
+    """The device this process trains on: ``--device`` resolved, then on CUDA one GPU per process (``cuda:LOCAL_RANK``).
+
+    Args:
+        requested: The ``--device`` flag (``None``: CUDA when torch sees one, else the CPU).
+        num_procs: Processes on this machine (default: torchrun's ``LOCAL_WORLD_SIZE``, else ``WORLD_SIZE``).
+
+    Raises:
+        DeviceUnavailableError: CUDA requested without CUDA.
+        ValueError: On CUDA, more processes than visible GPUs (:func:`realgap.envs.sim.physics.rank_device`).
+    """
+    import torch
+
+    from realgap.envs.sim.physics import rank_device, resolve_device
+
+    device = resolve_device(requested)
+    procs = num_procs if num_procs is not None else int(os.environ.get("LOCAL_WORLD_SIZE", world_size()))
+    gpus = torch.cuda.device_count() if device.startswith("cuda") else 0
+    return rank_device(device, local_rank(), procs, gpus)
+
+
+def envs_per_process(num_envs: int, num_procs: int) -> int:
+    """The envs each of ``num_procs`` processes steps, for ``num_envs`` in all.
+
+    Raises:
+        ValueError: ``num_envs`` does not split evenly; the message names the nearest counts that do.
+    """
+    if num_envs < num_procs:
+        raise ValueError(f"--num_envs {num_envs} is fewer than the {num_procs} processes (--num_procs)")
+    if num_envs % num_procs:
+        below = num_envs - num_envs % num_procs
+        raise ValueError(f"--num_envs {num_envs} does not split evenly over {num_procs} processes; "
+                         f"nearest valid counts: {below} or {below + num_procs}")  # fmt: skip
+    return num_envs // num_procs
+
+
+def check_budget(max_minutes: float | None) -> None:
+    """``--max_minutes`` must be a positive number of minutes (or absent)."""
+    if max_minutes is not None and not max_minutes > 0:
+        raise ValueError(f"--max_minutes must be > 0 (a wall-clock budget in minutes), got {max_minutes}")
+
+
+def resume_record(resume: str) -> tuple[Path, dict[str, Any]]:
+    """The checkpoint to resume from and the run's recorded settings (``params/run.json``).
+
+    Raises:
+        CheckpointError: The folder does not exist, holds no checkpoint, or its latest checkpoint is unreadable.
+    """
+    from realgap.envs.run.run_dir import check_checkpoint, latest_checkpoint
+
+    checkpoint = latest_checkpoint(resume)
+    check_checkpoint(checkpoint)
+    path = Path(resume) / "params" / "run.json"
+    return checkpoint, (json.loads(path.read_text()) if path.is_file() else {})
+
+
+def split_default_envs(env_cfg: Any) -> None:
+    """Share the task's default env count over the processes (rounded down, and said so)."""
+    default = env_cfg.scene.num_envs
+    env_cfg.scene.num_envs = max(1, default // world_size())
+    if env_cfg.scene.num_envs * world_size() != default and rank() == 0:
+        print(
+            f"[realgap] the task's {default} envs do not split evenly over {world_size()} processes: training "
+            f"{env_cfg.scene.num_envs * world_size()} ({env_cfg.scene.num_envs} per process)",
+            flush=True,
+        )
+
+
+def train(args: argparse.Namespace) -> Path:
+    """Train as ``args`` (scripts/train.py's flags) say; returns the run folder."""
+    import yaml
+
+    from realgap.envs.dr.profile import load_dr_profile
+    from realgap.envs.rates import RateSpec, load_rate_profile
+    from realgap.envs.run.factory import load_cfgs, make_env, simulation
+    from realgap.envs.run.run_dir import new_run_dir, record_resume, write_params
+    from realgap.envs.run.runner import RealgapRunner
+
+    resume_from, record = (None, {})
+    rates: Any = args.rates
+    if args.resume:
+        resume_from, record = resume_record(args.resume)
+        args.task = record.get("task", args.task)
+        rates = RateSpec.from_dict(record["rates"]) if "rates" in record else rates
+        saved_profile = Path(args.resume) / "params" / "dr_profile.yaml"
+        args.dr_profile = str(saved_profile) if saved_profile.is_file() else args.dr_profile
+    dr_profile = load_dr_profile(args.dr_profile)
+    if isinstance(rates, str):  # validated before the (slow) env config import
+        rates = load_rate_profile(rates)
+    check_budget(args.max_minutes)
+    num_envs = args.num_envs
+    if num_envs is not None and world_size() > 1:
+        num_envs = envs_per_process(num_envs, world_size())
+    seed = None if args.seed is None else args.seed + rank()
+    device = process_device(args.device)  # cuda:LOCAL_RANK per process on CUDA, as rsl-rl's NCCL path requires
+    env_cfg, agent_cfg = load_cfgs(args.task, device, num_envs, seed, dr_profile=dr_profile, rates=rates)
+    if args.num_envs is None and world_size() > 1:
+        split_default_envs(env_cfg)
+    import torch
+
+    if device.startswith("cuda"):  # a bare "cuda" (torch's, Isaac Lab's) must mean this process's GPU, not cuda:0
+        torch.cuda.set_device(device)
+    if env_cfg.sim.device == "cpu" or args.torch_threads:
+        torch.set_num_threads(args.torch_threads or 1)
+    if args.max_iterations is not None:
+        agent_cfg.max_iterations = args.max_iterations
+    if args.save_interval is not None:
+        agent_cfg.save_interval = args.save_interval
+
+    with simulation(env_cfg):
+        from isaaclab.utils import to_dict
+        from isaaclab_rl.rsl_rl import check_rsl_rl_version, handle_deprecated_rsl_rl_cfg
+
+        from realgap.envs.sim.nan_guard import FiniteVecEnv
+
+        agent_cfg = handle_deprecated_rsl_rl_cfg(agent_cfg, check_rsl_rl_version())
+        env = FiniteVecEnv(make_env(args.task, env_cfg), clip_actions=agent_cfg.clip_actions)
+        run_dir = Path(args.resume) if resume_from is not None else Path(args.run_dir or "")
+        if resume_from is None and rank() == 0:
+            run_dir = new_run_dir(args.log_root, agent_cfg.experiment_name, args.run_name)
+            extra = {"task": args.task, "device": env_cfg.sim.device, "num_procs": world_size(),
+                     "num_envs_total": env.num_envs * world_size(), "rates": env_cfg.rates,
+                     "dr_profile": dr_profile.name}  # fmt: skip
+            write_params(run_dir, env_cfg, agent_cfg, extra)
+            (run_dir / "params" / "dr_profile.yaml").write_text(yaml.safe_dump(dr_profile.to_dict(), sort_keys=False))
+        log_dir = str(run_dir) if rank() == 0 else None
+        if rank() == 0:
+            print(f"[realgap] task {args.task} | {env.num_envs * world_size()} envs on {env_cfg.sim.device}"
+                  f" in {world_size()} process(es) | run folder {run_dir}")  # fmt: skip
+        runner = RealgapRunner(env, to_dict(agent_cfg), log_dir=log_dir, device=agent_cfg.device)
+        if args.max_minutes is not None:
+            runner.max_seconds = 60.0 * args.max_minutes
+        if resume_from is not None:
+            runner.load(str(resume_from), resume=True)
+            if rank() == 0:
+                record_resume(run_dir, runner.current_learning_iteration)
+                print(f"[realgap] resumed from {resume_from} at iteration {runner.current_learning_iteration}")
+        remaining = agent_cfg.max_iterations - runner.current_learning_iteration
+        if remaining > 0:
+            runner.learn(num_learning_iterations=remaining, init_at_random_ep_len=resume_from is None)
+        env.close()
+    return run_dir
+
+
+def relaunch_with_torchrun(script: str, argv: list[str], num_procs: int) -> int:
+    """Run ``script`` in ``num_procs`` processes under torchrun (standalone rendezvous on this machine).
+
+    On CUDA (the ``--device`` in ``argv``, or the default device) every process needs a GPU of its own: checked here,
+    before any process starts.
+
+    Raises:
+        DeviceUnavailableError: CUDA requested without CUDA.
+        ValueError: On CUDA, ``num_procs`` exceeds the visible GPUs.
+    """
+    from torch.distributed.run import main as torchrun
+
+    flags = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    flags.add_argument("--device", default=None)
+    process_device(flags.parse_known_args(argv)[0].device, num_procs)
+
+    torchrun(["--standalone", f"--nproc_per_node={num_procs}", "--tee=3", script, *argv])
+    return 0

@@ -1,0 +1,128 @@
+"""Physics backend settings chosen per device, in one place, so one task config serves CPU and GPU.
+
+The embedded default is kitless Isaac Lab with Newton's MuJoCo-Warp solver: warp compiles the same kernels for the CPU
+(this machine, CI, a laptop) or for CUDA. Only two knobs differ by device: CUDA graphs (required off on the CPU,
+wanted on for CUDA speed) and the device string itself.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from isaaclab_newton.physics import NewtonCfg
+
+
+class DeviceUnavailableError(RuntimeError):
+    """A CUDA device was requested on a machine where torch sees none."""
+
+
+def default_device() -> str:
+    """``"cuda:0"`` when torch sees a CUDA device, else ``"cpu"``."""
+    import torch
+
+    return "cuda:0" if torch.cuda.is_available() else "cpu"
+
+
+def resolve_device(requested: str | None) -> str:
+    """Validate a ``--device`` value; ``None`` picks :func:`default_device`.
+
+    Raises:
+        DeviceUnavailableError: CUDA requested without CUDA, or an index beyond the visible devices.
+        ValueError: Neither ``cpu`` nor ``cuda[:N]``.
+    """
+    if requested is None:
+        return default_device()
+    import torch
+
+    if requested == "cpu":
+        return "cpu"
+    if requested == "cuda" or requested.startswith("cuda:"):
+        if not torch.cuda.is_available():
+            raise DeviceUnavailableError(
+                f"--device {requested} was requested but torch sees no CUDA device on this machine "
+                f"(torch {torch.__version__}, torch.cuda.is_available() is False). Use --device cpu, or omit --device "
+                "to pick the CPU automatically."
+            )
+        index = int(requested.split(":")[1]) if ":" in requested else 0
+        if index >= torch.cuda.device_count():
+            raise DeviceUnavailableError(
+                f"--device {requested}: only {torch.cuda.device_count()} CUDA device(s) visible (indices from 0)."
+            )
+        return f"cuda:{index}"
+    raise ValueError(f"--device must be 'cpu', 'cuda' or 'cuda:N', got {requested!r}")
+
+
+def rank_device(device: str, local_rank: int, num_procs: int, gpu_count: int) -> str:
+    """The device of one of ``num_procs`` processes (torchrun): one GPU per process on CUDA.
+
+    On the CPU every process steps its share of the envs on its own core and the device stays ``"cpu"``. On CUDA
+    process ``LOCAL_RANK`` = r drives ``cuda:r`` (rsl-rl's NCCL path requires exactly that device per local rank);
+    a ``--device cuda:N`` index is then ignored: choose the GPUs with ``CUDA_VISIBLE_DEVICES``. A single process keeps
+    the device it was given.
+
+    Args:
+        device: The resolved ``--device`` (:func:`resolve_device`): ``"cpu"`` or ``"cuda:N"``.
+        local_rank: This process's ``LOCAL_RANK`` (0 .. num_procs - 1).
+        num_procs: Processes on this machine (``--num_procs``, torchrun's ``nproc_per_node``).
+        gpu_count: CUDA devices torch sees (``torch.cuda.device_count()``).
+
+    Raises:
+        ValueError: On CUDA, more processes than visible GPUs (the message names both), or a local rank outside
+            ``[0, num_procs)``.
+    """
+    if not device.startswith("cuda"):
+        return device
+    check_procs_fit_gpus(num_procs, gpu_count)
+    if num_procs == 1:
+        return device
+    if not 0 <= local_rank < num_procs:
+        raise ValueError(f"LOCAL_RANK {local_rank} is outside [0, {num_procs}) for {num_procs} processes")
+    return f"cuda:{local_rank}"
+
+
+def check_procs_fit_gpus(num_procs: int, gpu_count: int) -> None:
+    """On CUDA each process needs a GPU of its own (NCCL cannot share one device between ranks).
+
+    Raises:
+        ValueError: ``num_procs`` exceeds ``gpu_count``; the message names the visible GPU count.
+    """
+    if num_procs > gpu_count:
+        raise ValueError(
+            f"--num_procs {num_procs} on CUDA needs one GPU per process, but torch sees {gpu_count} CUDA device(s) "
+            f"(CUDA_VISIBLE_DEVICES selects them); use --num_procs {max(gpu_count, 1)} or fewer, or --device cpu"
+        )
+
+
+def newton_physics(njmax: int = 100, nconmax: int = 40, **solver_kwargs: Any) -> NewtonCfg:
+    """Newton + MuJoCo-Warp physics settings shared by all tasks (CUDA graphs are set by :func:`apply_device`).
+
+    Args:
+        njmax: Constraint rows per world (contacts, limits, friction). G1 on flat ground needs < 100.
+        nconmax: Contacts per world. The Panda + cube scene overflowed at 40 and needs 50 (measured).
+        solver_kwargs: Extra ``MJWarpSolverCfg`` fields.
+    """
+    from isaaclab_newton.physics import MJWarpSolverCfg, NewtonCfg
+
+    solver = MJWarpSolverCfg(
+        njmax=njmax,
+        nconmax=nconmax,
+        cone="pyramidal",
+        # implicitfast integrates joint damping implicitly; explicit PD torques from realgap's actuators are explicit.
+        integrator="implicitfast",
+        impratio=1.0,
+        use_mujoco_contacts=True,
+        **solver_kwargs,
+    )
+    return NewtonCfg(solver_cfg=solver, use_cuda_graph=False)
+
+
+def apply_device(env_cfg: Any, device: str) -> None:
+    """Point an env config (``env_cfg.sim``) at ``device``; CUDA graphs on for CUDA, off for the CPU.
+
+    This is the one place where the device changes a physics setting.
+    """
+    env_cfg.sim.device = device
+    physics = getattr(env_cfg.sim, "physics", None)
+    if physics is not None and hasattr(physics, "use_cuda_graph"):
+        physics.use_cuda_graph = device.startswith("cuda")
