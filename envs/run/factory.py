@@ -8,6 +8,7 @@ device on a CPU-only machine says so, a missing robot package names what to inst
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Iterator
 from typing import Any
 
@@ -123,8 +124,19 @@ def simulation(env_cfg: Any) -> Iterator[None]:
         yield
 
 
+class _ExpectedForFixedBase(logging.Filter):
+    """Drops Isaac Lab's warning that a fixed-base articulation has no root velocity: the message itself says it is
+    expected for one (the Panda is welded to its table), and on a first run it reads like an error."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Failed to get root com velocity. If the articulation is fixed")
+
+
 def make_env(task: str, env_cfg: Any) -> Any:
     """Create the env of ``task`` from ``env_cfg`` (call inside :func:`simulation`)."""
     import gymnasium as gym
 
+    logger = logging.getLogger("isaaclab_newton.assets.articulation.articulation_data")
+    if not any(isinstance(f, _ExpectedForFixedBase) for f in logger.filters):
+        logger.addFilter(_ExpectedForFixedBase())
     return gym.make(task, cfg=env_cfg).unwrapped
