@@ -66,7 +66,7 @@ class ScriptedGraspCfg:
     lift_m: float = 0.13
     reach_tol_m: float = 0.01
     close_s: float = 0.6
-    max_speed_mps: float = 1.0
+    max_speed_mps: float = 0.5  # well inside the arm's joint-speed limits (the reflex would end the episode)
     kp: float = 15.0
     ki: float = 2.0
     k_rot: float = 8.0

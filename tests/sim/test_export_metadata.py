@@ -161,7 +161,8 @@ class TestGrasp:
             p = arm.params
             assert p["body"] == "hand" and p["body_offset"]["pos"] == [0.0, 0.0, 0.1034]
             assert p["body_offset"]["quat_wxyz"] == [1.0, 0.0, 0.0, 0.0]
-            assert p["scale"] == [0.02, 0.02, 0.02, 0.1, 0.1, 0.1] and p["ik"]["method"] == "dls"
+            assert p["scale"] == [0.01, 0.01, 0.01, 0.02, 0.02, 0.02]  # tasks/grasp/actions.py IK_SCALE
+            assert p["ik"]["method"] == "dls"
             assert "lambda = 0.05" in arm.equation and arm.feed_forward["type"] == "gravity"
         else:
             assert (arm.type, arm.start, arm.stop) == ("joint_position_offset", 0, 7) and arm.feed_forward is None
