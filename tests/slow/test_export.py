@@ -127,3 +127,32 @@ def test_export_refuses_a_folder_without_checkpoint(tmp_path):
     out = run_script("scripts/export.py", "--checkpoint", str(tmp_path), "--out", str(tmp_path / "exported"))
     assert out.returncode == 2 and "holds no checkpoint" in out.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_export_and_its_checkpoint_act_alike_inside_the_env(tiny_run, exported):
+    """The shipped form (ONNX + metadata, read by play.py --policy) and the checkpoint give the same actions on the
+    observations of a rollout in the task's Play variant."""
+    import torch
+    from conftest import build_env
+    from isaaclab_rl.rsl_rl import check_rsl_rl_version, handle_deprecated_rsl_rl_cfg
+
+    from realgap.envs.eval.policies import checkpoint_policy, exported_policy, read_export
+    from realgap.envs.run.factory import load_cfgs
+    from realgap.envs.run.run_dir import latest_checkpoint
+
+    meta, onnx_path = read_export(exported)
+    _, agent_cfg = load_cfgs("Realgap-Balance-G1-Play-v0", "cpu", 4, 0)
+    agent_cfg = handle_deprecated_rsl_rl_cfg(agent_cfg, check_rsl_rl_version())
+    with build_env("Realgap-Balance-G1-Play-v0", num_envs=4, seed=0) as env:
+        from_ckpt = checkpoint_policy(env, agent_cfg, latest_checkpoint(tiny_run))
+        from_export = exported_policy(env, meta, onnx_path)
+        obs, _ = env.reset()
+        worst = 0.0
+        with torch.inference_mode():  # as the evaluation rollouts run
+            for _ in range(50):
+                a_ckpt, a_export = from_ckpt(obs["policy"]), from_export(obs["policy"])
+                worst = max(worst, float((a_ckpt - a_export).abs().max()))
+                obs, *_ = env.step(a_ckpt)
+        assert worst < 1e-4, worst
+        assert float(a_ckpt.abs().max()) > 1e-3  # the actions compared are not all zero
+        torch.testing.assert_close(a_export, a_ckpt, atol=1e-4, rtol=0)
