@@ -66,7 +66,7 @@ class ScriptedGraspCfg:
     lift_m: float = 0.13
     reach_tol_m: float = 0.01
     close_s: float = 0.6
-    max_speed_mps: float = 0.5  # well inside the arm's joint-speed limits (the reflex would end the episode)
+    max_speed_mps: float = 1.0
     kp: float = 15.0
     ki: float = 2.0
     k_rot: float = 8.0
@@ -148,7 +148,8 @@ class ScriptedGrasp:
         self.grasp_pos = torch.where(descended[:, None], tcp, self.grasp_pos)
         self._enter(descended, Phase.CLOSE)
         self._enter((phase == Phase.CLOSE) & (self.phase_time >= c.close_s), Phase.LIFT)
-        return torch.cat([torch.clamp(action, -1.0, 1.0), gripper[:, None]], dim=-1)
+        # at most 2 units: 2 cm (1 m/s) and 0.04 rad (2 rad/s) per step, inside the arm's Cartesian limits
+        return torch.cat([torch.clamp(action, -2.0, 2.0), gripper[:, None]], dim=-1)
 
 
 def run_scripted_episodes(
