@@ -126,6 +126,7 @@ def exported_policy(env: Any, meta: Any, onnx_path: Path) -> Policy:
     model = onnx.load(str(onnx_path))
     for value in (*model.graph.input, *model.graph.output):
         value.type.tensor_type.shape.dim[0].dim_param = "batch"
+    del model.graph.value_info[:]  # intermediate shapes recorded for batch 1: let onnxruntime infer them again
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     name = session.get_inputs()[0].name
     raw_clip = meta.actions.raw_clip  # the env's action terms apply scale, offset and target limits themselves

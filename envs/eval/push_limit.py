@@ -23,7 +23,7 @@ def isaac_single_push(meta: Any, onnx_path: Path, labels: Sequence[str], values:
     from realgap.envs.eval.policies import exported_policy, zero_policy
     from realgap.envs.eval.robustness import pin_term, prepare_env_cfg
     from realgap.envs.eval.robustness_run import run_plan
-    from realgap.envs.eval.sweep import make_plan
+    from realgap.envs.eval.sweep import REFERENCE, make_plan
     from realgap.envs.run.factory import load_cfgs, make_env, simulation
     from realgap.tasks import play_task
 
@@ -38,8 +38,11 @@ def isaac_single_push(meta: Any, onnx_path: Path, labels: Sequence[str], values:
         env.close()
     out = {}
     for label in labels:
-        by_value = {dict(point).get("push_mps"): eps for point, eps in results[label].items() if point}
-        out[label] = [(sum(e.survived for e in by_value[v]), len(by_value[v])) for v in values]
+        # plan points hold the swept values as stored (float32 round trip): match them to the request by rounding
+        # a swept value equal to the nominal push is the plan's nominal point (); the task-draw reference is not swept
+        values_at = {p: (dict(plan.nominal) | dict(p))["push_mps"] for p in results[label] if p != REFERENCE}
+        by_value = {round(float(v), 6): results[label][p] for p, v in values_at.items()}
+        out[label] = [(sum(e.survived for e in by_value[round(v, 6)]), len(by_value[round(v, 6)])) for v in values]
     return out
 
 
