@@ -251,14 +251,10 @@ def cast_consistent(
         ValueError: The body is inconsistent before the cast, or the cast leaves it inconsistent beyond round-off
             (e.g. a mass or inertia that underflows or overflows ``dtype``).
     """
-    # A body computed in float64 from the simulator's float32 numbers carries asymmetry at float32 round-off (~1e-10 of
-    # its largest entry after a rotation); the tensor written is its symmetric part, exactly symmetric. A larger
-    # asymmetry is a genuine error and is left for the check to name.
-    inertia = body.inertia_c
-    scale = inertia.abs().amax(dim=(-2, -1), keepdim=True).clamp_min(torch.finfo(inertia.dtype).tiny)
-    asym = (inertia - inertia.transpose(-1, -2)).abs() / scale
-    if bool((asym <= 1e-6).all()):
-        body = BodyInertia(body.mass, body.com_b, 0.5 * (inertia + inertia.transpose(-1, -2)))
+    # float32 round-off asymmetry (bodies computed from the simulator's numbers) is written as the symmetric part
+    i_c, i_t = body.inertia_c, body.inertia_c.transpose(-1, -2)
+    if bool(((i_c - i_t).abs() <= 1e-6 * i_c.abs().amax(dim=(-2, -1), keepdim=True)).all()):
+        body = BodyInertia(body.mass, body.com_b, 0.5 * (i_c + i_t))
     check_consistency(body, None, names, what)
     out = _cast(body, dtype)
     exact = _cast(out, torch.float64)
