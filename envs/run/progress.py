@@ -113,13 +113,6 @@ class Progress:
             self._last_line = now
             print(self.line(), file=self.stream, flush=True)
 
-    def write(self, text: str) -> None:
-        """A line of other output that does not break the bar."""
-        if self._bar is not None:
-            self._bar.write(text, file=self.stream)
-        else:
-            print(text, file=self.stream, flush=True)
-
     def close(self) -> None:
         if self._bar is not None:
             self._bar.close()

@@ -59,17 +59,3 @@ def test_resumed_progress_counts_from_its_start_and_refuses_empty_totals():
     assert "7/10" in out.getvalue()
     with pytest.raises(ValueError, match="total must be >= 1"):
         Progress("x", 0)
-
-
-def test_fixed_base_root_velocity_warning_is_dropped_and_others_kept():
-    import logging
-
-    from realgap.envs.run.factory import _ExpectedForFixedBase
-
-    f = _ExpectedForFixedBase()
-
-    def record(msg: str) -> logging.LogRecord:
-        return logging.LogRecord("isaaclab_newton", logging.WARNING, __file__, 1, msg, None, None)
-
-    assert not f.filter(record("Failed to get root com velocity. If the articulation is fixed, this is expected. "))
-    assert f.filter(record("Failed to get link velocities."))
