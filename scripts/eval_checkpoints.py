@@ -6,9 +6,9 @@
 For each model_<it>.pt (every ``--every`` iterations), runs ``--episodes`` episodes of the Play variant (for the
 balance task: the default pushes at full magnitude from the first second, no curriculum, no observation noise) and
 writes <run>/eval_checkpoints.csv with the iteration, the training wall-clock time up to that checkpoint (sum of
-collect and learn times in progress.csv) and the metrics; its first row (iteration -1) is the zero-action baseline
-under the same seed, pushes and resets. Also prints the first checkpoint reaching ``--target_survival``
-(time-to-balance) when one does.
+collect and learn times in progress.csv), the env steps up to it and the metrics; its first row (iteration -1) is the
+zero-action baseline under the same seed, pushes and resets. Also prints the first checkpoint reaching
+``--target_survival`` (time-to-balance: minutes and env steps) when one does.
 """
 
 from __future__ import annotations
@@ -35,21 +35,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def training_seconds(run: Path) -> dict[int, float]:
-    """Cumulative collect + learn seconds at the end of each iteration, from progress.csv."""
-    out, total = {}, 0.0
-    path = run / "progress.csv"
-    if path.is_file():
-        for row in csv.DictReader(open(path)):
-            total += float(row["collect_s"]) + float(row["learn_s"])
-            out[int(row["iteration"])] = total
-    return out
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     from realgap.envs.run.factory import load_cfgs, make_env, simulation
-    from realgap.envs.run.run_dir import CHECKPOINT_RE, latest_checkpoint
+    from realgap.envs.run.run_dir import CHECKPOINT_RE, env_steps_per_iteration, latest_checkpoint, training_seconds
     from realgap.envs.run.runner import RealgapRunner
     from realgap.tasks import play_task
 
@@ -64,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError(f"--push_mps: task {task} has no push event")
         env_cfg.events.push.params["magnitude_mps"] = tuple(args.push_mps)
     seconds = training_seconds(run)
+    per_iteration = env_steps_per_iteration(run)
     rows = []
     with simulation(env_cfg):
         import torch
@@ -86,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
             act = zero_policy(env) if path is None else checkpoint_policy(env, agent_cfg, path, runner=runner)
             torch.manual_seed(args.seed)  # the same pushes and resets for every policy
             stats = rollout(env, act, episodes=args.episodes, clip_actions=agent_cfg.clip_actions)
-            row = {"iteration": it, "policy": label, "train_s": round(seconds.get(it, float("nan")), 1)}
+            row = {"iteration": it, "policy": label, "train_s": round(seconds.get(it, float("nan")), 1),
+                   "env_steps": (it + 1) * per_iteration if it >= 0 else 0}  # fmt: skip
             rows.append(row | stats.flat())
             print(
                 f"[realgap] {label:>14}  train {row['train_s']:8.1f} s  survival {stats.survival_rate:.3f}  "
@@ -101,8 +92,10 @@ def main(argv: list[str] | None = None) -> int:
         writer.writerows(rows)
     reached = [r for r in rows if r["iteration"] >= 0 and r["survival_rate"] >= args.target_survival]
     if reached:
-        print(f"[realgap] time-to-balance: survival >= {args.target_survival} first at iteration "
-              f"{reached[0]['iteration']} after {reached[0]['train_s']} s of training")  # fmt: skip
+        first = reached[0]
+        print(f"[realgap] time-to-balance: survival >= {args.target_survival} first at iteration {first['iteration']} "
+              f"after {first['train_s']} s of training ({first['train_s'] / 60:.1f} min, {first['env_steps']} env "
+              "steps)")  # fmt: skip
     else:
         print(f"[realgap] no checkpoint reached survival >= {args.target_survival}")
     print(f"[realgap] wrote {run / 'eval_checkpoints.csv'}")

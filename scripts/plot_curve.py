@@ -31,15 +31,14 @@ def main(argv: list[str] | None = None) -> int:
     import matplotlib.pyplot as plt
 
     from realgap.envs.eval.compare import read_progress
+    from realgap.envs.run.run_dir import env_steps_per_iteration
 
     run = Path(args.run)
     rows = read_progress(run)
     if not rows or args.metric not in rows[0]:
         raise ValueError(f"{run}/progress.csv has no column {args.metric!r}")
     record = json.loads((run / "params" / "run.json").read_text())
-    agent = (run / "params" / "agent.yaml").read_text()
-    steps_per_env = int(next(line.split(":")[1] for line in agent.splitlines() if line.startswith("num_steps_per_env")))
-    per_iteration = steps_per_env * int(record["num_envs_total"])
+    per_iteration = env_steps_per_iteration(run)
     minutes, elapsed = [], 0.0
     for r in rows:
         elapsed += r["collect_s"] + r["learn_s"]

@@ -9,8 +9,9 @@ behaves differently at another rate or actuator), and the budget it was trained 
 from __future__ import annotations
 
 import csv
+import itertools
+import json
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,8 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only
 import matplotlib.pyplot as plt  # noqa: E402
+
+from realgap.envs.run.run_dir import env_steps_per_iteration  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -71,7 +74,7 @@ def table_rows(results: Sequence[RunResult]) -> list[dict[str, Any]]:
         rates = r.report["rates"]
         info = r.report.get("action_space") or {}
         nominal = _nominal_stats(r.report)
-        num_envs = int(_run_record(r.run_dir).get("num_envs_total", 0))
+        per_iteration = env_steps_per_iteration(r.run_dir)
         row = {
             "action_space": r.space,
             "seed": r.seed,
@@ -81,8 +84,8 @@ def table_rows(results: Sequence[RunResult]) -> list[dict[str, Any]]:
             "policy_hz": rates["policy_hz"],
             "target_mode": rates["target_mode"],
             "iterations": len(progress),
-            "num_envs": num_envs,
-            "env_steps": len(progress) * num_envs * _steps_per_env(r.run_dir),
+            "num_envs": _num_envs(r.run_dir),
+            "env_steps": len(progress) * per_iteration,
             "train_wall_s": round(r.train_wall_s, 1),
             "final_mean_reward": progress[-1]["mean_reward"] if progress else math.nan,
             "success_rate": _num(nominal["success_rate"]),
@@ -90,6 +93,10 @@ def table_rows(results: Sequence[RunResult]) -> list[dict[str, Any]]:
             "success_ci95_hi": _num(nominal["success_ci95"][1]),
             "eval_episodes": nominal["episodes"],
             "task_draws_success_rate": _num(next(iter(r.report.get("reference", {}).values()), {}).get("success_rate")),
+            # violations: episodes the joint-speed reflex ended (an arm that breaks its limits has not learned)
+            "speed_reflex_rate": _num((nominal.get("ended_by") or {}).get("joint_speed_reflex", 0.0)),
+            "train_success_rate": _last(progress, "success_rate"),
+            "train_reflex_rate": _last(progress, "reflex_rate"),
         }
         for name, factor in r.report["factors"].items():
             rates_f = [_num(x["success_rate"]) for x in next(iter(factor["policies"].values()))]
@@ -100,18 +107,16 @@ def table_rows(results: Sequence[RunResult]) -> list[dict[str, Any]]:
     return rows
 
 
-def _steps_per_env(run_dir: Path) -> int:
-    """rsl-rl ``num_steps_per_env`` from the run's resolved agent config (0 when not recorded)."""
-    path = Path(run_dir) / "params" / "agent.yaml"
-    found = re.search(r"^num_steps_per_env:\s*(\d+)", path.read_text(), re.M) if path.is_file() else None
-    return int(found.group(1)) if found else 0
+def _last(progress: Sequence[Mapping[str, float]], key: str) -> float:
+    """The last logged value of ``key`` in a run's progress rows (NaN if never logged)."""
+    values = [row[key] for row in progress if not math.isnan(row.get(key, math.nan))]
+    return values[-1] if values else math.nan
 
 
-def _run_record(run_dir: Path) -> dict[str, Any]:
-    import json
-
+def _num_envs(run_dir: Path) -> int:
+    """The run's envs over all its processes (``params/run.json``; 0 when not recorded)."""
     path = Path(run_dir) / "params" / "run.json"
-    return json.loads(path.read_text()) if path.is_file() else {}
+    return int(json.loads(path.read_text()).get("num_envs_total", 0)) if path.is_file() else 0
 
 
 def write_csv(rows: Sequence[Mapping[str, Any]], path: Path) -> Path:
@@ -137,6 +142,8 @@ def markdown(rows: Sequence[Mapping[str, Any]], factors: Sequence[str]) -> str:
         "budget",
         "train s",
         "success (95 % CI)",
+        "training success (last)",
+        "speed-reflex episodes: eval / training",
     ]
     head += [f"{f}: mean / worst" for f in factors]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -144,7 +151,9 @@ def markdown(rows: Sequence[Mapping[str, Any]], factors: Sequence[str]) -> str:
         cells = [f"`{r['action_space']}`", str(r["seed"]),
                  f"{r['physics_hz']:g} / {r['control_hz']:g} / {r['policy_hz']:g} Hz, {r['target_mode']}",
                  f"{r['iterations']} it × {r['num_envs']} envs ({r['env_steps']} steps)", f"{r['train_wall_s']:g}",
-                 f"{pct(r['success_rate'])} ({pct(r['success_ci95_lo'])}–{pct(r['success_ci95_hi'])})"]  # fmt: skip
+                 f"{pct(r['success_rate'])} ({pct(r['success_ci95_lo'])}–{pct(r['success_ci95_hi'])})",
+                 pct(r["train_success_rate"]),
+                 f"{pct(r['speed_reflex_rate'])} / {pct(r['train_reflex_rate'])}"]  # fmt: skip
         cells += [f"{pct(r[f'{f}_mean_success'])} / {pct(r[f'{f}_worst_success'])}" for f in factors]
         lines.append("| " + " | ".join(cells) + " |")
     models = [f"- `{r['action_space']}`: {r['low_level_actuator_model']}" for r in rows if r["seed"] == rows[0]["seed"]]
@@ -152,20 +161,29 @@ def markdown(rows: Sequence[Mapping[str, Any]], factors: Sequence[str]) -> str:
 
 
 def plot_learning_curves(results: Sequence[RunResult], path: Path) -> Path:
-    """Mean episode reward (and length) against the iteration, one line per run."""
-    fig, (ax_r, ax_l) = plt.subplots(1, 2, figsize=(10, 3.8))
+    """Training success against training minutes and against env steps, and mean episode reward against env steps;
+    one line per run (minutes: the cumulative collect + learn time the run logged)."""
+    fig, (ax_m, ax_s, ax_r) = plt.subplots(1, 3, figsize=(14, 3.8))
     for r in results:
         rows = read_progress(r.run_dir)
-        it = [row["iteration"] for row in rows]
+        per_it = env_steps_per_iteration(r.run_dir)
+        steps = [(row["iteration"] + 1) * per_it for row in rows]
+        minutes = list(itertools.accumulate((row["collect_s"] + row["learn_s"]) / 60.0 for row in rows))
+        success = [row.get("success_rate", math.nan) for row in rows]
         label = f"{r.space} (seed {r.seed})"
-        ax_r.plot(it, [row["mean_reward"] for row in rows], marker=".", label=label)
-        ax_l.plot(it, [row["mean_episode_length"] for row in rows], marker=".", label=label)
+        ax_m.plot(minutes, success, label=label)
+        ax_s.plot(steps, success, label=label)
+        ax_r.plot(steps, [row["mean_reward"] for row in rows], label=label)
+    ax_m.set_xlabel("training minutes")
+    ax_s.set_xlabel("env steps")
+    ax_r.set_xlabel("env steps")
+    for ax in (ax_m, ax_s):
+        ax.set_ylabel("training success (running mean)")
+        ax.set_ylim(-0.03, 1.03)
     ax_r.set_ylabel("mean episode reward")
-    ax_l.set_ylabel("mean episode length [policy steps]")
-    for ax in (ax_r, ax_l):
-        ax.set_xlabel("PPO iteration")
+    for ax in (ax_m, ax_s, ax_r):
         ax.grid(alpha=0.3)
-    ax_r.legend(fontsize=7)
+    ax_m.legend(fontsize=7)
     fig.suptitle("learning curves (equal budget and seeds)", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=100)

@@ -30,6 +30,7 @@ def first_episodes(env: Any, policy: Policy) -> list[Episode]:
     ended = torch.zeros(n, dtype=torch.bool, device=env.device)
     out: list[Episode | None] = [None] * n
     success_fn = getattr(env.cfg, "episode_success", None)
+    terms = list(env.termination_manager.active_terms)
     for _ in range(int(env.max_episode_length) + 2):
         obs, rew, terminated, truncated, _ = env.step(policy(obs["policy"]))
         ret += rew
@@ -37,10 +38,12 @@ def first_episodes(env: Any, policy: Policy) -> list[Episode]:
         done = (terminated | truncated) & ~ended
         if bool(done.any()):
             success = success_fn(env) if success_fn is not None else None
+            fired = torch.stack([env.termination_manager.get_term(t) for t in terms], -1).tolist()
             for i in done.nonzero().flatten().tolist():
                 survived = bool(truncated[i]) and not bool(terminated[i])
                 ok = survived if success is None else bool(success[i])
-                out[i] = Episode(ok, survived, float(steps[i]) * env.step_dt, float(ret[i]))
+                ended_by = tuple(t for t, f in zip(terms, fired[i], strict=True) if f)
+                out[i] = Episode(ok, survived, float(steps[i]) * env.step_dt, float(ret[i]), ended_by)
             ended |= done
         if bool(ended.all()):
             break

@@ -268,19 +268,22 @@ def mean_std_ci(values: Sequence[float], z: float = 1.96) -> dict[str, float]:
 
 @dataclass(frozen=True)
 class Episode:
-    """One counted episode: its outcome, how long it lasted and its return."""
+    """One counted episode: its outcome, how long it lasted, its return and the termination terms that ended it."""
 
     success: bool
     survived: bool
     duration_s: float
     episode_return: float
+    ended_by: tuple[str, ...] = ()
 
 
 def summarize(episodes: Sequence[Episode]) -> dict[str, object]:
-    """Per-point statistics: success rate with its Wilson 95 % interval, survival, time up and return (mean ± CI)."""
+    """Per-point statistics: success rate with its Wilson 95 % interval, survival, time up, return (mean ± CI) and
+    the share of the episodes each termination term ended (``ended_by``; time-outs included)."""
     n = len(episodes)
     wins = sum(e.success for e in episodes)
     lo, hi = wilson_interval(wins, n)
+    terms = dict.fromkeys(t for e in episodes for t in e.ended_by)
     return {
         "episodes": n,
         "success_rate": wins / n if n else math.nan,
@@ -289,6 +292,7 @@ def summarize(episodes: Sequence[Episode]) -> dict[str, object]:
         "time_up_s": mean_std_ci([e.duration_s for e in episodes]),
         "time_to_fall_s": mean_std_ci([e.duration_s for e in episodes if not e.survived]),
         "return": mean_std_ci([e.episode_return for e in episodes]),
+        "ended_by": {t: sum(t in e.ended_by for e in episodes) / n for t in terms},
     }
 
 

@@ -103,6 +103,31 @@ def record_resume(run_dir: str | Path, from_iteration: int) -> dict[str, Any]:
     return entry
 
 
+def env_steps_per_iteration(run_dir: str | Path) -> int:
+    """Env steps one PPO iteration of the run collected over all its processes: rsl-rl ``num_steps_per_env`` (from
+    ``params/agent.yaml``) × ``num_envs_total`` (from ``params/run.json``); 0 when the run did not record them."""
+    params = Path(run_dir) / "params"
+    agent = params / "agent.yaml"
+    found = re.search(r"^num_steps_per_env:\s*(\d+)", agent.read_text(), re.M) if agent.is_file() else None
+    record = json.loads((params / "run.json").read_text()) if (params / "run.json").is_file() else {}
+    return int(found.group(1)) * int(record.get("num_envs_total", 0)) if found else 0
+
+
+def training_seconds(run_dir: str | Path) -> dict[int, float]:
+    """Cumulative collect + learn seconds at the end of each logged iteration (``progress.csv``): the run's training
+    time, without its start-up and checkpoint writes."""
+    import csv
+
+    out, total = {}, 0.0
+    path = Path(run_dir) / "progress.csv"
+    if path.is_file():
+        with open(path, newline="") as fh:
+            for row in csv.DictReader(fh):
+                total += float(row["collect_s"]) + float(row["learn_s"])
+                out[int(row["iteration"])] = total
+    return out
+
+
 def check_checkpoint(path: str | Path) -> int:
     """Read a checkpoint once and return its iteration, before anything is built on it.
 

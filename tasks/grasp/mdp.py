@@ -254,11 +254,14 @@ class grasp_metrics(ManagerTermBase):
 
     Logged:
         success_rate: running mean (about the last ``window`` ended episodes) of lift-and-hold success.
+        reflex_rate: the same running mean of episodes ended by the ``reflex_term`` termination (the joint-speed
+            reflex: how often the policy breaks the arm's limits), when that term is active.
         mode_<name>: fraction of env-steps in each contact mode since the previous call (no_contact, sticking,
             sliding, separated); rsl-rl averages these over the iteration.
 
     Params:
         contact_term, hold_term: Names of the :class:`grasp_contact` and :class:`lift_hold` reward terms.
+        reflex_term: Name of the joint-speed reflex termination (``reflex_rate`` is logged only if it is active).
         window: Effective number of episodes in the success running mean.
     """
 
@@ -273,23 +276,29 @@ class grasp_metrics(ManagerTermBase):
                 )
         self.window = float(cfg.params.get("window", 256))
         self.success_rate = math.nan
+        self.reflex_rate = math.nan
         self.episodes = 0
+        reflex = cfg.params.get("reflex_term", "joint_speed_reflex")
+        self.reflex_term = reflex if reflex in env.termination_manager.active_terms else None
         self.last_success = torch.zeros(env.num_envs, dtype=torch.bool, device=env.device)
         """Outcome of each env's most recently ended episode (read by evaluation after the auto-reset)."""
 
     def __call__(self, env: ManagerBasedRLEnv, env_ids: torch.Tensor, contact_term: str = "grasp",
-                 hold_term: str = "hold", window: int = 256) -> dict[str, float]:  # fmt: skip
+                 hold_term: str = "hold", window: int = 256,
+                 reflex_term: str = "joint_speed_reflex") -> dict[str, float]:  # fmt: skip
         out: dict[str, float] = {}
         if env.common_step_counter > 0:  # the initial reset ends no episode
-            succeeded = _term(env.reward_manager, hold_term).succeeded[env_ids]
+            succeeded = _term(env.reward_manager, hold_term).succeeded[env_ids]  # env_ids: a tensor or a slice
             self.last_success[env_ids] = succeeded
-            done = succeeded.float()
-            self.episodes += done.numel()
-            weight = min(1.0, done.numel() / min(self.episodes, self.window)) if done.numel() else 0.0
-            old = 0.0 if math.isnan(self.success_rate) else self.success_rate
-            self.success_rate = (1.0 - weight) * old + weight * float(done.mean()) if done.numel() else old
-        if not math.isnan(self.success_rate):
-            out["success_rate"] = self.success_rate
+            if n := succeeded.numel():
+                self.episodes += n
+                weight = min(1.0, n / min(self.episodes, self.window))
+                self.success_rate = _running_mean(self.success_rate, float(succeeded.float().mean()), weight)
+                if self.reflex_term is not None:  # the termination's flags are still those of this step
+                    tripped = env.termination_manager.get_term(self.reflex_term)[env_ids]
+                    self.reflex_rate = _running_mean(self.reflex_rate, float(tripped.float().mean()), weight)
+        out |= {k: v for k, v in (("success_rate", self.success_rate), ("reflex_rate", self.reflex_rate))
+                if not math.isnan(v)}  # fmt: skip
         counts = _term(env.reward_manager, contact_term).counts
         total = int(counts.sum())
         if total:
@@ -298,6 +307,11 @@ class grasp_metrics(ManagerTermBase):
             }
             counts.zero_()
         return out
+
+
+def _running_mean(old: float, value: float, weight: float) -> float:
+    """``old`` moved toward ``value`` by ``weight`` (``value`` itself when ``old`` is NaN, the first call)."""
+    return value if math.isnan(old) else (1.0 - weight) * old + weight * value
 
 
 def episode_success(env: ManagerBasedRLEnv, metrics_term: str = "metrics") -> torch.Tensor:

@@ -29,3 +29,15 @@ def test_resumes_are_appended_and_the_first_command_is_kept(tmp_path, monkeypatc
     exported = training_record(checkpoint, 450)
     assert exported["argv"] == first["argv"] and exported["resumes"] == record["resumes"]
     assert exported["iteration"] == 450 and exported["git"] == first["git"]
+
+
+def test_env_steps_and_training_time_are_read_from_the_run(tmp_path):
+    from realgap.envs.run.run_dir import env_steps_per_iteration, training_seconds
+
+    assert env_steps_per_iteration(tmp_path) == 0 and training_seconds(tmp_path) == {}  # nothing recorded yet
+    (tmp_path / "params").mkdir()
+    (tmp_path / "params" / "agent.yaml").write_text("seed: 1\nnum_steps_per_env: 24\nmax_iterations: 9\n")
+    (tmp_path / "params" / "run.json").write_text(json.dumps({"num_envs_total": 256}))
+    assert env_steps_per_iteration(tmp_path) == 24 * 256  # every process's envs, one rollout each
+    (tmp_path / "progress.csv").write_text("iteration,collect_s,learn_s\n0,5.0,1.0\n1,4.5,0.5\n")
+    assert training_seconds(tmp_path) == {0: 6.0, 1: 11.0}

@@ -70,9 +70,10 @@ def test_wilson_interval_by_hand():
 
 
 def test_summarize_and_report_shape():
-    eps = [Episode(True, True, 10.0, 20.0), Episode(False, False, 4.0, 5.0)]
+    eps = [Episode(True, True, 10.0, 20.0, ("time_out",)), Episode(False, False, 4.0, 5.0, ("reflex", "drop"))]
     s = summarize(eps)
     assert s["success_rate"] == 0.5 and s["time_up_s"]["mean"] == 7.0 and s["time_to_fall_s"]["mean"] == 4.0
+    assert s["ended_by"] == {"time_out": 0.5, "reflex": 0.5, "drop": 0.5}  # two terms in one step count for both
     assert s["time_up_s"]["std"] == pytest.approx(math.sqrt(18.0))  # sample std of (10, 4)
     plan = make_plan({"payload_kg": [5.0]}, NOMINAL)
     report = build_report(plan, {"ppo": {p: eps for p in plan.points}})
