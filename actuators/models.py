@@ -101,6 +101,32 @@ def clip_torque_speed(tau: Array, qd: Array, peak_torque: Array | float, no_load
     return clip(tau, lo, hi)
 
 
+def clip_velocity_limit(tau: Array, qd: Array, velocity_limit: Array | float) -> Array:
+    """The drive's speed limit as a torque cut-off: beyond ``±v_max`` only torque that decelerates passes.
+
+    ``τ' = min(τ, 0)`` if ``q̇ > v_max``;  ``τ' = max(τ, 0)`` if ``q̇ < −v_max``;  ``τ' = τ`` otherwise.
+
+    Why this model: the chain only commands torque (the simulator owns the state, so clamping ``q̇`` would inject
+    momentum the dynamics never produced), and a servo drive in torque mode limits speed the same way, by refusing
+    current that accelerates further past its limit (ODrive's ``enable_torque_mode_vel_limit`` clamps the torque with
+    a proportional ramp; this is its high-gain limit, which needs no extra gain to tune or to destabilize the explicit
+    step). It is passive: it never adds torque, braking stays allowed, and zero torque is always inside, so it
+    composes with :func:`clip_torque_speed` in either order. It does not guarantee ``|q̇| <= v_max`` when external
+    loads (gravity, contacts) drive the joint; with a rate-limited servo it may chatter at the limit, as drives do.
+
+    Args:
+        tau: Torque, N·m.
+        qd: Joint velocity, rad/s.
+        velocity_limit: ``v_max`` > 0, rad/s (``inf``: no limit for that joint).
+
+    Shape:
+        ``tau``, ``qd`` ``(E, J)``; ``velocity_limit`` ``()``, ``(J,)`` or ``(E, J)``; output ``(E, J)``.
+    """
+    v = as_like(velocity_limit, qd)
+    pushing_past = ((qd > v) & (tau > 0)) | ((qd < -v) & (tau < 0))
+    return namespace(tau).where(pushing_past, 0.0 * tau, tau)
+
+
 def friction_torque(
     qd: Array,
     coulomb: Array | float,
