@@ -30,6 +30,16 @@ class JointParams:
         coulomb_friction: ``f_c``, N·m.
         viscous_friction: ``f_v``, N·m·s/rad.
         friction_velocity_scale: ``v_s``, rad/s.
+        velocity_limit: Speed the drive enforces (torque cut-off), rad/s; ``inf``: not enforced.
+        position_filter_hz: Command filter corner on ``q*``, Hz; ``inf``: none.
+        torque_filter_hz: Current-loop bandwidth ``f_c``, Hz; ``inf``: ideal current loop.
+        transmission_stiffness: ``k``, N·m/rad; ``inf``: rigid transmission.
+        transmission_damping: ``c``, N·m·s/rad.
+        backlash: Dead-band half-width ``b``, rad.
+        motor_inertia: ``J_m`` of a compliant transmission, kg·m² (joint side; unused where rigid).
+
+    The last seven fields default to ``None`` (stage off for every joint; the same as the neutral values above), so
+    older callers that build the first seven keep working. :meth:`from_specs` always fills them.
 
     Shape:
         Every field ``(J,)`` or ``(E, J)``, same ``J``, same backend.
@@ -42,12 +52,21 @@ class JointParams:
     coulomb_friction: Array
     viscous_friction: Array
     friction_velocity_scale: Array
+    velocity_limit: Array | None = None
+    position_filter_hz: Array | None = None
+    torque_filter_hz: Array | None = None
+    transmission_stiffness: Array | None = None
+    transmission_damping: Array | None = None
+    backlash: Array | None = None
+    motor_inertia: Array | None = None
 
     def __post_init__(self) -> None:
         n = self.kp.shape[-1]
         backend = is_torch(self.kp)
         for f in fields(self):
             a = getattr(self, f.name)
+            if a is None:
+                continue
             if is_torch(a) != backend:
                 raise ValueError(f"JointParams.{f.name}: mixes numpy and torch arrays")
             if a.ndim not in (1, 2) or a.shape[-1] != n:
@@ -86,6 +105,13 @@ class JointParams:
             "coulomb_friction": [s.coulomb_friction for s in specs],
             "viscous_friction": [s.viscous_friction for s in specs],
             "friction_velocity_scale": [s.friction_velocity_scale for s in specs],
+            "velocity_limit": [s.velocity_limit if s.enforce_velocity_limit else math.inf for s in specs],
+            "position_filter_hz": [_or_inf(s.position_filter_hz) for s in specs],
+            "torque_filter_hz": [_or_inf(s.torque_filter_hz) for s in specs],
+            "transmission_stiffness": [_or_inf(s.transmission_stiffness) for s in specs],
+            "transmission_damping": [s.transmission_damping for s in specs],
+            "backlash": [s.backlash for s in specs],
+            "motor_inertia": [s.transmission_motor_inertia for s in specs],
         }
         if backend == "torch":
             import torch
@@ -101,10 +127,22 @@ class JointParams:
         out = {}
         for f in fields(self):
             a = getattr(self, f.name)
+            if a is None:
+                continue
             shape = (num_envs, self.num_joints)
             out[f.name] = a.expand(shape).clone() if is_torch(a) else np.broadcast_to(a, shape).copy()
         return replace(self, **out)
 
     def to_like(self, ref: Array) -> JointParams:
         """The same parameters in ``ref``'s backend, dtype and device."""
-        return replace(self, **{f.name: as_like(getattr(self, f.name), ref) for f in fields(self)})
+        present = {f.name: a for f in fields(self) if (a := getattr(self, f.name)) is not None}
+        return replace(self, **{name: as_like(a, ref) for name, a in present.items()})
+
+    def active(self, field: str, neutral: float) -> bool:
+        """Whether any joint (or env) sets ``field`` to something other than its neutral (stage-off) value."""
+        a = getattr(self, field)
+        return a is not None and bool((a != neutral).any())
+
+
+def _or_inf(value: float | None) -> float:
+    return math.inf if value is None else value

@@ -12,7 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from realgap.actuators.filters import check_cutoff
 from realgap.actuators.models import explicit_pd_stability_margin
+from realgap.actuators.transmission import elastic_stability_margin
 
 
 def _require(ok: bool, owner: str, field: str, value: object, rule: str) -> None:
@@ -148,6 +150,18 @@ class ActuatorSpec:
         friction_velocity_scale: ``v_s`` of the tanh-smoothed Coulomb term, rad/s, > 0. Its slope ``f_c/v_s`` acts
             as damping at rest and enters the stability check.
         latency_range_s: ``(min, max)`` command latency, s, ``0 <= min <= max``.
+        enforce_velocity_limit: The drive cuts torque that would push ``|q̇|`` further past ``velocity_limit``
+            (:func:`realgap.actuators.models.clip_velocity_limit`); ``False``: the limit is only recorded.
+        position_filter_hz: Corner of the drive's first-order command filter on ``q*``, Hz, > 0; ``None``: none.
+        torque_filter_hz: Current-loop bandwidth ``f_c`` (first-order lag on the torque), Hz, > 0; ``None``: ideal.
+        transmission_stiffness: Torsional stiffness ``k`` between motor and link, N·m/rad, > 0; ``None``: rigid.
+        transmission_damping: ``c`` of the transmission, N·m·s/rad, >= 0 (needs ``transmission_stiffness``).
+        backlash: Half-width ``b`` of the dead band (total play ``2·b``), rad, >= 0 (needs
+            ``transmission_stiffness``: contact of the teeth is resolved as that spring).
+        motor_inertia: Motor-side inertia ``J_m`` of a compliant transmission, kg·m² at the joint side, > 0;
+            ``None``: the reflected inertia. The simulator's armature must then leave it out (counted once).
+        Filter cutoffs (below the Nyquist rate) and the elastic joint's stability need the physics step: see
+        :func:`check_physics_step`.
     """
 
     name: str
@@ -164,6 +178,13 @@ class ActuatorSpec:
     viscous_friction: float = 0.0
     friction_velocity_scale: float = 0.1
     latency_range_s: tuple[float, float] = (0.0, 0.0)
+    enforce_velocity_limit: bool = False
+    position_filter_hz: float | None = None
+    torque_filter_hz: float | None = None
+    transmission_stiffness: float | None = None
+    transmission_damping: float = 0.0
+    backlash: float = 0.0
+    motor_inertia: float | None = None
 
     def __post_init__(self) -> None:
         who = f"ActuatorSpec '{self.name}'"
@@ -179,12 +200,20 @@ class ActuatorSpec:
             "velocity_limit [rad/s]": self.velocity_limit,
             "friction_velocity_scale [rad/s]": self.friction_velocity_scale,
         }
-        if self.no_load_speed is not None:
-            positive["no_load_speed [rad/s]"] = self.no_load_speed
+        optional_positive = {
+            "no_load_speed [rad/s]": self.no_load_speed,
+            "position_filter_hz [Hz]": self.position_filter_hz,
+            "torque_filter_hz [Hz]": self.torque_filter_hz,
+            "transmission_stiffness [N·m/rad]": self.transmission_stiffness,
+            "motor_inertia [kg·m²]": self.motor_inertia,
+        }
+        positive.update({k: v for k, v in optional_positive.items() if v is not None})
         non_negative = {
             "link_inertia [kg·m²]": self.link_inertia,
             "coulomb_friction [N·m]": self.coulomb_friction,
             "viscous_friction [N·m·s/rad]": self.viscous_friction,
+            "transmission_damping [N·m·s/rad]": self.transmission_damping,
+            "backlash [rad]": self.backlash,
         }
         if self.armature is not None:
             non_negative["armature [kg·m²]"] = self.armature
@@ -202,6 +231,20 @@ class ActuatorSpec:
         lo, hi = self.latency_range_s
         _require(_finite(lo) and lo >= 0, who, "latency_range_s min [s]", lo, "must be >= 0")
         _require(_finite(hi) and hi >= lo, who, "latency_range_s max [s]", hi, f"must be >= min ({lo} s)")
+        _require(isinstance(self.enforce_velocity_limit, bool), who, "enforce_velocity_limit",
+                 self.enforce_velocity_limit, "must be a bool")  # fmt: skip
+        if self.transmission_stiffness is None:
+            for field, value in (("transmission_damping [N·m·s/rad]", self.transmission_damping),
+                                 ("backlash [rad]", self.backlash)):  # fmt: skip
+                _require(value == 0, who, field, value, "needs transmission_stiffness (a rigid transmission has none)")
+            _require(self.motor_inertia is None, who, "motor_inertia [kg·m²]", self.motor_inertia,
+                     "needs transmission_stiffness (a rigid joint's rotor is the armature)")  # fmt: skip
+        else:
+            _require(self.transmission_motor_inertia > 0, who, "motor inertia [kg·m²]",
+                     self.transmission_motor_inertia, "must be > 0 for a compliant transmission (motor_inertia or "
+                     "the reflected inertia)")  # fmt: skip
+            _require(self.link_inertia > 0, who, "link_inertia [kg·m²]", self.link_inertia, "must be > 0 with "
+                     "transmission_stiffness (it bounds the resonance for the stability check)")  # fmt: skip
         if isinstance(self.gains, BandwidthGains):
             j = self.reflected_inertia if self.gains.inertia == "reflected" else self.total_inertia
             _require(j > 0, who, f"{self.gains.inertia} inertia [kg·m²]", j, "must be > 0 to derive gains from a "
@@ -216,6 +259,11 @@ class ActuatorSpec:
     def total_inertia(self) -> float:
         """``reflected_inertia + link_inertia``, kg·m²: the smallest inertia the joint can present."""
         return self.reflected_inertia + self.link_inertia
+
+    @property
+    def transmission_motor_inertia(self) -> float:
+        """``J_m`` of a compliant transmission: :attr:`motor_inertia`, else :attr:`reflected_inertia`, kg·m²."""
+        return self.reflected_inertia if self.motor_inertia is None else self.motor_inertia
 
     @property
     def pd_gains(self) -> PDGains:
@@ -280,6 +328,34 @@ def check_explicit_stability(specs: Sequence[ActuatorSpec], dt: float, *, includ
             + ". Need (kp·dt² + 2·(kd + f_c/v_s + f_v)·dt) / (4·J) < 1: lower kd, raise friction_velocity_scale, "
             "use a smaller dt or implicit PD."
         )  # fmt: skip
+
+
+def check_physics_step(specs: Sequence[ActuatorSpec], dt: float) -> None:
+    """Refuse stages the physics step ``dt`` (s) cannot represent, naming the spec, the field, the value and the limit.
+
+    - ``position_filter_hz``, ``torque_filter_hz``: below the Nyquist rate ``1/(2·dt)``.
+    - ``transmission_stiffness``: the engaged two-mass joint integrated explicitly must be stable,
+      ``(k·dt² + 2·c·dt)/(4·μ) < 1`` with ``μ = J_m·J_l/(J_m + J_l)`` and ``J_l`` = :attr:`ActuatorSpec.link_inertia`
+      (the lower bound: a lighter link resonates higher). For ``c = 0`` this is ``dt < 2/ω_n``.
+    """
+    for s in specs:
+        who = f"ActuatorSpec '{s.name}'"
+        for field in ("position_filter_hz", "torque_filter_hz"):
+            if getattr(s, field) is not None:
+                check_cutoff(getattr(s, field), dt, who, field)
+        if s.transmission_stiffness is not None:
+            k, c = s.transmission_stiffness, s.transmission_damping
+            jm, jl = s.transmission_motor_inertia, s.link_inertia
+            margin = float(elastic_stability_margin(k, c, jm, jl, dt))
+            if margin >= 1.0:
+                reduced = jm * jl / (jm + jl)
+                k_max = (4.0 * reduced - 2.0 * c * dt) / dt**2
+                need = f"k < {k_max:.4g} N·m/rad" if k_max > 0 else f"transmission_damping < {2 * reduced / dt:.4g}"
+                raise ValueError(
+                    f"{who}: transmission_stiffness [N·m/rad] {k!r} makes the explicit elastic joint unstable at "
+                    f"dt = {dt} s: (k·dt² + 2·c·dt)/(4·μ) = {margin:.3f} >= 1 with c = {c}, μ = J_m·J_l/(J_m + J_l) = "
+                    f"{reduced:.4g} kg·m²; need {need} (or a smaller dt, a heavier link)"
+                )
 
 
 def resolve_joint_specs(joint_names: Sequence[str], actuators: Mapping[str, ActuatorSpec]) -> list[ActuatorSpec]:

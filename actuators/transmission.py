@@ -194,19 +194,18 @@ class ElasticTransmission:
             ``tau_motor``, ``q``, ``qd`` ``(E, J)``; output ``(E, J)``.
         """
         xp = namespace(q)
-        k, b = as_like(stiffness, q), as_like(backlash, q)
+        k, b, zero = as_like(stiffness, q), as_like(backlash, q), 0.0 * q
         elastic = xp.isfinite(k)
-        k = xp.where(elastic, k, 0.0 * k)  # rigid joints: no spring (and no inf·0)
-        c = xp.where(elastic, as_like(damping, q), 0.0 * k)
-        inv_jm = xp.where(elastic, 1.0 / xp.where(elastic, as_like(motor_inertia, q), 1.0 + 0.0 * k), 0.0 * k)
+        k = xp.where(elastic, k, zero)  # rigid joints: no spring (and no inf·0)
+        c = xp.where(elastic, as_like(damping, q), zero)
+        inv_jm = xp.where(elastic, 1.0 / xp.where(elastic, as_like(motor_inertia, q), zero + 1.0), zero)
         if self.motor_position is None or tuple(self.motor_position.shape) != tuple(q.shape):
             self.motor_position, self.motor_velocity = q * 1, qd * 1
             self._fresh = zeros_like_shape((self.num_envs,), q, integer=True) == 0
             self._any_fresh = True
         if self._any_fresh:  # static equilibrium with this step's motor torque
             fresh = self._fresh.reshape(-1, 1)
-            k_safe = xp.where(elastic, k, 1.0 + 0.0 * k)
-            delta0 = xp.where(elastic, tau_motor / k_safe + b * xp.sign(tau_motor), 0.0 * q)
+            delta0 = xp.where(elastic, tau_motor / xp.where(elastic, k, zero + 1.0) + b * xp.sign(tau_motor), zero)
             self.motor_position = xp.where(fresh, q + delta0, self.motor_position)
             self.motor_velocity = xp.where(fresh, qd, self.motor_velocity)
             self._fresh[:] = False

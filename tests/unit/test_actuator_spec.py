@@ -11,6 +11,7 @@ from realgap.actuators import (
     Gearbox,
     PDGains,
     check_explicit_stability,
+    check_physics_step,
     resolve_joint_specs,
 )
 
@@ -146,3 +147,68 @@ def test_resolve_joint_specs():
         resolve_joint_specs(["neck"], {"legs": legs})
     with pytest.raises(ValueError, match="'l_knee' matches 2"):
         resolve_joint_specs(["l_knee"], {"legs": legs, "all": _spec(name="all", joint_names_expr=(".*",))})
+
+
+# --- optional stages: speed limit, filters, compliant transmission with backlash ----------------------------------
+
+_STAGES = dict(
+    enforce_velocity_limit=True,
+    position_filter_hz=30.0,
+    torque_filter_hz=80.0,
+    transmission_stiffness=400.0,
+    transmission_damping=0.5,
+    backlash=0.005,
+    motor_inertia=0.015,
+    link_inertia=0.1,
+)
+
+
+@pytest.mark.unit
+def test_stage_fields_round_trip_and_default_off():
+    s = _spec(**_STAGES)
+    assert ActuatorSpec.from_dict(s.to_dict()) == s
+    plain = _spec()
+    assert (plain.enforce_velocity_limit, plain.torque_filter_hz, plain.transmission_stiffness) == (False, None, None)
+    assert plain.backlash == 0.0
+    legacy = {k: v for k, v in plain.to_dict().items() if k not in _STAGES or k == "link_inertia"}
+    assert ActuatorSpec.from_dict(legacy) == plain  # dicts written before these fields still load
+    # J_m defaults to the reflected inertia (0.02 kg·m²) when the transmission is compliant
+    assert _spec(transmission_stiffness=400.0, link_inertia=0.1).transmission_motor_inertia == pytest.approx(0.02)
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(
+    ("overrides", "field"),
+    [
+        (dict(backlash=-0.001, transmission_stiffness=400.0, link_inertia=0.1), r"backlash \[rad\] must be >= 0"),
+        (dict(backlash=math.nan, transmission_stiffness=400.0, link_inertia=0.1), r"backlash \[rad\]"),
+        (dict(backlash=0.01), r"backlash \[rad\] needs transmission_stiffness"),
+        (dict(transmission_damping=1.0), r"transmission_damping .* needs transmission_stiffness"),
+        (dict(motor_inertia=0.01), r"motor_inertia .* needs transmission_stiffness"),
+        (dict(transmission_stiffness=-5.0, link_inertia=0.1), r"transmission_stiffness \[N·m/rad\] must be > 0"),
+        (dict(transmission_stiffness=math.inf, link_inertia=0.1), r"transmission_stiffness"),
+        (dict(transmission_stiffness=400.0), r"link_inertia \[kg·m²\] must be > 0 with transmission_stiffness"),
+        (dict(transmission_stiffness=400.0, link_inertia=0.1, transmission_damping=-1.0), r"transmission_damping"),
+        (dict(transmission_stiffness=400.0, link_inertia=0.1, motor_inertia=0.0), r"motor_inertia \[kg·m²\]"),
+        (dict(torque_filter_hz=0.0), r"torque_filter_hz \[Hz\] must be > 0"),
+        (dict(position_filter_hz=math.inf), r"position_filter_hz \[Hz\] must be > 0"),
+        (dict(enforce_velocity_limit=1), r"enforce_velocity_limit must be a bool"),
+    ],
+)
+def test_bad_stage_fields_raise_naming_field(overrides, field):
+    with pytest.raises(ValueError, match=field):
+        _spec(**overrides)
+
+
+@pytest.mark.unit
+def test_check_physics_step_refuses_nyquist_and_unstable_stiffness():
+    # dt = 5 ms: Nyquist 100 Hz. μ = J_m·J_l/(J_m + J_l) = 0.015·0.1/0.115 = 0.013043 kg·m²; with c = 0.5:
+    # k_max = (4μ − 2·c·dt)/dt² = (0.052174 − 0.005)/2.5e-5 = 1886.96 N·m/rad; 400 passes (margin 0.212).
+    check_physics_step([_spec(**_STAGES)], 5e-3)
+    with pytest.raises(ValueError, match=r"'test': torque_filter_hz \[Hz\] .* 100 Hz .* got 100.0"):
+        check_physics_step([_spec(**{**_STAGES, "torque_filter_hz": 100.0})], 5e-3)
+    with pytest.raises(ValueError, match=r"'test': position_filter_hz \[Hz\] .* got 150.0"):
+        check_physics_step([_spec(**{**_STAGES, "position_filter_hz": 150.0})], 5e-3)
+    with pytest.raises(ValueError, match=r"transmission_stiffness \[N·m/rad\] 2000.0 .* need k < 1887 N·m/rad"):
+        check_physics_step([_spec(**{**_STAGES, "transmission_stiffness": 2000.0})], 5e-3)
+    check_physics_step([_spec(**{**_STAGES, "transmission_stiffness": 1880.0})], 5e-3)
