@@ -23,11 +23,20 @@ import datetime
 import json
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 SCRIPTS = Path(__file__).resolve().parent
+_PRINT = threading.Lock()
+
+
+def say(text: str) -> None:
+    """Print one whole line; the worker threads and the main thread's progress share stdout, one line at a time."""
+    with _PRINT:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -64,11 +73,11 @@ def run(cmd: list[str], log: Path, tag: str, forward_s: float = 30.0) -> tuple[s
             if line.startswith(("[realgap] train ", "[realgap] evaluate ")):
                 pending = line.rstrip()
                 if time.perf_counter() - last_forward >= forward_s:
-                    print(f"[realgap] {tag} | {pending.removeprefix('[realgap] ')}", flush=True)
+                    say(f"[realgap] {tag} | {pending.removeprefix('[realgap] ')}")
                     last_forward, pending = time.perf_counter(), None
         proc.wait()
     if pending:
-        print(f"[realgap] {tag} | {pending.removeprefix('[realgap] ')}", flush=True)
+        say(f"[realgap] {tag} | {pending.removeprefix('[realgap] ')}")
     if proc.returncode != 0:
         tail = "".join(lines)[-2000:]
         raise RuntimeError(f"{' '.join(cmd[1:3])} failed (exit {proc.returncode}), log {log}:\n{tail}")
@@ -106,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def train_and_evaluate(space: str, seed: int) -> compare.RunResult:
         tag = f"{space}_s{seed}"
-        print(f"[realgap] train {tag}: {args.max_iterations} it x {args.num_envs} envs", flush=True)
+        say(f"[realgap] train {tag}: {args.max_iterations} it x {args.num_envs} envs")
         stdout, train_s = run([sys.executable, str(SCRIPTS / "train.py"), "--task", ACTION_SPACE_IDS[space],
                                "--num_envs", str(args.num_envs), "--max_iterations", str(args.max_iterations),
                                "--seed", str(seed), "--log_root", str(out / "runs"), "--run_name", tag,
@@ -115,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
                               out / "logs" / f"train_{tag}.log", tag)  # fmt: skip
         run_dir = Path(next(line for line in reversed(stdout.splitlines()) if "[realgap] done:" in line)
                        .split("done:", 1)[1].strip())  # fmt: skip
-        print(f"[realgap] evaluate {tag} ({train_s:.0f} s of training)", flush=True)
+        say(f"[realgap] evaluate {tag} ({train_s:.0f} s of training)")
         cmd = [sys.executable, str(SCRIPTS / "evaluate.py"), "--checkpoint", str(run_dir), "--label", tag,
                "--factors", ",".join(factors), "--heatmap", "none", "--episodes", str(args.episodes),
                "--num_envs", str(args.eval_envs), "--seed", str(seed), "--device", args.device,
@@ -136,7 +145,8 @@ def main(argv: list[str] | None = None) -> int:
         done = {}
         for future in as_completed(futures):
             done[futures[future]] = future.result()
-            progress.update(1, finished=f"{futures[future][0]}_s{futures[future][1]}")
+            with _PRINT:  # its line must not land inside a worker's line
+                progress.update(1, finished=f"{futures[future][0]}_s{futures[future][1]}")
     results = [done[job] for job in jobs]
 
     rows = compare.table_rows(results)
