@@ -4,8 +4,12 @@ Everything PPO stays in rsl-rl-lib; this subclass only changes how state reaches
 
 - ``save`` writes to a temporary file in the same folder and renames it into place (``os.replace`` is atomic on
   POSIX), so a run killed mid-write leaves the previous checkpoint intact and never a truncated one. Checkpoints also
-  carry the RNG states (python, numpy, torch).
-- ``load`` restores them and continues *after* the saved iteration (rsl-rl alone re-runs the saved iteration).
+  carry the RNG states (python, numpy, torch CPU and CUDA) and the run's seed and command line; beside the newest
+  checkpoint, ``model_<it>.env.pt`` holds the env's whole state (:mod:`realgap.envs.run.snapshot`: bodies mid-episode,
+  solver warm start, delay buffers, event timers, DR generators, term and logger buffers).
+- ``load`` restores them and continues *after* the saved iteration (rsl-rl alone re-runs the saved iteration); with the
+  env state beside the checkpoint the continuation is exact: the same losses and episode statistics as an
+  uninterrupted run with the same seed (single process; a multi-process run resumes from freshly reset envs).
 - every iteration appends one row to ``progress.csv`` (mean reward, episode length, task metrics) and prints a
   one-line summary beside rsl-rl's block.
 """
@@ -17,6 +21,7 @@ import math
 import os
 import random
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -34,13 +39,39 @@ PROGRESS_PREFIXES = ("Curriculum/",)
 
 
 def _rng_state() -> dict[str, Any]:
-    return {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+    state = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
 
 
 def _set_rng_state(state: dict[str, Any]) -> None:
     random.setstate(state["python"])
     np.random.set_state(state["numpy"])
     torch.set_rng_state(state["torch"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def env_state_path(checkpoint: str | Path) -> Path:
+    """Where the env state saved with ``checkpoint`` lives: ``model_<it>.env.pt`` beside ``model_<it>.pt``."""
+    checkpoint = Path(checkpoint)
+    return checkpoint.with_name(checkpoint.stem + ".env.pt")
+
+
+def _atomic_save(obj: Any, path: str | Path) -> None:
+    """``torch.save`` to a temporary file in the same folder, fsync'd, then renamed into place."""
+    folder = os.path.dirname(path) or "."
+    fd, tmp = tempfile.mkstemp(prefix=".tmp_", suffix=".pt", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            torch.save(obj, fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
 
 
 class _BudgetReached(Exception):
@@ -115,21 +146,19 @@ class RealgapRunner(OnPolicyRunner):
 
     # -- checkpoints -------------------------------------------------------------------------------------------
     def save(self, path: str, infos: dict | None = None) -> None:
-        """Write the checkpoint atomically: temporary file in the same folder, then ``os.replace``."""
+        """Write the checkpoint atomically (temporary file in the same folder, then ``os.replace``), then the env's
+        state beside it (single process), removing the env state of older checkpoints."""
         saved = self.alg.save()
         saved["iter"] = self.current_learning_iteration
-        saved["infos"] = (infos or {}) | {"rng": _rng_state()}
-        folder = os.path.dirname(path) or "."
-        fd, tmp = tempfile.mkstemp(prefix=".tmp_", suffix=".pt", dir=folder)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                torch.save(saved, fh)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.remove(tmp)
+        saved["infos"] = (infos or {}) | {"rng": _rng_state(), "run": {"seed": self.cfg.get("seed"), "argv": sys.argv}}
+        _atomic_save(saved, path)
+        if not self.is_distributed:
+            from realgap.envs.run.snapshot import capture_env
+
+            _atomic_save(capture_env(self.env, self), env_state_path(path))
+            for old in Path(path).parent.glob("model_*.env.pt"):
+                if old != env_state_path(path):
+                    old.unlink(missing_ok=True)
         self.logger.save_model(path, self.current_learning_iteration)
 
     def load(self, path: str, load_cfg: dict | None = None, strict: bool = True, map_location: str | None = None,
@@ -151,10 +180,25 @@ class RealgapRunner(OnPolicyRunner):
         self.alg.load(loaded, load_cfg, strict)
         self.current_learning_iteration = int(loaded["iter"]) + 1
         infos = loaded.get("infos") or {}
+        if resume:
+            self._restore_env(Path(path))
         if resume and "rng" in infos:
             _set_rng_state(infos["rng"])
         self._trim_progress()
         return infos
+
+    def _restore_env(self, checkpoint: Path) -> None:
+        """Put the env back in the state it had when ``checkpoint`` was written, if that state was saved."""
+        from realgap.envs.run.snapshot import restore_env
+
+        state = env_state_path(checkpoint)
+        if self.is_distributed or not state.is_file():
+            why = "a multi-process run" if self.is_distributed else f"no {state.name} beside it (not the newest)"
+            print(f"[realgap] resuming from {checkpoint.name}: {why}, so the envs start from a reset (the "
+                  "continuation is not exact)", flush=True)  # fmt: skip
+            return
+        count = restore_env(self.env, torch.load(state, weights_only=False, map_location="cpu"), self)
+        print(f"[realgap] env state restored from {state.name} ({count} values): an exact continuation", flush=True)
 
     def _trim_progress(self) -> None:
         """Drop progress rows of iterations after the checkpoint (a killed run may have logged past its last save)."""

@@ -1,5 +1,7 @@
 """Slow tier, reliability: a training run killed with SIGKILL resumes from its last checkpoint and continues with the
-next iteration; the same seed on the CPU gives the same first iterations (metrics and weights)."""
+next iteration; the same seed on the CPU gives the same first iterations (metrics and weights); a run stopped and
+resumed from its newest checkpoint continues exactly as the uninterrupted run (losses, rewards, episode statistics,
+weights)."""
 
 import csv
 import json
@@ -36,10 +38,13 @@ def test_kill_9_then_resume_continues(tmp_path):
     finally:
         proc.wait(timeout=60)
     (run,) = list((runs / "balance_g1").iterdir())
-    saved = sorted(int(p.stem.split("_")[1]) for p in run.glob("model_*.pt"))
-    last = saved[-1]
-    for p in run.glob("model_*.pt"):  # every checkpoint on disk is complete (atomic writes)
+    from realgap.envs.run.run_dir import CHECKPOINT_RE
+
+    checkpoints = [p for p in run.iterdir() if CHECKPOINT_RE.search(p.name)]
+    last = max(int(CHECKPOINT_RE.search(p.name).group(1)) for p in checkpoints)
+    for p in checkpoints:  # every checkpoint on disk is complete (atomic writes)
         assert "iter" in torch.load(p, weights_only=False, map_location="cpu")
+    assert [p.name for p in run.glob("*.env.pt")] == [f"model_{last}.env.pt"]  # env state: the newest only
 
     out = subprocess.run([*TRAIN, "--resume", str(run), "--max_iterations", str(last + 3)], cwd=tmp_path,
                          capture_output=True, text=True, timeout=900)  # fmt: skip
@@ -68,3 +73,48 @@ def test_same_seed_same_first_iterations(tmp_path):
     assert weights[0].keys() == weights[1].keys()
     for name in weights[0]:
         assert torch.equal(weights[0][name], weights[1][name]), name
+
+
+def _rows(run: Path) -> list[dict[str, str]]:
+    return [{k: v for k, v in r.items() if not k.endswith("_s")} for r in csv.DictReader(open(run / "progress.csv"))]
+
+
+def test_resume_is_exact(tmp_path):
+    """Stopped after iteration 1 and resumed, a run's iterations 2 and 3 equal those of the same run uninterrupted:
+    every logged metric (rewards, episode lengths, survival, push statistics; timings excluded) and every weight."""
+    common = ["--seed", "5", "--save_interval", "2"]
+    whole = subprocess.run([*TRAIN, *common, "--max_iterations", "4", "--log_root", str(tmp_path / "whole")],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=900)  # fmt: skip
+    assert whole.returncode == 0, whole.stderr[-3000:]
+    first = subprocess.run([*TRAIN, *common, "--max_iterations", "2", "--log_root", str(tmp_path / "parts")],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=900)  # fmt: skip
+    assert first.returncode == 0, first.stderr[-3000:]
+    (run,) = list((tmp_path / "parts" / "balance_g1").iterdir())
+    rest = subprocess.run([*TRAIN, "--resume", str(run), "--max_iterations", "4"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=900)  # fmt: skip
+    assert rest.returncode == 0, rest.stderr[-3000:]
+    assert "an exact continuation" in rest.stdout
+    (ref,) = list((tmp_path / "whole" / "balance_g1").iterdir())
+    a, b = _rows(ref), _rows(run)
+    assert [r["iteration"] for r in b] == ["0", "1", "2", "3"]
+    assert a == b  # iterations 2 and 3 after the resume included
+    assert float(a[3]["mean_episode_length"]) > 0  # episodes ended after the resume: the statistics are not empty
+    wa = torch.load(ref / "model_3.pt", weights_only=False, map_location="cpu")
+    wb = torch.load(run / "model_3.pt", weights_only=False, map_location="cpu")
+    for part in ("actor_state_dict", "critic_state_dict"):
+        for name in wa[part]:
+            assert torch.equal(wa[part][name], wb[part][name]), f"{part}.{name}"
+
+
+def test_resume_from_an_older_checkpoint_says_it_is_not_exact(tmp_path):
+    """Only the newest checkpoint carries the env state; resuming an older one says so and still continues."""
+    out = subprocess.run([*TRAIN, "--seed", "5", "--save_interval", "1", "--max_iterations", "2", "--log_root",
+                          str(tmp_path)], cwd=tmp_path, capture_output=True, text=True, timeout=900)  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    (run,) = list((tmp_path / "balance_g1").iterdir())
+    assert not (run / "model_0.env.pt").exists() and (run / "model_1.env.pt").is_file()
+    (run / "model_1.pt").unlink()
+    rest = subprocess.run([*TRAIN, "--resume", str(run), "--max_iterations", "3"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=900)  # fmt: skip
+    assert rest.returncode == 0, rest.stderr[-3000:]
+    assert "no model_0.env.pt beside it" in rest.stdout and "not exact" in rest.stdout
