@@ -23,6 +23,7 @@ import json
 import os
 import shutil
 import tempfile
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,7 +133,9 @@ def _export_torchscript(runner: Any, meta: PolicyMetadata, folder: Path) -> Path
     import torch
 
     runner.export_policy_to_jit(str(folder), "raw.pt")
-    module = torch.jit.load(str(folder / "raw.pt"), map_location="cpu")
+    with warnings.catch_warnings():  # torch 2.11 deprecates TorchScript; rsl-rl still exports it for libtorch users
+        warnings.filterwarnings("ignore", message=r"`torch\.jit\.load` is deprecated", category=DeprecationWarning)
+        module = torch.jit.load(str(folder / "raw.pt"), map_location="cpu")
     path = folder / TORCHSCRIPT_FILE
     torch.jit.save(module, str(path), _extra_files={f"{ONNX_METADATA_KEY}.json": checked_json(meta)})
     (folder / "raw.pt").unlink()
