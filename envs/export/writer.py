@@ -129,13 +129,21 @@ def _export_onnx(runner: Any, meta: PolicyMetadata, folder: Path) -> Path:
     return path
 
 
+def _load_torchscript(path: Path) -> Any:
+    """``torch.jit.load`` on the CPU. torch 2.11 deprecates TorchScript; rsl-rl still exports it (the libtorch
+    deployment format), so realgap reads it back without the warning."""
+    import torch
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"`torch\.jit\.load` is deprecated", category=DeprecationWarning)
+        return torch.jit.load(str(path), map_location="cpu")
+
+
 def _export_torchscript(runner: Any, meta: PolicyMetadata, folder: Path) -> Path:
     import torch
 
     runner.export_policy_to_jit(str(folder), "raw.pt")
-    with warnings.catch_warnings():  # torch 2.11 deprecates TorchScript; rsl-rl still exports it for libtorch users
-        warnings.filterwarnings("ignore", message=r"`torch\.jit\.load` is deprecated", category=DeprecationWarning)
-        module = torch.jit.load(str(folder / "raw.pt"), map_location="cpu")
+    module = _load_torchscript(folder / "raw.pt")
     path = folder / TORCHSCRIPT_FILE
     torch.jit.save(module, str(path), _extra_files={f"{ONNX_METADATA_KEY}.json": checked_json(meta)})
     (folder / "raw.pt").unlink()
@@ -154,7 +162,7 @@ def compare_onnx_torch(folder: str | Path, obs: np.ndarray) -> float:
     folder = Path(folder)
     session = ort.InferenceSession(str(folder / ONNX_FILE), providers=["CPUExecutionProvider"])
     name = session.get_inputs()[0].name
-    module = torch.jit.load(str(folder / TORCHSCRIPT_FILE), map_location="cpu")
+    module = _load_torchscript(folder / TORCHSCRIPT_FILE)
     worst = 0.0
     with torch.inference_mode():
         for row in np.asarray(obs, dtype=np.float32):
