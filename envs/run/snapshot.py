@@ -122,15 +122,13 @@ def restore(roots: dict[str, Any], saved: dict[str, Any]) -> int:
             if new is not None:
                 value.assign(new)
         elif isinstance(value, torch.Tensor | np.ndarray):
+            new = new.to(value.device) if isinstance(value, torch.Tensor) else new
             if tuple(new.shape) == tuple(value.shape):
-                if isinstance(value, torch.Tensor):
-                    value.copy_(new.to(value.device))
-                else:
-                    value[...] = new
+                value[...] = new
             elif isinstance(container, dict | list):  # a buffer the code re-assigns (not in place) as it runs
-                container[key] = new.to(value.device) if isinstance(value, torch.Tensor) else new
+                container[key] = new
             elif not isinstance(container, tuple):
-                object.__setattr__(container, key, new.to(value.device) if isinstance(value, torch.Tensor) else new)
+                object.__setattr__(container, key, new)
         elif isinstance(value, torch.Generator):
             value.set_state(new["generator_state"])
         elif isinstance(value, deque):

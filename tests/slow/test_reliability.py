@@ -24,6 +24,11 @@ def _iterations(run: Path) -> list[int]:
     return [int(r["iteration"]) for r in csv.DictReader(open(run / "progress.csv"))]
 
 
+def _rows(run: Path) -> list[dict[str, str]]:
+    """Every logged metric of every iteration, timings (``*_s``) excluded."""
+    return [{k: v for k, v in r.items() if not k.endswith("_s")} for r in csv.DictReader(open(run / "progress.csv"))]
+
+
 def test_kill_9_then_resume_continues(tmp_path):
     runs = tmp_path / "runs"
     proc = subprocess.Popen([*TRAIN, "--max_iterations", "200", "--save_interval", "1", "--seed", "4",
@@ -65,18 +70,12 @@ def test_same_seed_same_first_iterations(tmp_path):
                              cwd=tmp_path, capture_output=True, text=True, timeout=900)  # fmt: skip
         assert out.returncode == 0, out.stderr[-3000:]
         (run,) = list((tmp_path / name / "balance_g1").iterdir())
-        rows.append(
-            [{k: v for k, v in r.items() if not k.endswith("_s")} for r in csv.DictReader(open(run / "progress.csv"))]
-        )
+        rows.append(_rows(run))  # rewards, episode lengths, task metrics (timings excluded)
         weights.append(torch.load(run / "model_1.pt", weights_only=False, map_location="cpu")["actor_state_dict"])
     assert rows[0] == rows[1]  # rewards, episode lengths, task metrics (timings excluded)
     assert weights[0].keys() == weights[1].keys()
     for name in weights[0]:
         assert torch.equal(weights[0][name], weights[1][name]), name
-
-
-def _rows(run: Path) -> list[dict[str, str]]:
-    return [{k: v for k, v in r.items() if not k.endswith("_s")} for r in csv.DictReader(open(run / "progress.csv"))]
 
 
 def test_resume_is_exact(tmp_path):
