@@ -8,11 +8,11 @@ finger PD). What the policy commands and what the chain does with it:
 =====================  ========================  ============================================================
 name                   policy output (arm)       low-level actuator model
 =====================  ========================  ============================================================
-``joint_pos``          q* = q_default + 0.5·a    τ = Kp·(q* − q) − Kd·q̇                (datasheet PD)
+``joint_pos``          q* = q_default + 0.5·a    s = rate-limited q*; τ = Kp·(s − q) − Kd·q̇   (datasheet PD)
 ``joint_pos_delta``    q*_k = q*_{k−1} + 0.05·a  τ = Kp·(q* − q) − Kd·q̇   (target integrated, clipped to limits)
 ``joint_vel``          q̇* = 1.0·a (rad/s)        τ = Kd·(q̇* − q̇) + g(q)           (Kp = 0, velocity servo)
 ``joint_torque``       τ_a = τ_scale·a (N·m)     τ = τ_a + g(q)                    (Kp = Kd = 0, torque pass-through)
-``joint_pd_gravity``   q* = q_default + 0.5·a    τ = Kp·(q* − q) − Kd·q̇ + g(q)           (PD + gravity comp.)
+``joint_pd_gravity``   q* = q_default + 0.5·a    s = rate-limited q*; τ = Kp·(s − q) − Kd·q̇ + g(q)
 ``ee_pose_delta``      Δx (m), Δθ (rad) of TCP   differential IK (DLS) → q* → τ = Kp·(q* − q) − Kd·q̇ + g(q)
 =====================  ========================  ============================================================
 
@@ -53,7 +53,9 @@ from isaaclab.envs.mdp.actions.joint_actions import (
 from isaaclab.envs.mdp.actions.task_space_actions import DifferentialInverseKinematicsAction
 from isaaclab.managers import ActionTermCfg
 from isaaclab.utils import configclass
+from isaaclab.utils import string as string_utils
 
+from realgap.actuators.motion import check_limits, limit_rate
 from realgap.actuators.spec import ActuatorSpec, PDGains
 from realgap.envs.robots.panda import (
     PANDA_ACTUATORS,
@@ -134,7 +136,65 @@ def _gravity_fn(
     raise ValueError(f"gravity_source must be 'torch', 'pinocchio' or 'simulator', got {source!r}")
 
 
-class JointPositionGravityAction(JointPositionAction):
+class RateLimitedJointPositionAction(JointPositionAction):
+    """Absolute joint position targets through the interface's motion generator (:mod:`realgap.actuators.motion`).
+
+    The policy's target ``q*`` (once per policy step) is followed every physics step by a setpoint whose velocity and
+    acceleration stay within ``cfg.max_velocity`` / ``cfg.max_acceleration`` (libfranka's ``limitRate``, on by default
+    on the real arm); the PD tracks the setpoint. After a reset the setpoint starts at rest at the measured joint
+    position. ``max_velocity = None``: no motion generator, the target goes to the PD as is.
+    """
+
+    cfg: RateLimitedJointPositionActionCfg
+
+    def __init__(self, cfg: RateLimitedJointPositionActionCfg, env: ManagerBasedEnv) -> None:
+        super().__init__(cfg, env)
+        self._limited = cfg.max_velocity is not None
+        if not self._limited:
+            return
+        self._v_max = self._per_joint(cfg.max_velocity, "max_velocity")
+        self._a_max = self._per_joint(cfg.max_acceleration, "max_acceleration")
+        check_limits(self._v_max, self._a_max, f"{type(self).__name__} on {self._joint_names}")
+        self._dt = env.physics_dt
+        self._setpoint = self._asset.data.default_joint_pos.torch[:, self._joint_ids].clone()
+        self._velocity = torch.zeros_like(self._setpoint)
+        self._reset_mask = torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
+
+    def _per_joint(self, value: float | dict[str, float] | None, field: str) -> torch.Tensor:
+        """A per-joint ``(1, J)`` tensor from a float or a {joint regex: value} dict (every joint must match)."""
+        if value is None:
+            raise ValueError(f"{type(self).__name__}: {field} is required with max_velocity")
+        if isinstance(value, int | float):
+            return torch.full((1, self.action_dim), float(value), device=self.device)
+        ids, _, values = string_utils.resolve_matching_names_values(value, self._joint_names, preserve_order=True)
+        if len(ids) != self.action_dim:
+            missing = sorted(set(self._joint_names) - {self._joint_names[i] for i in ids})
+            raise ValueError(f"{type(self).__name__}: {field} does not cover joints {missing}")
+        out = torch.empty((1, self.action_dim), device=self.device)
+        out[0, ids] = torch.tensor(values, device=self.device)
+        return out
+
+    def apply_actions(self) -> None:
+        if not self._limited:
+            super().apply_actions()
+            return
+        q = self._asset.data.joint_pos.torch[:, self._joint_ids]
+        fresh = self._reset_mask[:, None]  # an episode's setpoint starts at rest where the arm is
+        self._setpoint = torch.where(fresh, q, self._setpoint)
+        self._velocity = torch.where(fresh, torch.zeros_like(self._velocity), self._velocity)
+        self._reset_mask[:] = False
+        self._setpoint, self._velocity = limit_rate(
+            self._setpoint, self._velocity, self.processed_actions, self._v_max, self._a_max, self._dt
+        )
+        self._asset.actuators.target_command.set_position_index(value=self._setpoint, joint_ids=self._joint_ids)
+
+    def reset(self, env_ids: Sequence[int] | None = None) -> None:
+        super().reset(env_ids)
+        if self._limited:
+            self._reset_mask[slice(None) if env_ids is None else env_ids] = True
+
+
+class JointPositionGravityAction(RateLimitedJointPositionAction):
     """Joint position targets plus gravity feed-forward: τ = Kp·(q* − q) − Kd·q̇ + g(q)."""
 
     cfg: JointPositionGravityActionCfg
@@ -228,7 +288,16 @@ class JointPositionDeltaAction(JointAction):
 
 
 @configclass
-class JointPositionGravityActionCfg(JointPositionActionCfg):
+class RateLimitedJointPositionActionCfg(JointPositionActionCfg):
+    class_type: type = RateLimitedJointPositionAction
+    max_velocity: float | dict[str, float] | None = None
+    """Setpoint velocity limit, rad/s (a float or {joint regex: value}); ``None``: no motion generator."""
+    max_acceleration: float | dict[str, float] | None = None
+    """Setpoint acceleration limit, rad/s² (required with ``max_velocity``)."""
+
+
+@configclass
+class JointPositionGravityActionCfg(RateLimitedJointPositionActionCfg):
     class_type: type = JointPositionGravityAction
     gravity_source: str = "torch"
     """``"torch"`` (nominal robot model, batched on the env's device), ``"pinocchio"`` (the same model, one RNEA per
@@ -284,6 +353,20 @@ TORQUE_SCALE = {"joint[1-4]": 10.0, "joint[5-7]": 1.5}
 # (5 rad/s per unit, twice the Cartesian limit) exploration tripped the joint-speed reflex in 22 % of the episodes and a
 # policy trained without the reflex tripped it in every Play episode (measured).
 IK_SCALE = (0.01, 0.01, 0.01, 0.02, 0.02, 0.02)
+# Motion generator of the absolute position interfaces (libfranka's limitRate, on by default on the real arm): the
+# setpoint's velocity at 90 % of the joint-speed reflex limits (2.175 / 2.61 rad/s; the margin absorbs the PD's
+# tracking overshoot) and libfranka's joint acceleration limits. Without it the absolute targets had to explore with
+# 0.025 rad of noise to stay clear of the reflex and never touched the cube (docs/results/compare_actions/).
+SETPOINT_MAX_VELOCITY = {"(panda_)?joint[1-4]": 0.9 * 2.175, "(panda_)?joint[5-7]": 0.9 * 2.61}
+SETPOINT_MAX_ACCELERATION = {
+    "(panda_)?joint1": 15.0,
+    "(panda_)?joint2": 7.5,
+    "(panda_)?joint3": 10.0,
+    "(panda_)?joint4": 12.5,
+    "(panda_)?joint5": 15.0,
+    "(panda_)?joint[67]": 20.0,
+}
+_LIMITED = "setpoint rate-limited to 0.9 × the reflex speed and libfranka's accelerations (limitRate)"
 
 
 def _specs_with_arm_gains(kp_zero: bool, kd_zero: bool) -> dict[str, ActuatorSpec]:
@@ -320,11 +403,17 @@ ACTION_SPACES: dict[str, ActionSpace] = {
     for s in (
         ActionSpace(
             "joint_pos",
-            lambda: JointPositionActionCfg(
-                asset_name="robot", joint_names=ARM, scale=0.5, use_default_offset=True, preserve_order=True
+            lambda: RateLimitedJointPositionActionCfg(
+                asset_name="robot",
+                joint_names=ARM,
+                scale=0.5,
+                use_default_offset=True,
+                preserve_order=True,
+                max_velocity=SETPOINT_MAX_VELOCITY,
+                max_acceleration=SETPOINT_MAX_ACCELERATION,
             ),  # fmt: skip
             PANDA_ACTUATORS,
-            f"absolute joint position targets q* = q_default + 0.5·a rad; {_PD}",
+            f"absolute joint position targets q* = q_default + 0.5·a rad, {_LIMITED}; {_PD}",
         ),
         ActionSpace(
             "joint_pos_delta",
@@ -351,10 +440,16 @@ ACTION_SPACES: dict[str, ActionSpace] = {
         ActionSpace(
             "joint_pd_gravity",
             lambda: JointPositionGravityActionCfg(
-                asset_name="robot", joint_names=ARM, scale=0.5, use_default_offset=True, preserve_order=True
+                asset_name="robot",
+                joint_names=ARM,
+                scale=0.5,
+                use_default_offset=True,
+                preserve_order=True,
+                max_velocity=SETPOINT_MAX_VELOCITY,
+                max_acceleration=SETPOINT_MAX_ACCELERATION,
             ),  # fmt: skip
             PANDA_ACTUATORS,
-            f"absolute joint position targets q* = q_default + 0.5·a rad; {_PD} + g(q) (nominal model)",
+            f"absolute joint position targets q* = q_default + 0.5·a rad, {_LIMITED}; {_PD} + g(q) (nominal model)",
         ),
         ActionSpace(
             "ee_pose_delta",

@@ -14,14 +14,15 @@ from realgap.envs.sim.physics import default_device
 from realgap.tasks.grasp.actions import get_action_space
 
 INIT_STD: dict[str, float] = {
-    # Absolute joint targets jump by the noise between policy steps: at 0.3 (0.15 rad of target noise) the arm crossed
-    # its 2.175 rad/s limit within two steps of every episode (the joint-speed reflex ended them all, measured); at
-    # 0.05 (0.025 rad, a random step the 10 Hz PD follows at ~0.5 rad/s) it explores without tripping the reflex.
-    "joint_pos": 0.05,
+    # Absolute joint targets: without a motion generator, 0.3 (0.15 rad of target noise) crossed the 2.175 rad/s limit
+    # within two steps of every episode and only 0.05 stayed clear of the reflex, too little to ever reach the cube
+    # (measured). The rate-limited setpoint (actions.py) follows any target within the arm's limits, so these
+    # interfaces explore like the others.
+    "joint_pos": 0.3,
     "joint_pos_delta": 0.5,  # 0.025 rad per step, a random walk of the target
     "joint_vel": 0.3,  # 0.3 rad/s
     "joint_torque": 0.3,  # 3 N·m on the big joints, 0.45 N·m on the wrist, on top of gravity compensation
-    "joint_pd_gravity": 0.05,  # absolute targets, like joint_pos
+    "joint_pd_gravity": 0.3,  # absolute targets through the same motion generator, like joint_pos
     "ee_pose_delta": 0.5,  # 0.5 cm and 0.01 rad per step (0.25 m/s, 0.5 rad/s)
 }
 """Initial action noise std per action space (units of the action, see the module docstring)."""
