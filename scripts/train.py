@@ -5,6 +5,7 @@
     python scripts/train.py --num_procs 2                 # CPU: two processes, half the envs each, both cores busy
     python scripts/train.py --resume runs/balance_g1/2026-11-29_20-00-00
     python scripts/train.py --dr_profile nominal      # domain randomization from configs/dr/nominal.yaml
+    python scripts/train.py --set agent.algorithm.num_learning_epochs=8 env.rewards.fall.weight=-50
 
 The default device is CUDA when torch sees one, else the CPU. Runs land in runs/<experiment>/<timestamp>/ with
 checkpoints, TensorBoard logs (tensorboard --logdir runs), progress.csv and the resolved configs in params/
@@ -43,6 +44,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=None,
         help="torch CPU threads per process (default on the CPU: 1; the physics runs on one core)",
     )
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="KEY=VALUE",
+        help="config overrides, env.PATH=VALUE or agent.PATH=VALUE (e.g. agent.algorithm.num_learning_epochs=8); "
+        "recorded in params/run.json and kept on --resume",
+    )
     p.add_argument("--run_dir", default=None, help=argparse.SUPPRESS)
     return p.parse_args(argv)
 
@@ -50,6 +61,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
+    from realgap.envs.run.overrides import parse_override
     from realgap.envs.run.training import (
         check_budget,
         envs_per_process,
@@ -62,6 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     from realgap.tasks import check_task
 
     check_budget(args.max_minutes)
+    for item in args.overrides:
+        parse_override(item)  # malformed keys fail here; missing fields once the configs are built
     if args.num_procs < 1:
         raise ValueError(f"--num_procs must be >= 1, got {args.num_procs}")
     if args.num_procs > 1 and world_size() == 1:

@@ -107,6 +107,7 @@ def train(args: argparse.Namespace) -> Path:
     from realgap.envs.dr.profile import load_dr_profile
     from realgap.envs.rates import RateSpec, load_rate_profile
     from realgap.envs.run.factory import load_cfgs, make_env, simulation
+    from realgap.envs.run.overrides import apply_overrides
     from realgap.envs.run.run_dir import new_run_dir, record_resume, write_params
     from realgap.envs.run.runner import RealgapRunner
 
@@ -128,6 +129,13 @@ def train(args: argparse.Namespace) -> Path:
     seed = None if args.seed is None else args.seed + rank()
     device = process_device(args.device)  # cuda:LOCAL_RANK per process on CUDA, as rsl-rl's NCCL path requires
     env_cfg, agent_cfg = load_cfgs(args.task, device, num_envs, seed, dr_profile=dr_profile, rates=rates)
+    overrides = list(getattr(args, "overrides", None) or [])
+    if args.resume:
+        recorded = record.get("overrides", [])
+        if overrides and overrides != recorded:
+            raise ValueError(f"--set cannot change a resumed run; it keeps its recorded overrides {recorded}")
+        overrides = recorded
+    apply_overrides(env_cfg, agent_cfg, overrides)
     if args.num_envs is None and world_size() > 1:
         split_default_envs(env_cfg)
     import torch
@@ -154,7 +162,7 @@ def train(args: argparse.Namespace) -> Path:
             run_dir = new_run_dir(args.log_root, agent_cfg.experiment_name, args.run_name)
             extra = {"task": args.task, "device": env_cfg.sim.device, "num_procs": world_size(),
                      "num_envs_total": env.num_envs * world_size(), "rates": env_cfg.rates,
-                     "dr_profile": dr_profile.name}  # fmt: skip
+                     "dr_profile": dr_profile.name, "overrides": overrides}  # fmt: skip
             write_params(run_dir, env_cfg, agent_cfg, extra)
             (run_dir / "params" / "dr_profile.yaml").write_text(yaml.safe_dump(dr_profile.to_dict(), sort_keys=False))
         log_dir = str(run_dir) if rank() == 0 else None

@@ -65,6 +65,13 @@ def test_non_positive_budget_is_refused(tmp_path):
     assert not (tmp_path / "runs").exists()
 
 
+def test_malformed_override_is_refused(tmp_path):
+    out = run_script("train.py", "--set", "algorithm.gamma=0.9", "--log_root", str(tmp_path / "runs"), cwd=tmp_path)
+    assert out.returncode == 2
+    assert "expected env.PATH=VALUE or agent.PATH=VALUE" in out.stderr and "Traceback" not in out.stderr
+    assert not (tmp_path / "runs").exists()
+
+
 def test_uneven_env_split_names_the_nearest_valid_counts(tmp_path):
     out = run_script("train.py", "--num_procs", "3", "--num_envs", "256", "--log_root", str(tmp_path / "runs"),
                      cwd=tmp_path)  # fmt: skip
