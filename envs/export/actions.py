@@ -74,7 +74,7 @@ def describe_term(name: str, term: Any, start: int) -> ActionTerm:
     from isaaclab.envs.mdp.actions.joint_actions import JointEffortAction, JointVelocityAction
     from isaaclab.envs.mdp.actions.task_space_actions import DifferentialInverseKinematicsAction
 
-    from realgap.tasks.grasp.actions import JointPositionDeltaAction
+    from realgap.tasks.grasp.action_terms import JointPositionDeltaAction
 
     joints = tuple(term._joint_names)
     n, stop = len(joints), start + term.action_dim

@@ -98,7 +98,7 @@ def test_builds_steps_and_holds_what_its_model_claims(variant):
 def _check_pinocchio_gravity_matches_the_simulator(env):
     """g(q) from pinocchio on example-robot-data's URDF (what the variants use) vs Newton's inverse dynamics of the
     simulated Menagerie model, at the simulated pose: equal within 0.5 % of the largest torque."""
-    from realgap.tasks.grasp.actions import PandaGravity
+    from realgap.tasks.grasp.action_terms import PandaGravity
 
     robot = env.scene["robot"]
     g_pin = PandaGravity(robot.joint_names)(robot.data.joint_pos.torch)
