@@ -25,7 +25,7 @@ from isaaclab.utils.noise import UniformNoiseCfg as Unoise
 
 from realgap.envs.dr.push import push_robot
 from realgap.envs.rates import load_rate_profile
-from realgap.envs.robots.g1 import G1, G1_ACTION_SCALE, G1_ACTUATORS, G1_ROOT_HEIGHT
+from realgap.envs.robots.g1 import G1, G1_ACTION_SCALE, G1_ACTUATORS, G1_FOOT_BODIES, G1_ROOT_HEIGHT
 from realgap.envs.sim.actuator import realgap_actuator_cfg
 from realgap.envs.sim.nan_guard import non_finite_state
 from realgap.envs.sim.physics import default_device, newton_physics
@@ -119,6 +119,12 @@ class RewardsCfg:
     stance = RewTerm(func=mdp.joint_deviation_l1, weight=-0.1)
     base_lin_vel = RewTerm(func=balance_mdp.base_lin_vel_xy_l2, weight=-4.0)  # a 0.3 m/s push: -0.36 of alive's 2
     base_ang_vel = RewTerm(func=mdp.ang_vel_xy_l2, weight=-0.05)
+    # capture point over the feet (ankle, hip or step strategy alike); a lever, off in the task as shipped
+    capture_point = RewTerm(
+        func=balance_mdp.capture_point_offset_l2,
+        weight=0.0,
+        params={"feet_cfg": SceneEntityCfg("robot", body_names=list(G1_FOOT_BODIES))},
+    )
     # -- effort and smoothness (what the motors and the gearboxes pay for)
     torque = RewTerm(func=mdp.joint_torques_l2, weight=-1.0e-5)
     joint_acc = RewTerm(func=mdp.joint_acc_l2, weight=-1.0e-7)

@@ -29,6 +29,31 @@ def base_lin_vel_xy_l2(env: ManagerBasedRLEnv, asset_cfg: SceneEntityCfg = Scene
     return torch.sum(torch.square(asset.data.root_lin_vel_w.torch[:, :2]), dim=1)
 
 
+def capture_point_offset_l2(
+    env: ManagerBasedRLEnv,
+    asset_cfg: SceneEntityCfg = SceneEntityCfg("robot"),
+    feet_cfg: SceneEntityCfg = SceneEntityCfg("robot", body_names=[".*_ankle_roll_link"]),
+    gravity: float = 9.81,
+) -> torch.Tensor:
+    """Squared horizontal distance from the capture point to the middle of the feet, m².
+
+    The capture point ``ξ = c + ċ / ω`` (``c`` the whole-body centre of mass, ``ω = sqrt(g / c_z)``, the linear
+    inverted pendulum) is where the robot must put its centre of pressure to come to rest. A push moves it by
+    ``Δv / ω`` at once; it must come back over the feet before it leaves them, either by the CoM's own motion (ankle
+    and hip strategies) or by moving the feet under it (a step). This term pays both from the step of the push on,
+    where the fall it prevents is paid a second later.
+    """
+    asset = env.scene[asset_cfg.name]
+    mass = asset.data.body_mass.torch  # (E, B)
+    weights = (mass / mass.sum(dim=1, keepdim=True)).unsqueeze(-1)
+    com = torch.sum(asset.data.body_com_pos_w.torch * weights, dim=1)
+    com_vel = torch.sum(asset.data.body_com_lin_vel_w.torch * weights, dim=1)
+    omega = torch.sqrt(gravity / com[:, 2].clamp(min=0.1))
+    capture = com[:, :2] + com_vel[:, :2] / omega[:, None]
+    feet = asset.data.body_link_pos_w.torch[:, feet_cfg.body_ids, :2].mean(dim=1)
+    return torch.sum(torch.square(capture - feet), dim=1)
+
+
 class balance_metrics(ManagerTermBase):
     """Task metrics over the episodes that ended, logged every iteration as ``Curriculum/metrics/<name>``.
 
