@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 ACTION_TYPES: tuple[str, ...] = (
     "joint_position_offset",
+    "joint_position_rate_limited",
     "joint_position_delta",
     "joint_velocity",
     "joint_effort",
@@ -37,6 +38,7 @@ ACTION_TYPES: tuple[str, ...] = (
 """Action term types of the format (``docs/policy_format.md``, "Action terms")."""
 _PER_JOINT_PARAMS: dict[str, tuple[str, ...]] = {
     "joint_position_offset": ("scale", "offset", "clip_min", "clip_max"),
+    "joint_position_rate_limited": ("scale", "offset", "clip_min", "clip_max", "max_velocity", "max_acceleration"),
     "joint_position_delta": ("scale", "clip_min", "clip_max"),
     "joint_velocity": ("scale", "offset"),
     "joint_effort": ("scale", "offset"),

@@ -74,7 +74,7 @@ def describe_term(name: str, term: Any, start: int) -> ActionTerm:
     from isaaclab.envs.mdp.actions.joint_actions import JointEffortAction, JointVelocityAction
     from isaaclab.envs.mdp.actions.task_space_actions import DifferentialInverseKinematicsAction
 
-    from realgap.tasks.grasp.action_terms import JointPositionDeltaAction
+    from realgap.tasks.grasp.action_terms import JointPositionDeltaAction, RateLimitedJointPositionAction
 
     joints = tuple(term._joint_names)
     n, stop = len(joints), start + term.action_dim
@@ -82,6 +82,16 @@ def describe_term(name: str, term: Any, start: int) -> ActionTerm:
     tau = "tau_ff[j] = g(q)[j] (feed_forward)" if ff else "tau_ff[j] = 0"
     a = "a[start + j]"
     common = {"name": name, "start": start, "stop": stop, "joint_names": joints, "feed_forward": ff}
+    if isinstance(term, RateLimitedJointPositionAction) and term._limited:
+        lo, hi = _clip(term, n)
+        params = {"scale": per_joint(term._scale, n), "offset": per_joint(term._offset, n), "clip_min": lo,
+                  "clip_max": hi, "max_velocity": per_joint(term._v_max, n),
+                  "max_acceleration": per_joint(term._a_max, n)}  # fmt: skip
+        eq = (f"q*[j] = clip(offset[j] + scale[j] * {a}, clip_min[j], clip_max[j]) each policy step; each physics "
+              "step the setpoint s[j] follows q*[j] with |ds/dt| <= max_velocity[j], |d2s/dt2| <= max_acceleration[j] "
+              "(realgap.actuators.motion.limit_rate), at rest at the measured q after a reset; q_target[j] = s[j]; "
+              f"qd_target[j] = 0; {tau}")  # fmt: skip
+        return ActionTerm(type="joint_position_rate_limited", params=params, equation=eq, units=JOINT_UNITS, **common)
     if isinstance(term, JointPositionAction):
         lo, hi = _clip(term, n)
         params = {"scale": per_joint(term._scale, n), "offset": per_joint(term._offset, n), "clip_min": lo,

@@ -1,9 +1,10 @@
 """Sim tier: the exported metadata (realgap.policy/2) read from live Isaac Lab envs, and the deploy runtime's
 observation builder and action terms reproducing Isaac Lab's own observations and joint targets from the same state.
 
-Balance (G1, one joint-position term) and grasp (Panda, an arm term then the 1-D binary gripper term): the joint
-position variant runs in the runtime's action mapper; the end-effector-pose variant (differential IK) is described
-term by term and refused by the runtime with the term named. One env is alive at a time (class-scoped fixtures).
+Balance (G1, one joint-position term) and grasp (Panda, an arm term then the 1-D binary gripper term): plain joint
+position targets run in the runtime's action mapper; the end-effector-pose variant (differential IK) and the
+rate-limited joint targets (motion generator) are described term by term and refused by the runtime with the term
+named. One env is alive at a time (class-scoped fixtures).
 """
 
 import numpy as np
@@ -127,7 +128,9 @@ class TestBalance:
         assert worst_target < 1e-6
 
 
-GRASP = {"ee_pose_delta": "Realgap-Grasp-Franka-EEPoseDelta-v0", "joint_pos": "Realgap-Grasp-Franka-v0"}
+GRASP = {"ee_pose_delta": "Realgap-Grasp-Franka-EEPoseDelta-v0", "joint_pos": "Realgap-Grasp-Franka-v0",
+         "joint_pos_plain": "Realgap-Grasp-Franka-v0"}  # fmt: skip
+"""``joint_pos_plain``: the joint-position variant without its motion generator (``max_velocity = None``)."""
 
 
 class TestGrasp:
@@ -137,7 +140,8 @@ class TestGrasp:
         from conftest import build_env
 
         task = GRASP[request.param]
-        with build_env(task, num_envs=4, seed=1) as env:
+        plain = {"actions__arm__max_velocity": None} if request.param == "joint_pos_plain" else {}
+        with build_env(task, num_envs=4, seed=1, **plain) as env:
             yield request.param, env, _metadata(env, task)
 
     def test_arm_and_gripper_terms_are_described(self, grasp):
@@ -164,16 +168,27 @@ class TestGrasp:
             assert p["scale"] == [0.01, 0.01, 0.01, 0.02, 0.02, 0.02]  # tasks/grasp/actions.py IK_SCALE
             assert p["ik"]["method"] == "dls"
             assert "lambda = 0.05" in arm.equation and arm.feed_forward["type"] == "gravity"
-        else:
+        elif space == "joint_pos_plain":
             assert (arm.type, arm.start, arm.stop) == ("joint_position_offset", 0, 7) and arm.feed_forward is None
+        else:  # absolute targets through the motion generator (tasks/grasp/actions.py SETPOINT_MAX_*)
+            assert (arm.type, arm.start, arm.stop) == ("joint_position_rate_limited", 0, 7) and arm.feed_forward is None
             assert arm.params["scale"] == [0.5] * 7
             np.testing.assert_allclose(arm.params["offset"], meta.default_joint_pos[:7])
+            np.testing.assert_allclose(arm.params["max_velocity"], [0.75 * 2.175] * 4 + [0.75 * 2.61] * 3, rtol=1e-6)
+            assert arm.params["max_acceleration"] == [15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0]
 
-    def test_the_runtime_runs_the_joint_position_variant_as_isaac_lab_and_refuses_ik(self, grasp):
+    def test_the_runtime_refuses_what_it_cannot_run_by_name(self, grasp):
+        # neither the IK nor the motion generator runs in the deploy runtime (a robot's own interface does both)
         space, env, meta = grasp
-        if space == "ee_pose_delta":
-            with pytest.raises(UnsupportedActionError, match="action term 'arm' has type 'ee_pose_delta'"):
-                ActionMapper(meta)
+        if space == "joint_pos_plain":
+            return
+        kind = "ee_pose_delta" if space == "ee_pose_delta" else "joint_position_rate_limited"
+        with pytest.raises(UnsupportedActionError, match=f"action term 'arm' has type '{kind}'"):
+            ActionMapper(meta)
+
+    def test_the_runtime_runs_the_plain_joint_position_variant_as_isaac_lab(self, grasp):
+        space, env, meta = grasp
+        if space != "joint_pos_plain":
             return
         mapper = ActionMapper(meta)
         arm, gripper = (env.action_manager.get_term(t.name) for t in meta.actions.terms)
