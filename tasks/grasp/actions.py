@@ -120,21 +120,19 @@ class ActionSpace:
     low_level: str
 
 
+def _absolute_targets(cfg_class: type) -> ActionTermCfg:
+    """Absolute arm targets q* = q_default + 0.5·a through the motion generator (``SETPOINT_MAX_*``)."""
+    return cfg_class(asset_name="robot", joint_names=ARM, scale=0.5, use_default_offset=True, preserve_order=True,
+                     max_velocity=SETPOINT_MAX_VELOCITY, max_acceleration=SETPOINT_MAX_ACCELERATION)  # fmt: skip
+
+
 _PD = "datasheet chain: explicit PD τ = Kp·(q* − q) − Kd·q̇ at the servo rate, 1–5 ms delay, torque envelope"
 ACTION_SPACES: dict[str, ActionSpace] = {
     s.name: s
     for s in (
         ActionSpace(
             "joint_pos",
-            lambda: RateLimitedJointPositionActionCfg(
-                asset_name="robot",
-                joint_names=ARM,
-                scale=0.5,
-                use_default_offset=True,
-                preserve_order=True,
-                max_velocity=SETPOINT_MAX_VELOCITY,
-                max_acceleration=SETPOINT_MAX_ACCELERATION,
-            ),  # fmt: skip
+            lambda: _absolute_targets(RateLimitedJointPositionActionCfg),
             PANDA_ACTUATORS,
             f"absolute joint position targets q* = q_default + 0.5·a rad, {_LIMITED}; {_PD}",
         ),
@@ -162,15 +160,7 @@ ACTION_SPACES: dict[str, ActionSpace] = {
         ),
         ActionSpace(
             "joint_pd_gravity",
-            lambda: JointPositionGravityActionCfg(
-                asset_name="robot",
-                joint_names=ARM,
-                scale=0.5,
-                use_default_offset=True,
-                preserve_order=True,
-                max_velocity=SETPOINT_MAX_VELOCITY,
-                max_acceleration=SETPOINT_MAX_ACCELERATION,
-            ),  # fmt: skip
+            lambda: _absolute_targets(JointPositionGravityActionCfg),
             PANDA_ACTUATORS,
             f"absolute joint position targets q* = q_default + 0.5·a rad, {_LIMITED}; {_PD} + g(q) (nominal model)",
         ),
