@@ -47,11 +47,10 @@ def parse_override(item: str) -> tuple[str, list[str], Any]:
 
 def _coerce(item: str, old: Any, value: Any) -> Any:
     """``value`` in the type of the field's current value (an int where a float is, a float where a list is ...)."""
-    if old is None or value is None:
+    if old is None or value is None or isinstance(old, bool) and isinstance(value, bool):
         return value
     if isinstance(old, bool) or isinstance(value, bool):
-        if isinstance(old, bool) and isinstance(value, bool):
-            return value
+        pass  # a bool only replaces a bool
     elif isinstance(old, float) and isinstance(value, int | float):
         return float(value)
     elif isinstance(old, int) and isinstance(value, int):

@@ -33,7 +33,6 @@ def capture_point_offset_l2(
     env: ManagerBasedRLEnv,
     asset_cfg: SceneEntityCfg = SceneEntityCfg("robot"),
     feet_cfg: SceneEntityCfg = SceneEntityCfg("robot", body_names=[".*_ankle_roll_link"]),
-    gravity: float = 9.81,
 ) -> torch.Tensor:
     """Squared horizontal distance from the capture point to the middle of the feet, m².
 
@@ -48,6 +47,7 @@ def capture_point_offset_l2(
     weights = (mass / mass.sum(dim=1, keepdim=True)).unsqueeze(-1)
     com = torch.sum(asset.data.body_com_pos_w.torch * weights, dim=1)
     com_vel = torch.sum(asset.data.body_com_lin_vel_w.torch * weights, dim=1)
+    gravity = -float(env.cfg.sim.gravity[2])  # the simulation's own g, m/s²
     omega = torch.sqrt(gravity / com[:, 2].clamp(min=0.1))
     capture = com[:, :2] + com_vel[:, :2] / omega[:, None]
     feet = asset.data.body_link_pos_w.torch[:, feet_cfg.body_ids, :2].mean(dim=1)

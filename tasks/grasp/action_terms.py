@@ -146,15 +146,18 @@ class RateLimitedJointPositionAction(JointPositionAction):
         out[0, ids] = torch.tensor(values, device=self.device)
         return out
 
+    def process_actions(self, actions: torch.Tensor) -> None:
+        super().process_actions(actions)
+        if self._limited:  # once per policy step: an episode's setpoint starts at rest where the arm is
+            fresh = self._reset_mask[:, None]
+            self._setpoint = torch.where(fresh, self._asset.data.joint_pos.torch[:, self._joint_ids], self._setpoint)
+            self._velocity = torch.where(fresh, torch.zeros_like(self._velocity), self._velocity)
+            self._reset_mask[:] = False
+
     def apply_actions(self) -> None:
         if not self._limited:
             super().apply_actions()
             return
-        q = self._asset.data.joint_pos.torch[:, self._joint_ids]
-        fresh = self._reset_mask[:, None]  # an episode's setpoint starts at rest where the arm is
-        self._setpoint = torch.where(fresh, q, self._setpoint)
-        self._velocity = torch.where(fresh, torch.zeros_like(self._velocity), self._velocity)
-        self._reset_mask[:] = False
         self._setpoint, self._velocity = limit_rate(
             self._setpoint, self._velocity, self.processed_actions, self._v_max, self._a_max, self._dt
         )

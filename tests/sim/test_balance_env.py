@@ -70,3 +70,27 @@ def test_hard_push_triggers_fall_termination(env):
         assert bool((fall_terms == terminated).all())  # only falls terminate here (no time-out within 2 s)
     assert fell[0] and fell[1]
     assert not fell[2] and not fell[3]  # the unpushed envs keep standing
+
+
+def test_capture_point_moves_by_the_push_over_omega(env):
+    from realgap.tasks.balance.mdp import capture_point_offset_l2
+
+    env.reset()
+    robot = env.scene["robot"]
+    act = torch.zeros(env.num_envs, 29)
+    for _ in range(25):  # settle 0.5 s
+        env.step(act)
+    feet = env.reward_manager.get_term_cfg("capture_point").params["feet_cfg"]
+    standing = capture_point_offset_l2(env, feet_cfg=feet).sqrt()
+    assert bool((standing < 0.06).all()), standing  # ξ over the feet (the CoM sits a few cm ahead of the ankles)
+    # the same state with every body 0.4 m/s faster along y (a lateral push): ξ moves by 0.4 / ω, ω = sqrt(g / c_z)
+    mass = robot.data.body_mass.torch
+    com_z = (robot.data.body_com_pos_w.torch[..., 2] * mass).sum(1) / mass.sum(1)
+    shift = 0.4 / torch.sqrt(9.81 / com_z)
+    vel = robot.data.root_vel_w.torch.clone()
+    vel[:, 1] += 0.4
+    robot.write_root_velocity_to_sim_index(root_velocity=vel)
+    env.sim.forward()
+    robot.update(0.0)
+    pushed = capture_point_offset_l2(env, feet_cfg=feet).sqrt()
+    assert bool((pushed > shift - standing - 0.01).all() and (pushed < shift + standing + 0.01).all()), (pushed, shift)
