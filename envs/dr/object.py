@@ -74,6 +74,27 @@ class reset_object(ManagerTermBase):
         current height (Newton's box scale is the half extents). Shape: ``(E,)``."""
         return self._env.scene.env_origins[:, 2] + self.table_top_z + self._scale_view[:, 0, 2]
 
+    def set_body(self, ids: torch.Tensor, size: torch.Tensor, density_kg_m3: float | None = None) -> None:
+        """Give the objects of ``ids`` the box collider ``size`` (m, ``(n, 3)``, at most the spawned box) and a body
+        drawn for it: the solid box at ``density_kg_m3`` (the term's own when None), perturbed by the term's inertia
+        randomization (J ≻ 0 for every sample). The pose is not touched."""
+        if bool((size > self.spawned_size_m + 1e-6).any()) or bool((size <= 0).any()):
+            raise ValueError(f"object size must be in (0, {self.spawned_size_m.tolist()}] m, got {size.tolist()}")
+        env, n = self._env, len(ids)
+        density = self.cfg.params["density_kg_m3"] if density_kg_m3 is None else density_kg_m3
+        self.size_m[ids] = size
+        self._scale_view[ids] = self._nominal_scale[ids] * (size / self.spawned_size_m)[:, None, :]
+        env.sim.physics_manager.add_model_change(ModelFlags.SHAPE_PROPERTIES)
+        mass = density * size.prod(-1)
+        com_b = torch.zeros(n, 1, 3, device=env.device)
+        nominal = BodyInertia(mass[:, None], com_b, box_inertia_c(mass, size)[:, None])
+        drawn = cast_consistent(sample_inertia(nominal, self.inertia, self.generator), what="object")
+        masses, coms, inertias = body_to_flat(drawn)  # float32 as written, checked as written
+        with solver_update(env, ModelFlags.BODY_INERTIAL_PROPERTIES, fast=True):
+            self.asset.set_masses_index(masses=masses, env_ids=ids)
+            self.asset.set_coms_index(coms=coms, env_ids=ids)
+            self.asset.set_inertias_index(inertias=inertias, env_ids=ids)
+
     def _uniform(self, shape: tuple[int, ...]) -> torch.Tensor:
         return uniform((0.0, 1.0), shape, self.generator).to(self._env.device)
 
@@ -93,24 +114,12 @@ class reset_object(ManagerTermBase):
     ) -> None:
         ids = env_ids_tensor(env, env_ids)
         n = len(ids)
-        # 1. size: scale the collider (Newton box scale = half extents) and refresh the solver's geoms
+        # 1-2. size (Newton box scale = half extents), then a consistent body drawn for it
         size = self.size_lo + (self.size_hi - self.size_lo) * self._uniform((n, 3))
         lo, hi = size_scale_range
         if (lo, hi) != (1.0, 1.0):  # a collider tolerance (no extra draw without one: the task's stream is kept)
             size = torch.minimum(size * (lo + (hi - lo) * self._uniform((n, 1))), self.spawned_size_m)
-        self.size_m[ids] = size
-        self._scale_view[ids] = self._nominal_scale[ids] * (size / self.spawned_size_m)[:, None, :]
-        env.sim.physics_manager.add_model_change(ModelFlags.SHAPE_PROPERTIES)
-        # 2. consistent inertia: solid box of this size, then the sampled perturbation (J ≻ 0 for every sample)
-        mass = density_kg_m3 * size.prod(-1)
-        com_b = torch.zeros(n, 1, 3, device=env.device)
-        nominal = BodyInertia(mass[:, None], com_b, box_inertia_c(mass, size)[:, None])
-        drawn = cast_consistent(sample_inertia(nominal, self.inertia, self.generator), what="object")
-        masses, coms, inertias = body_to_flat(drawn)  # float32 as written, checked as written
-        with solver_update(env, ModelFlags.BODY_INERTIAL_PROPERTIES, fast=True):
-            self.asset.set_masses_index(masses=masses, env_ids=ids)
-            self.asset.set_coms_index(coms=coms, env_ids=ids)
-            self.asset.set_inertias_index(inertias=inertias, env_ids=ids)
+        self.set_body(ids, size, density_kg_m3)
         # 3. pose: upright on the table (1 mm clearance), shifted and turned about z
         pose = self.asset.data.default_root_pose.torch[ids].clone()
         pos_lo = torch.tensor([r[0] for r in position_range_m], device=env.device)

@@ -192,3 +192,62 @@ def run_scripted_episodes(
     counts = contact.counts.float()
     fractions = {name: float(v) for name, v in zip(CONTACT_MODE_NAMES, counts / counts.sum(), strict=True)}
     return {"succeeded": succeeded, "max_lift_m": max_lift, "mode_fractions": fractions}
+
+
+def record_grasp_states(
+    env: ManagerBasedRLEnv, per_phase: int, cfg: ScriptedGraspCfg | None = None, seed: int = 0
+) -> dict[str, object]:
+    """States of the scripted grasp for the grasp task's reverse curriculum (:mod:`realgap.tasks.grasp.
+    reverse_curriculum`): one episode in every env, every env-step of the DESCEND, CLOSE and LIFT phases kept, of
+    the episodes that succeeded only; ``per_phase`` states drawn from each phase (with replacement if fewer).
+
+    Returns:
+        ``joint_names`` and the arrays of the grasp-state format (numpy, env frame), plus ``success_rate`` of the
+        scripted episodes and ``recorded`` (states seen per phase before drawing).
+    """
+    import numpy as np
+
+    env.reset()
+    policy = ScriptedGrasp(env, cfg)
+    hold = env.reward_manager.get_term_cfg("hold").func
+    robot, obj = env.scene["robot"], env.scene["object"]
+    size_term = env.event_manager.get_term_cfg("reset_object").func
+    n = env.num_envs
+    succeeded = torch.zeros(n, dtype=torch.bool, device=env.device)
+    active = torch.ones(n, dtype=torch.bool, device=env.device)
+    rows: list[dict[str, torch.Tensor]] = []
+    for _ in range(env.max_episode_length - 1):
+        phase = policy.phase.clone()
+        keep = active & (phase >= Phase.DESCEND)
+        rows.append({
+            "env": torch.nonzero(keep).flatten(),
+            "joint_pos": robot.data.joint_pos.torch[keep].clone(),
+            "joint_vel": robot.data.joint_vel.torch[keep].clone(),
+            "object_pose": torch.cat([obj.data.root_link_pos_w.torch - env.scene.env_origins,
+                                      obj.data.root_link_quat_w.torch], dim=-1)[keep],
+            "object_vel": obj.data.root_com_vel_w.torch[keep].clone(),
+            "object_size": size_term.size_m[keep].clone(),
+            "phase": phase[keep],
+        })  # fmt: skip
+        _, _, terminated, truncated, _ = env.step(policy())
+        succeeded |= hold.succeeded & active
+        active &= ~(terminated | truncated)
+        if not bool(active.any()) or bool((succeeded | ~active).all()):
+            break
+    cat = {k: torch.cat([r[k] for r in rows]) for k in rows[0]}
+    good = succeeded[cat.pop("env")]
+    cat = {k: v[good].cpu().numpy() for k, v in cat.items()}
+    rng = np.random.default_rng(seed)
+    picks, recorded = [], {}
+    for phase in (Phase.DESCEND, Phase.CLOSE, Phase.LIFT):
+        idx = np.flatnonzero(cat["phase"] == int(phase))
+        recorded[phase.name.lower()] = len(idx)
+        if len(idx):
+            picks.append(rng.choice(idx, size=per_phase, replace=len(idx) < per_phase))
+    if not picks:
+        raise RuntimeError("the scripted grasp succeeded in no episode: no states to record")
+    pick = np.concatenate(picks)
+    out: dict[str, object] = {k: v[pick] for k, v in cat.items()}
+    out |= {"joint_names": list(robot.joint_names), "success_rate": float(succeeded.float().mean()),
+            "recorded": recorded}  # fmt: skip
+    return out

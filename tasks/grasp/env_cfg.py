@@ -50,6 +50,7 @@ from realgap.envs.sim.physics import default_device, newton_physics
 from realgap.envs.sim.scene import robot_cfg
 from realgap.tasks.grasp import mdp as grasp_mdp
 from realgap.tasks.grasp.actions import ActionSpace, GraspActionsCfg, get_action_space
+from realgap.tasks.grasp.reverse_curriculum import reset_from_grasp_states
 
 RATES = load_rate_profile("default")
 """Physics 200 Hz (5 ms: the Panda + cube grasp holds under MuJoCo contacts), servo 200 Hz, policy 50 Hz, hold."""
@@ -195,6 +196,12 @@ class EventsCfg:
             "object_cfg": SceneEntityCfg("object"),
         },
     )
+    # training only, off by default: a share of resets starts from a recorded scripted-grasp state (reverse curriculum)
+    reset_from_states = EventTerm(
+        func=reset_from_grasp_states,
+        mode="reset",
+        params={"fraction": 0.0, "path": None, "object_term": "reset_object"},
+    )
     object_friction = EventTerm(
         func=mdp.randomize_rigid_body_material,
         mode="startup",
@@ -261,4 +268,5 @@ def grasp_env_cfg(action_space: str = "joint_pos", play: bool = False) -> GraspE
     cfg.action_space_info = _info(space)
     if play:
         cfg.scene.num_envs = 32
+        cfg.events.reset_from_states = None  # evaluation starts from the task's normal resets only
     return cfg

@@ -253,7 +253,10 @@ class grasp_metrics(ManagerTermBase):
     """Task metrics, logged every iteration as ``Curriculum/metrics/<name>``.
 
     Logged:
-        success_rate: running mean (about the last ``window`` ended episodes) of lift-and-hold success.
+        success_rate: running mean (about the last ``window`` ended episodes) of lift-and-hold success, over the
+            episodes that started from the task's normal resets.
+        success_rate_from_states: the same over episodes started from a recorded grasp state (the reverse
+            curriculum's ``reset_from_states`` event, when its fraction is > 0); never mixed into ``success_rate``.
         reflex_rate: the same running mean of episodes ended by the ``reflex_term`` termination (the joint-speed
             reflex: how often the policy breaks the arm's limits), when that term is active.
         mode_<name>: fraction of env-steps in each contact mode since the previous call (no_contact, sticking,
@@ -280,6 +283,8 @@ class grasp_metrics(ManagerTermBase):
         self.episodes = 0
         reflex = cfg.params.get("reflex_term", "joint_speed_reflex")
         self.reflex_term = reflex if reflex in env.termination_manager.active_terms else None
+        self.success_rate_from_states = math.nan
+        self.curriculum_episodes = 0
         self.last_success = torch.zeros(env.num_envs, dtype=torch.bool, device=env.device)
         """Outcome of each env's most recently ended episode (read by evaluation after the auto-reset)."""
 
@@ -290,6 +295,17 @@ class grasp_metrics(ManagerTermBase):
         if env.common_step_counter > 0:  # the initial reset ends no episode
             succeeded = _term(env.reward_manager, hold_term).succeeded[env_ids]  # env_ids: a tensor or a slice
             self.last_success[env_ids] = succeeded
+            curriculum = self._from_states(env)
+            if curriculum is not None:  # episodes started from recorded states are kept apart (reverse curriculum)
+                started = curriculum[env_ids]
+                if m := int(started.sum()):
+                    self.curriculum_episodes += m
+                    w = min(1.0, m / min(self.curriculum_episodes, self.window))
+                    rate = float(succeeded[started].float().mean())
+                    self.success_rate_from_states = _running_mean(self.success_rate_from_states, rate, w)
+                succeeded = succeeded[~started]
+                if self.reflex_term is not None:
+                    env_ids = env_ids[~started] if isinstance(env_ids, torch.Tensor) else torch.nonzero(~started)[:, 0]
             if n := succeeded.numel():
                 self.episodes += n
                 weight = min(1.0, n / min(self.episodes, self.window))
@@ -297,8 +313,9 @@ class grasp_metrics(ManagerTermBase):
                 if self.reflex_term is not None:  # the termination's flags are still those of this step
                     tripped = env.termination_manager.get_term(self.reflex_term)[env_ids]
                     self.reflex_rate = _running_mean(self.reflex_rate, float(tripped.float().mean()), weight)
-        out |= {k: v for k, v in (("success_rate", self.success_rate), ("reflex_rate", self.reflex_rate))
-                if not math.isnan(v)}  # fmt: skip
+        rates = (("success_rate", self.success_rate), ("reflex_rate", self.reflex_rate),
+                 ("success_rate_from_states", self.success_rate_from_states))  # fmt: skip
+        out |= {k: v for k, v in rates if not math.isnan(v)}
         counts = _term(env.reward_manager, contact_term).counts
         total = int(counts.sum())
         if total:
@@ -307,6 +324,14 @@ class grasp_metrics(ManagerTermBase):
             }
             counts.zero_()
         return out
+
+    @staticmethod
+    def _from_states(env: ManagerBasedRLEnv) -> torch.Tensor | None:
+        """``(E,)`` bool: episodes started from a recorded state, when the reverse curriculum is on; else None."""
+        if "reset_from_states" not in env.event_manager.active_terms.get("reset", []):
+            return None
+        term = env.event_manager.get_term_cfg("reset_from_states").func
+        return term.from_states if term.fraction > 0 else None
 
 
 def _running_mean(old: float, value: float, weight: float) -> float:

@@ -1,0 +1,53 @@
+"""Record grasp states from the scripted grasp, for the grasp task's reverse curriculum.
+
+    python scripts/record_grasp_states.py --num_envs 256 --per_phase 1024 --out configs/grasp_states/franka_scripted.npz
+
+Runs the scripted approach–descend–close–lift (``envs/eval/scripted_grasp.py``, through the end-effector action
+space) once in every env, keeps every env-step of the descend, close and lift phases of the episodes that succeeded,
+and draws ``--per_phase`` states from each phase into one file (format: ``tasks/grasp/reverse_curriculum.py``).
+Training uses it with ``--set env.events.reset_from_states.params.fraction=0.5``; evaluation never does.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from realgap.tasks.grasp.reverse_curriculum import DEFAULT_STATES
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--num_envs", type=int, default=256, help="scripted episodes (one per env)")
+    p.add_argument("--per_phase", type=int, default=1024, help="states drawn from each phase")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default=str(DEFAULT_STATES), help="output .npz")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.num_envs < 1 or args.per_phase < 1:
+        raise ValueError("--num_envs and --per_phase must be >= 1")
+    from realgap.envs.eval.scripted_grasp import record_grasp_states
+    from realgap.envs.run.factory import load_cfgs, make_env, simulation
+    from realgap.tasks.grasp.reverse_curriculum import save_grasp_states
+
+    task = "Realgap-Grasp-Franka-EEPoseDelta-v0"
+    env_cfg, _ = load_cfgs(task, "cpu", args.num_envs, args.seed)
+    with simulation(env_cfg):
+        env = make_env(task, env_cfg)
+        try:
+            out = record_grasp_states(env, args.per_phase, seed=args.seed)
+        finally:
+            env.close()
+    joint_names, success, recorded = out.pop("joint_names"), out.pop("success_rate"), out.pop("recorded")
+    save_grasp_states(args.out, joint_names, out)
+    print(f"[realgap] scripted success {success:.3f} over {args.num_envs} episodes; states seen per phase {recorded}; "
+          f"wrote {len(out['phase'])} states to {args.out}")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    from realgap.envs.run.cli import run_cli
+
+    run_cli(main)
