@@ -34,6 +34,11 @@ def _positions(values: list[float | None], nominal: float | None) -> tuple[list[
     return pos[:-1], pos[-1], any(not math.isfinite(v) for v in vs)
 
 
+def _tick(value: float | None) -> str:
+    """A swept value as a tick label (``None``: ``inf`` written as strict JSON's null, an ideal stage)."""
+    return f"{math.inf if value is None else value:g}"
+
+
 def _label(name: str, factor: Mapping[str, Any]) -> str:
     return f"{name} [{factor['unit']}]" if factor.get("unit") else name
 
@@ -67,7 +72,7 @@ def plot_factor(name: str, factor: Mapping[str, Any], path: Path, metric_name: s
     for ax in (ax_rate, ax_time):
         ax.axvline(nominal_at, color="grey", linestyle="--", linewidth=1, label="nominal")
         if has_inf:  # ticks at the swept values, "inf" among them
-            ax.set_xticks(x, [f"{math.inf if r['value'] is None else r['value']:g}" for r in values])
+            ax.set_xticks(x, [_tick(r["value"]) for r in values])
         ax.set_xlabel(_label(name, factor))
         ax.grid(alpha=0.3)
     episodes = factor["policies"][next(iter(factor["policies"]))][0]["episodes"]
@@ -95,8 +100,8 @@ def plot_heatmap(heatmap: Mapping[str, Any], factors: Mapping[str, Any], path: P
         for i, row in enumerate(rate):
             for j, value in enumerate(row):
                 ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=8)
-        ax.set_xticks(range(len(xs)), [f"{v:g}" for v in xs])
-        ax.set_yticks(range(len(ys)), [f"{v:g}" for v in ys])
+        ax.set_xticks(range(len(xs)), [_tick(v) for v in xs])
+        ax.set_yticks(range(len(ys)), [_tick(v) for v in ys])
         ax.set_xlabel(_label(heatmap["x"], factors[heatmap["x"]]))
         ax.set_ylabel(_label(heatmap["y"], factors[heatmap["y"]]))
         ax.set_title(label, fontsize=9)

@@ -74,7 +74,7 @@ def test_transmission_factors_are_refused_with_the_reason():
 
 
 def test_inf_nominal_plans_reports_and_plots(tmp_path):
-    from realgap.envs.eval.plots import _positions, plot_factor
+    from realgap.envs.eval.plots import _positions, plot_factor, write_plots
 
     # an ideal current loop (inf) is the nominal: it is part of the sweep, its point is the nominal point ()
     plan = make_plan({"torque_filter_hz": [50.0, 5.0]}, {"torque_filter_hz": math.inf})
@@ -90,6 +90,12 @@ def test_inf_nominal_plans_reports_and_plots(tmp_path):
     for name, entry in (("live", report), ("json", strict)):
         path = plot_factor("torque_filter_hz", entry["factors"]["torque_filter_hz"], tmp_path / f"{name}.png")
         assert path.stat().st_size > 0
+    # a heatmap axis with the ideal stage on it, also from report.json (inf written as null)
+    nominal = {"torque_filter_hz": math.inf, "payload_kg": 0.0}
+    grid = make_plan({"torque_filter_hz": [5.0], "payload_kg": [5.0]}, nominal, grid=("torque_filter_hz", "payload_kg"))
+    strict = finite_or_none(build_report(grid, {"ppo": {p: eps for p in grid.points}}))
+    assert strict["heatmap"]["x_values"] == [5.0, None]
+    assert len(write_plots(strict, tmp_path / "grid")) == 3
 
 
 def test_plan_adds_the_nominal_point_once_and_the_grid():
