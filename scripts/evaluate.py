@@ -9,9 +9,9 @@
 Factors (``realgap.envs.eval.sweep.FACTORS``; default values per robot in ``DEFAULT_VALUES``, set your own with
 ``--values NAME=V1,V2,...``): payload_kg, link_mass_scale, com_shift_m, inertia_scale, object_mass_scale,
 command_delay_s, pd_gain_scale, torque_limit_scale, joint_friction_scale, contact_friction, torque_filter_hz,
-speed_limit_scale, push_mps (``inf`` is a value of the last two: an ideal current loop, no speed cut-off; backlash and
-transmission stiffness are not sweepable: the envs' joints are built rigid). Every other factor stays at its nominal
-value; the nominal point is part of every sweep. Each point runs ``--episodes`` episodes of
+speed_limit_scale, push_mps (``inf`` is a value of torque_filter_hz and speed_limit_scale: an ideal current loop, no
+speed cut-off; backlash and transmission stiffness are not sweepable: the envs' joints are built rigid). Every other
+factor stays at its nominal value; the nominal point is part of every sweep. Each point runs ``--episodes`` episodes of
 the task's evaluation variant; points are packed into batches of ``--num_envs`` envs (on a CPU, 64 envs cost little
 more per step than 16). Writes <out>/report.json (per factor: values, success rate with its 95 % Wilson interval, time
 up and return mean ± std / 95 % CI, episodes; the heatmap grid; rates and actuator model) and one PNG per factor plus
@@ -140,8 +140,11 @@ def main(argv: list[str] | None = None) -> int:
         agent_cfg = handle_deprecated_rsl_rl_cfg(agent_cfg, check_rsl_rl_version())
         env = make_env(task, env_cfg)
         robot = robot_name(env.scene["robot"].joint_names)
+        nominal = pin_term(env).nominal_values()
+        if not args.factors:  # by default only what this env can pin (an actuator stage its joints set alike)
+            factors = [f for f in factors if f in nominal]
         sweeps = {f: given.get(f, DEFAULT_VALUES[robot].get(f, ())) for f in factors}
-        plan = make_plan(sweeps, pin_term(env).nominal_values(), heatmap)
+        plan = make_plan(sweeps, nominal, heatmap)
 
         def make_policy(given: tuple[str, Any] | None) -> Any:
             if given is None:
