@@ -268,7 +268,7 @@ class ActuatorChain:
                 f"ActuatorChain: the transmission stage cannot be switched at runtime (built "
                 f"{'compliant' if self.stages.transmission else 'rigid'}): a compliant joint's motor inertia J_m is "
                 "a state of the chain and must be left out of the simulator's armature, which is set when the "
-                "simulator is built; build the chain (and the simulator) from a spec with transmission_stiffness"
+                "simulator is built; set transmission_stiffness in the spec both are built from"
             )
         _check_stage_params(self.params, stages, self.timing.physics_dt)
         if stages.position_filter and not self.stages.position_filter:

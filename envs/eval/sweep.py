@@ -134,7 +134,7 @@ FACTORS: dict[str, Factor] = {
 _RIGID = (
     "needs a compliant transmission; realgap envs build joints rigid (the solver's armature holds the whole reflected "
     "rotor inertia, the chain has no motor state): switched on at runtime it would count the rotor twice, so "
-    "ActuatorChain.set_stages refuses it. Needs envs built with transmission_stiffness, armature = reflected - J_m"
+    "ActuatorChain.set_stages refuses it. Needs envs built from specs with transmission_stiffness (armature N²·I_m-J_m)"
 )
 NOT_SWEEPABLE: dict[str, str] = {
     "backlash_rad": f"gear backlash {_RIGID}",
