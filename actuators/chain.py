@@ -174,8 +174,9 @@ class ActuatorChain:
             joint (names the field, the value and the limit).
 
     Per-env randomization: ``chain.params = chain.params.expand(num_envs)`` once, then write rows in place
-    (``chain.params.kp[env_ids] = ...``); ``chain.delay.set_delay_steps`` overrides drawn delays. Call
-    :meth:`reset` with the ids of the envs being reset (Isaac Lab: from the articulation's reset).
+    (``chain.params.kp[env_ids] = ...``); ``chain.delay.set_delay_steps`` overrides drawn delays; a finite cutoff or
+    speed limit written into a stage that is off needs :meth:`set_stages` to act. Call :meth:`reset` with the ids of
+    the envs being reset (Isaac Lab: from the articulation's reset).
     """
 
     def __init__(
@@ -252,6 +253,29 @@ class ActuatorChain:
             self.torque_filter.reset(env_ids)
         if self.stages.transmission:
             self.transmission.reset(env_ids)
+
+    def set_stages(self, stages: ChainStages) -> None:
+        """Switch the command filter, the current loop or the speed limit on or off at runtime (e.g. a robustness
+        sweep writing a finite cutoff into a chain built without one). A stage switched on starts without a past.
+
+        Raises:
+            ValueError: The params cannot run the new stages (as at construction), or ``stages.transmission`` differs
+                from the chain's: the compliant transmission is fixed at construction, because its motor inertia is
+                a state of the chain while a rigid joint's rotor is the simulator's armature (counted once).
+        """
+        if stages.transmission != self.stages.transmission:
+            raise ValueError(
+                f"ActuatorChain: the transmission stage cannot be switched at runtime (built "
+                f"{'compliant' if self.stages.transmission else 'rigid'}): a compliant joint's motor inertia J_m is "
+                "a state of the chain and must be left out of the simulator's armature, which is set when the "
+                "simulator is built; set transmission_stiffness in the spec both are built from"
+            )
+        _check_stage_params(self.params, stages, self.timing.physics_dt)
+        if stages.position_filter and not self.stages.position_filter:
+            self.position_filter.reset()
+        if stages.torque_filter and not self.stages.torque_filter:
+            self.torque_filter.reset()
+        self.stages = stages
 
     def _params_like(self, q: Array) -> JointParams:
         kp = self.params.kp

@@ -158,8 +158,10 @@ class ActuatorSpec:
         transmission_damping: ``c`` of the transmission, N·m·s/rad, >= 0 (needs ``transmission_stiffness``).
         backlash: Half-width ``b`` of the dead band (total play ``2·b``), rad, >= 0 (needs
             ``transmission_stiffness``: contact of the teeth is resolved as that spring).
-        motor_inertia: Motor-side inertia ``J_m`` of a compliant transmission, kg·m² at the joint side, > 0;
-            ``None``: the reflected inertia. The simulator's armature must then leave it out (counted once).
+        motor_inertia: Motor-side inertia ``J_m`` of a compliant transmission, kg·m² at the joint side, in
+            ``(0, reflected inertia]`` (the part of the rotor/gear inertia before the spring); ``None``: the whole
+            reflected inertia. The chain integrates it, so the simulator's armature leaves it out
+            (:attr:`solver_armature`: counted once).
         Filter cutoffs (below the Nyquist rate) and the elastic joint's stability need the physics step: see
         :func:`check_physics_step`.
     """
@@ -245,6 +247,9 @@ class ActuatorSpec:
                      "the reflected inertia)")  # fmt: skip
             _require(self.link_inertia > 0, who, "link_inertia [kg·m²]", self.link_inertia, "must be > 0 with "
                      "transmission_stiffness (it bounds the resonance for the stability check)")  # fmt: skip
+            _require(self.transmission_motor_inertia <= self.reflected_inertia, who, "motor_inertia [kg·m²]",
+                     self.motor_inertia, f"must not exceed the reflected inertia ({self.reflected_inertia:.6g} kg·m²) "
+                     "it is the motor-side part of")  # fmt: skip
         if isinstance(self.gains, BandwidthGains):
             j = self.reflected_inertia if self.gains.inertia == "reflected" else self.total_inertia
             _require(j > 0, who, f"{self.gains.inertia} inertia [kg·m²]", j, "must be > 0 to derive gains from a "
@@ -264,6 +269,15 @@ class ActuatorSpec:
     def transmission_motor_inertia(self) -> float:
         """``J_m`` of a compliant transmission: :attr:`motor_inertia`, else :attr:`reflected_inertia`, kg·m²."""
         return self.reflected_inertia if self.motor_inertia is None else self.motor_inertia
+
+    @property
+    def solver_armature(self) -> float:
+        """Armature the simulator must add to the joint, kg·m²: :attr:`reflected_inertia` where the transmission is
+        rigid; ``reflected_inertia − J_m`` (:attr:`transmission_motor_inertia`) where it is compliant, because the
+        actuator chain integrates the motor inertia ``J_m`` as its own state behind the spring (counted once)."""
+        if self.transmission_stiffness is None:
+            return self.reflected_inertia
+        return self.reflected_inertia - self.transmission_motor_inertia
 
     @property
     def pd_gains(self) -> PDGains:

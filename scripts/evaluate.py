@@ -8,7 +8,9 @@
 
 Factors (``realgap.envs.eval.sweep.FACTORS``; default values per robot in ``DEFAULT_VALUES``, set your own with
 ``--values NAME=V1,V2,...``): payload_kg, link_mass_scale, com_shift_m, inertia_scale, object_mass_scale,
-command_delay_s, pd_gain_scale, torque_limit_scale, joint_friction_scale, contact_friction, push_mps. Every other
+command_delay_s, pd_gain_scale, torque_limit_scale, joint_friction_scale, contact_friction, torque_filter_hz,
+speed_limit_scale, push_mps (``inf`` is a value of torque_filter_hz and speed_limit_scale: an ideal current loop, no
+speed cut-off; backlash and transmission stiffness are not sweepable: the envs' joints are built rigid). Every other
 factor stays at its nominal value; the nominal point is part of every sweep. Each point runs ``--episodes`` episodes of
 the task's evaluation variant; points are packed into batches of ``--num_envs`` envs (on a CPU, 64 envs cost little
 more per step than 16). Writes <out>/report.json (per factor: values, success rate with its 95 % Wilson interval, time
@@ -27,6 +29,8 @@ from typing import Any
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    from realgap.envs.eval.sweep import FACTORS, NOT_SWEEPABLE
+
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--checkpoint", action="append", default=[], help="run folder or model_<it>.pt (repeatable)")
     p.add_argument("--policy", action="append", default=[], help="export folder (policy.onnx + metadata; repeatable)")
@@ -34,7 +38,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="name of each --checkpoint, then each --policy, in the report and plots")  # fmt: skip
     p.add_argument("--zero_action", action="store_true", help="also evaluate the zero action (hold the default pose)")
     p.add_argument("--task", default=None, help="task id (default: the first run's task); its Play variant is used")
-    p.add_argument("--factors", default=None, help="comma-separated factors (default: every one the task supports)")
+    p.add_argument("--factors", default=None, help="comma-separated factors (default: every one the task supports) "
+                   f"among {', '.join(FACTORS)}; not sweepable: {', '.join(NOT_SWEEPABLE)}")  # fmt: skip
     p.add_argument("--values", action="append", default=[], help="FACTOR=V1,V2,... sweep values (repeatable)")
     p.add_argument("--heatmap", default=None, help="X,Y factors of the success heatmap, or 'none' "
                    "(default: push_mps,payload_kg when both are swept)")  # fmt: skip
@@ -100,17 +105,19 @@ def _describe(given: tuple[str, Any] | None) -> str:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     from realgap.envs.eval.robustness import available_factors, prepare_env_cfg
-    from realgap.envs.eval.sweep import parse_values
+    from realgap.envs.eval.sweep import get_factor, parse_values
     from realgap.envs.run.factory import load_cfgs, make_env, simulation
 
     task, checkpoints, out = resolve_inputs(args)
     env_cfg, agent_cfg = load_cfgs(task, args.device, args.num_envs, args.seed)
     available = available_factors(env_cfg)
     factors = args.factors.split(",") if args.factors else available
+    for name in factors:
+        get_factor(name)  # an unknown or unsweepable factor: says which and why
     bad = [f for f in factors if f not in available]
     if bad:
         raise ValueError(f"factors {bad} are not available for {task}; available: {', '.join(available)}")
-    given = parse_values(args.values)
+    given = parse_values(args.values, env_cfg.sim.dt)  # cutoffs below the Nyquist rate of the physics step
     extra = sorted(set(given) - set(factors))
     if extra:
         raise ValueError(f"--values given for {extra}, which are not in --factors {factors}")
@@ -133,8 +140,11 @@ def main(argv: list[str] | None = None) -> int:
         agent_cfg = handle_deprecated_rsl_rl_cfg(agent_cfg, check_rsl_rl_version())
         env = make_env(task, env_cfg)
         robot = robot_name(env.scene["robot"].joint_names)
+        nominal = pin_term(env).nominal_values()
+        if not args.factors:  # by default only what this env can pin (an actuator stage its joints set alike)
+            factors = [f for f in factors if f in nominal]
         sweeps = {f: given.get(f, DEFAULT_VALUES[robot].get(f, ())) for f in factors}
-        plan = make_plan(sweeps, pin_term(env).nominal_values(), heatmap)
+        plan = make_plan(sweeps, nominal, heatmap)
 
         def make_policy(given: tuple[str, Any] | None) -> Any:
             if given is None:

@@ -23,6 +23,22 @@ def _num(value: float | None) -> float:
     return math.nan if value is None else float(value)
 
 
+def _positions(values: list[float | None], nominal: float | None) -> tuple[list[float], float, bool]:
+    """Where to draw each value and the nominal one: ``inf`` (an ideal stage; ``None`` in strict JSON) one step past
+    the largest finite value, so that it is drawn and labelled. Also whether any value was ``inf``."""
+    vs = [math.inf if v is None else float(v) for v in (*values, nominal)]
+    finite = sorted({v for v in vs if math.isfinite(v)})
+    step = (finite[-1] - finite[0]) / (len(finite) - 1) if len(finite) > 1 else 1.0
+    at_inf = finite[-1] + step if finite else 0.0
+    pos = [v if math.isfinite(v) else at_inf for v in vs]
+    return pos[:-1], pos[-1], any(not math.isfinite(v) for v in vs)
+
+
+def _tick(value: float | None) -> str:
+    """A swept value as a tick label (``None``: ``inf`` written as strict JSON's null, an ideal stage)."""
+    return f"{math.inf if value is None else value:g}"
+
+
 def _label(name: str, factor: Mapping[str, Any]) -> str:
     return f"{name} [{factor['unit']}]" if factor.get("unit") else name
 
@@ -39,8 +55,9 @@ def plot_factor(name: str, factor: Mapping[str, Any], path: Path, metric_name: s
         reference: The report's ``reference`` (per policy, under the task's own draws): dotted lines.
     """
     fig, (ax_rate, ax_time) = plt.subplots(1, 2, figsize=(10, 3.8))
+    values = next(iter(factor["policies"].values()))
+    x, nominal_at, has_inf = _positions([r["value"] for r in values], factor["nominal"])
     for label, rows in factor["policies"].items():
-        x = [r["value"] for r in rows]
         rate = [_num(r["success_rate"]) for r in rows]
         lo = [_num(r["success_ci95"][0]) for r in rows]
         hi = [_num(r["success_ci95"][1]) for r in rows]
@@ -53,7 +70,9 @@ def plot_factor(name: str, factor: Mapping[str, Any], path: Path, metric_name: s
         ci = [0.0 if math.isnan(_num(r["time_up_s"]["ci95"])) else r["time_up_s"]["ci95"] for r in rows]
         ax_time.errorbar(x, mean, yerr=ci, marker="o", capsize=3, color=line.get_color(), label=label)
     for ax in (ax_rate, ax_time):
-        ax.axvline(factor["nominal"], color="grey", linestyle="--", linewidth=1, label="nominal")
+        ax.axvline(nominal_at, color="grey", linestyle="--", linewidth=1, label="nominal")
+        if has_inf:  # ticks at the swept values, "inf" among them
+            ax.set_xticks(x, [_tick(r["value"]) for r in values])
         ax.set_xlabel(_label(name, factor))
         ax.grid(alpha=0.3)
     episodes = factor["policies"][next(iter(factor["policies"]))][0]["episodes"]
@@ -81,8 +100,8 @@ def plot_heatmap(heatmap: Mapping[str, Any], factors: Mapping[str, Any], path: P
         for i, row in enumerate(rate):
             for j, value in enumerate(row):
                 ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=8)
-        ax.set_xticks(range(len(xs)), [f"{v:g}" for v in xs])
-        ax.set_yticks(range(len(ys)), [f"{v:g}" for v in ys])
+        ax.set_xticks(range(len(xs)), [_tick(v) for v in xs])
+        ax.set_yticks(range(len(ys)), [_tick(v) for v in ys])
         ax.set_xlabel(_label(heatmap["x"], factors[heatmap["x"]]))
         ax.set_ylabel(_label(heatmap["y"], factors[heatmap["y"]]))
         ax.set_title(label, fontsize=9)

@@ -14,7 +14,9 @@ What each factor writes (per env; ``s`` = the factor's value):
   of gyration × √s, i.e. I_C × s), ``com_shift_m`` and ``payload_kg`` on the robot's payload body
   (:data:`realgap.envs.robots.TARGETS`);
 - actuator chains: ``pd_gain_scale`` (kp, kd × s), ``torque_limit_scale`` (peak torque × s), ``command_delay_s``
-  (a fixed delay of round(s / dt) physics steps);
+  (a fixed delay of round(s / dt) physics steps), ``torque_filter_hz`` (every joint's current-loop cutoff) and
+  ``speed_limit_scale`` (the speed-limit stage at s × each joint's datasheet velocity limit); a stage the chain was
+  built without is switched on (:meth:`~realgap.actuators.chain.ActuatorChain.set_stages`) while a value is finite;
 - solver: ``joint_friction_scale`` (frictionloss and damping × s), ``contact_friction`` (μ of the contact bodies'
   colliders; MuJoCo uses it against the ground where those colliders have the higher priority, as the G1's foot
   spheres do);
@@ -23,6 +25,8 @@ What each factor writes (per env; ``s`` = the factor's value):
 
 from __future__ import annotations
 
+import math
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -43,7 +47,7 @@ from realgap.envs.dr.inertia_sampling import (
 )
 from realgap.envs.dr.push import push_robot
 from realgap.envs.dr.sampling import body_from_flat, body_to_flat, resolve_names
-from realgap.envs.eval.sweep import FACTORS
+from realgap.envs.eval.sweep import FACTORS, TASK_DRAWN, get_factor
 from realgap.envs.robots import TARGETS, robot_name
 
 if TYPE_CHECKING:
@@ -111,9 +115,11 @@ class pin_sweep_point(ManagerTermBase):
         self.nominal_body = body_from_flat(data.body_mass.torch, data.body_com_pos_b.torch, data.body_inertia.torch)
         self.body_ids = torch.arange(len(names), dtype=torch.int32, device=env.device)
         self.actuators = realgap_actuators(self.robot)
-        self.nominal_gains = [
-            {k: getattr(act.chain.params, k).clone() for k in ("kp", "kd", "peak_torque")} for act, _ in self.actuators
-        ]
+        keys = ("kp", "kd", "peak_torque", "torque_filter_hz", "velocity_limit")
+        self.nominal_params = [{k: getattr(act.chain.params, k).clone() for k in keys} for act, _ in self.actuators]
+        self.nominal_stages = [act.chain.stages for act, _ in self.actuators]
+        self.datasheet_velocity = [torch.tensor([s.velocity_limit for s in act.specs], device=env.device)
+                                   for act, _ in self.actuators]  # fmt: skip
         self.nominal_friction = (
             data.joint_friction_coeff.torch.clone(),
             data.joint_viscous_friction_coeff.torch.clone(),
@@ -154,6 +160,23 @@ class pin_sweep_point(ManagerTermBase):
             out["push_mps"] = round((lo + hi) / 2.0, 6)
         if self.object is not None:
             out["object_mass_scale"] = 1.0
+        return out | self._nominal_stages()
+
+    def _nominal_stages(self) -> dict[str, float]:
+        """``torque_filter_hz``: the cutoff every chain joint shares (inf: ideal); ``speed_limit_scale``: 1 where every
+        joint enforces its datasheet limit, inf where none does. A factor is left out (not sweepable) without realgap
+        actuators or where the joints differ: one value cannot reproduce their nominal."""
+        if not self.actuators:
+            return {}
+        out = {}
+        cutoffs = torch.cat([p["torque_filter_hz"].flatten() for p in self.nominal_params]).unique()
+        if len(cutoffs) == 1:
+            out["torque_filter_hz"] = round(float(cutoffs[0]), 6)
+        limits = [p["velocity_limit"] for p in self.nominal_params]
+        if all(bool(torch.isinf(v).all()) for v in limits):
+            out["speed_limit_scale"] = math.inf
+        elif all(bool((v == d).all()) for v, d in zip(limits, self.datasheet_velocity, strict=True)):
+            out["speed_limit_scale"] = 1.0
         return out
 
     # -- writing a batch ------------------------------------------------------------------------------------------
@@ -161,13 +184,19 @@ class pin_sweep_point(ManagerTermBase):
         """Write every env's factor values now (held until the next call). ``values``: factor → ``(E,)`` tensor.
 
         Raises:
-            ValueError: A factor this task does not support.
+            ValueError: A factor this task does not support (or no sweep can vary), or a value outside its factor's
+                range (a cutoff not below the Nyquist rate of the physics step); nothing is written then.
         """
-        unknown = sorted(set(values) - set(self.nominal_values()))
-        if unknown:
-            raise ValueError(f"factors {unknown} are not available for this task; available: "
-                             f"{sorted(self.nominal_values())}")  # fmt: skip
         nominal = self.nominal_values()
+        unknown = sorted(set(values) - set(nominal))
+        for name in unknown:
+            get_factor(name)  # unknown or not sweepable: says so
+        if unknown:
+            raise ValueError(f"factors {unknown} are not available for this task; available: {sorted(nominal)}")
+        for name, v in values.items():  # every value in its range (a cutoff below Nyquist) before anything is written
+            for x in v.unique().tolist():
+                if not (name in TASK_DRAWN and math.isnan(x)):
+                    FACTORS[name].check(x, self.physics_dt)
         n = self.num_envs
         self.values = {k: torch.full((n,), float(v), device=self.device) for k, v in nominal.items()}
         self.values |= {k: v.to(self.device, torch.float32) for k, v in values.items()}
@@ -204,12 +233,23 @@ class pin_sweep_point(ManagerTermBase):
             self.robot.set_inertias_index(inertias=flat[2], body_ids=self.body_ids, env_ids=ids)
 
     def _write_actuators(self) -> None:
-        gain, torque = self.values["pd_gain_scale"][:, None], self.values["torque_limit_scale"][:, None]
-        for (act, _), nominal in zip(self.actuators, self.nominal_gains, strict=True):
+        v = self.values
+        gain, torque = v["pd_gain_scale"][:, None], v["torque_limit_scale"][:, None]
+        for i, (act, _) in enumerate(self.actuators):
             params = act.chain.params  # looked up per call: the chain may swap its params object
+            nominal, stages = self.nominal_params[i], self.nominal_stages[i]
             params.kp[:] = nominal["kp"] * gain
             params.kd[:] = nominal["kd"] * gain
             params.peak_torque[:] = nominal["peak_torque"] * torque
+            if "torque_filter_hz" in v:  # f_c = inf: β = 0, the stage is the identity
+                params.torque_filter_hz[:] = v["torque_filter_hz"][:, None].expand_as(params.torque_filter_hz)
+            if "speed_limit_scale" in v:  # s = inf: v_max = inf, no cut-off
+                params.velocity_limit[:] = self.datasheet_velocity[i] * v["speed_limit_scale"][:, None]
+            finite = {k: bool(torch.isfinite(getattr(params, k)).any()) for k in ("torque_filter_hz", "velocity_limit")}
+            on = replace(stages, torque_filter=stages.torque_filter or finite["torque_filter_hz"],
+                         velocity_limit=stages.velocity_limit or finite["velocity_limit"])  # fmt: skip
+            if on != act.chain.stages:
+                act.chain.set_stages(on)
 
     def _write_friction(self) -> None:
         scale = self.values["joint_friction_scale"][:, None]

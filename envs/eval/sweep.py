@@ -41,6 +41,9 @@ class Factor:
         lo: Smallest admissible value (inclusive).
         hi: Largest admissible value (inclusive); ``inf`` when unbounded.
         needs: What the task must have (``"push"``: a push term, ``"object"``: a rigid object), or ``""``.
+        inf_ok: ``inf`` is admissible too: the stage it sets is off (ideal current loop, no speed cut-off).
+        below_nyquist: The value is a corner frequency: it must also stay below the Nyquist rate ``1/(2·dt)`` of the
+            physics step ``dt`` it is filtered at (checked where ``dt`` is known, see :meth:`check`).
     """
 
     name: str
@@ -50,13 +53,20 @@ class Factor:
     lo: float = 0.0
     hi: float = math.inf
     needs: str = ""
+    inf_ok: bool = False
+    below_nyquist: bool = False
 
-    def check(self, value: float) -> float:
-        """``value`` as a float, or a ``ValueError`` naming the factor and its admissible range."""
+    def check(self, value: float, physics_dt: float | None = None) -> float:
+        """``value`` as a float, or a ``ValueError`` naming the factor and its admissible range (with ``physics_dt``,
+        s: also the Nyquist rate of a :attr:`below_nyquist` factor)."""
         v = float(value)
-        if not (math.isfinite(v) and self.lo <= v <= self.hi):
-            raise ValueError(f"factor {self.name}: value {value!r} outside its admissible range "
-                             f"[{self.lo:g}, {self.hi:g}] {self.unit}".rstrip())  # fmt: skip
+        inf = self.inf_ok and v == math.inf
+        if not inf and not (math.isfinite(v) and self.lo <= v <= self.hi):
+            raise ValueError(f"factor {self.name}: value {value!r} outside its admissible range [{self.lo:g}, "
+                             f"{self.hi:g}]{' or inf' if self.inf_ok else ''} {self.unit}".rstrip())  # fmt: skip
+        if self.below_nyquist and physics_dt is not None and not inf and v >= 0.5 / physics_dt:
+            raise ValueError(f"factor {self.name}: value {value!r} {self.unit} is not below the Nyquist rate "
+                             f"1/(2·dt) = {0.5 / physics_dt:g} Hz of the physics step {physics_dt:g} s")  # fmt: skip
         return v
 
 
@@ -93,6 +103,24 @@ FACTORS: dict[str, Factor] = {
             "contact_friction", "", "Coulomb μ of the contact bodies' colliders (G1: feet, Panda: finger pads)", None
         ),  # fmt: skip
         Factor(
+            "torque_filter_hz",
+            "Hz",
+            "current-loop bandwidth, a first-order lag on every joint's motor torque (inf: ideal; nominal: the specs')",
+            None,
+            1e-3,
+            inf_ok=True,
+            below_nyquist=True,
+        ),
+        Factor(
+            "speed_limit_scale",
+            "",
+            "torque cut-off at s × each joint's datasheet velocity limit (nominal: 1 if the specs enforce their limit, "
+            "else inf = none, as G1, Panda)",
+            None,
+            1e-3,
+            inf_ok=True,
+        ),
+        Factor(
             "push_mps",
             "m/s",
             "every push's horizontal velocity change (random heading, the task's timing)",
@@ -102,6 +130,17 @@ FACTORS: dict[str, Factor] = {
     )
 }
 """Every factor a sweep can vary, by name."""
+
+_RIGID = (
+    "needs a compliant transmission; realgap envs build joints rigid (the solver's armature holds the whole reflected "
+    "rotor inertia, the chain has no motor state): switched on at runtime it would count the rotor twice, so "
+    "ActuatorChain.set_stages refuses it. Needs envs built from specs with transmission_stiffness (armature N²·I_m-J_m)"
+)
+NOT_SWEEPABLE: dict[str, str] = {
+    "backlash_rad": f"gear backlash {_RIGID}",
+    "transmission_stiffness_scale": f"stiffness x s {_RIGID}",
+}
+"""Physical quantities the actuator chain models but a sweep cannot vary yet, with the reason."""
 
 DEFAULT_VALUES: dict[str, dict[str, tuple[float, ...]]] = {
     # G1 (33 kg): payload up to 30 % of its mass; CoM ±5 cm on the 7.8 kg torso; delay up to one policy step (20 ms).
@@ -116,6 +155,10 @@ DEFAULT_VALUES: dict[str, dict[str, tuple[float, ...]]] = {
         "joint_friction_scale": (0.0, 1.0, 3.0),
         "contact_friction": (0.2, 0.4, 0.6, 1.0),
         "push_mps": (0.0, 0.2, 0.4, 0.6),  # the task pushes U(0.2, 0.4): standing balance's limit, then beyond
+        # current loops run at kHz: how slow a loop does the policy tolerate (5 Hz: τ = 32 ms)? The G1's torque-speed
+        # line reaches zero at the velocity limit, so a speed limit at 1 x changes nothing; lower ones cut.
+        "torque_filter_hz": (5.0, 10.0, 20.0, 50.0),
+        "speed_limit_scale": (0.25, 0.5, 1.0),
     },
     # Panda grasp: wrist payload up to 1 kg (a camera is 0.1-0.25 kg); the object ×0.5-3.
     "panda": {
@@ -129,13 +172,16 @@ DEFAULT_VALUES: dict[str, dict[str, tuple[float, ...]]] = {
         "torque_limit_scale": (0.5, 0.75, 1.0),
         "joint_friction_scale": (0.0, 1.0, 3.0),
         "contact_friction": (0.3, 0.5, 0.8, 1.0),
+        "torque_filter_hz": (5.0, 10.0, 20.0, 50.0),
+        "speed_limit_scale": (0.25, 0.5, 1.0),
     },
 }
 """Default sweep values per robot (the nominal value is added when missing)."""
 
 
-def parse_values(specs: Sequence[str]) -> dict[str, tuple[float, ...]]:
-    """``["payload_kg=0,5,10", ...]`` → ``{"payload_kg": (0.0, 5.0, 10.0)}``, each value checked against its factor.
+def parse_values(specs: Sequence[str], physics_dt: float | None = None) -> dict[str, tuple[float, ...]]:
+    """``["payload_kg=0,5,10", ...]`` → ``{"payload_kg": (0.0, 5.0, 10.0)}``, each value checked against its factor
+    (and, with the physics step ``physics_dt`` in s, a cutoff against its Nyquist rate; ``inf`` parses as ``inf``).
 
     Raises:
         ValueError: Unknown factor (lists the known ones), a malformed entry, or a value outside the factor's range.
@@ -148,7 +194,7 @@ def parse_values(specs: Sequence[str]) -> dict[str, tuple[float, ...]]:
             raise ValueError(f"--values {spec!r}: expected FACTOR=V1,V2,... (e.g. payload_kg=0,5,10)")
         factor = get_factor(name)
         try:
-            values = tuple(factor.check(float(v)) for v in text.split(","))
+            values = tuple(factor.check(float(v), physics_dt) for v in text.split(","))
         except ValueError as err:
             raise ValueError(f"--values {spec!r}: {err}") from None
         out[name] = values
@@ -156,7 +202,9 @@ def parse_values(specs: Sequence[str]) -> dict[str, tuple[float, ...]]:
 
 
 def get_factor(name: str) -> Factor:
-    """The factor called ``name`` (``ValueError`` listing the known ones otherwise)."""
+    """The factor called ``name`` (``ValueError`` listing the known ones, or saying why it is not sweepable)."""
+    if name in NOT_SWEEPABLE:
+        raise ValueError(f"factor {name!r} cannot be swept: {NOT_SWEEPABLE[name]}")
     if name not in FACTORS:
         raise ValueError(f"unknown factor {name!r}; known: {', '.join(FACTORS)}")
     return FACTORS[name]

@@ -5,7 +5,8 @@ Thin glue (the only module of ``realgap.actuators`` that imports Isaac Lab). Per
 turns it into a joint torque (interpolation / delay / PD at the servo rate / torque envelope), and the solver
 integrates it. What the solver itself must know follows the spec, written once at construction by Isaac Lab:
 
-- armature = reflected rotor inertia ``N²·I_m`` of each joint's gearbox (``ActuatorSpec.reflected_inertia``);
+- armature = reflected rotor inertia ``N²·I_m`` of each joint's gearbox, less the motor inertia ``J_m`` where the
+  transmission is compliant: the chain integrates ``J_m`` behind the spring (``ActuatorSpec.solver_armature``);
 - joint friction = the spec's Coulomb friction, as the solver's implicit ``frictionloss`` (stable at any step, unlike
   an explicit tanh term), and the spec's viscous friction as the solver's viscous friction;
 - solver effort limit = the spec's peak torque (a backstop: the chain already saturates), velocity limit likewise;
@@ -101,9 +102,16 @@ class RealgapActuatorCfg(ActuatorBaseCfg):
     """Seed of the generator drawing the per-env command delays."""
 
 
-def _solver_properties(specs: Mapping[str, ActuatorSpec]) -> dict:
-    """Joint selection and the per-joint solver properties the specs imply: gains, armature (N²·I_m), friction and
-    effort limit, keyed by each spec's joint-name expressions."""
+def _solver_properties(specs: Mapping[str, ActuatorSpec], *, chain_transmission: bool) -> dict:
+    """Joint selection and the per-joint solver properties the specs imply: gains, armature, friction and effort
+    limit, keyed by each spec's joint-name expressions.
+
+    Args:
+        specs: Datasheet specs by group name.
+        chain_transmission: The realgap chain drives the joints and integrates a compliant transmission's motor
+            inertia ``J_m`` itself, so the armature is ``N²·I_m − J_m`` (:attr:`ActuatorSpec.solver_armature`);
+            ``False`` (a solver drive, rigid): the whole reflected inertia ``N²·I_m``.
+    """
 
     def per_expr(value_of) -> dict[str, float]:
         return {expr: float(value_of(s)) for s in specs.values() for expr in s.joint_names_expr}
@@ -112,7 +120,7 @@ def _solver_properties(specs: Mapping[str, ActuatorSpec]) -> dict:
         joint_names_expr=[e for s in specs.values() for e in s.joint_names_expr],
         stiffness=per_expr(lambda s: s.kp),
         damping=per_expr(lambda s: s.kd),
-        armature=per_expr(lambda s: s.reflected_inertia),
+        armature=per_expr(lambda s: s.solver_armature if chain_transmission else s.reflected_inertia),
         friction=per_expr(lambda s: s.coulomb_friction),
         viscous_friction=per_expr(lambda s: s.viscous_friction),
         joint_effort_limit=per_expr(lambda s: s.peak_torque),
@@ -121,7 +129,7 @@ def _solver_properties(specs: Mapping[str, ActuatorSpec]) -> dict:
 
 def realgap_actuator_cfg(specs: Mapping[str, ActuatorSpec], rates: RateSpec, seed: int = 0) -> RealgapActuatorCfg:
     """One actuator group covering every joint the specs select, with the solver properties the specs imply."""
-    props = _solver_properties(specs)
+    props = _solver_properties(specs, chain_transmission=True)
     return RealgapActuatorCfg(
         **props,
         specs={k: s.to_dict() for k, s in specs.items()},
@@ -136,6 +144,7 @@ def implicit_actuator_cfg(specs: Mapping[str, ActuatorSpec]) -> ImplicitActuator
     """Isaac Lab's implicit PD (solver drive) with the same gains, armature, friction and effort limits as ``specs``.
 
     The baseline realgap's explicit chain is compared against: no delay, no servo hold, no torque–speed line, and the
-    solver integrates the PD implicitly (stable at any gain, unlike an explicit PD).
+    solver integrates the PD implicitly (stable at any gain, unlike an explicit PD); no compliant transmission either,
+    so the joint carries the whole reflected inertia.
     """
-    return ImplicitActuatorCfg(**_solver_properties(specs))
+    return ImplicitActuatorCfg(**_solver_properties(specs, chain_transmission=False))

@@ -120,3 +120,24 @@ def test_static_hold_torque_equals_gravity_torque():
     assert loaded.sum() >= 3
     rel = np.abs(tau[loaded] - g[loaded]) / np.abs(g[loaded])
     assert rel.max() < 0.01, dict(zip(np.array(asset.joint_names)[loaded], rel.round(4), strict=True))
+
+
+def test_compliant_joint_armature_leaves_out_the_motor_inertia_of_the_chain():
+    # No scene: the cfg the solver is built from. A compliant knee (k = 2000 N·m/rad) with J_m = 0.02 of its
+    # 0.025101925 kg·m² reflected inertia: the chain integrates J_m behind the spring, so the solver's armature is
+    # 0.025101925 − 0.02 = 0.005101925 kg·m² (the whole reflected inertia would count J_m twice); a rigid hip keeps
+    # N²·I_m, and Isaac Lab's implicit baseline (no chain, rigid) keeps the whole reflected inertia on both.
+    from realgap.envs.rates import load_rate_profile
+    from realgap.envs.robots.g1 import G1_ACTUATORS
+    from realgap.envs.sim.actuator import implicit_actuator_cfg, realgap_actuator_cfg
+
+    knee, hip = G1_ACTUATORS["hip_roll_knee"], G1_ACTUATORS["hip_pitch_yaw_waist_yaw"]
+    compliant = dataclasses.replace(knee, joint_names_expr=("left_knee_joint",), transmission_stiffness=2000.0,
+                                    motor_inertia=0.02, link_inertia=max(knee.link_inertia, 0.1))  # fmt: skip
+    specs = {"knee": compliant, "hip": hip}
+    armature = realgap_actuator_cfg(specs, load_rate_profile("default")).armature
+    assert armature["left_knee_joint"] == pytest.approx(knee.reflected_inertia - 0.02, rel=1e-12)
+    assert knee.reflected_inertia == pytest.approx(0.025101925)
+    assert all(armature[e] == hip.reflected_inertia for e in hip.joint_names_expr)
+    implicit = implicit_actuator_cfg(specs).armature
+    assert implicit["left_knee_joint"] == knee.reflected_inertia

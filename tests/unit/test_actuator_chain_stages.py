@@ -165,3 +165,31 @@ def test_chain_refuses_what_its_stages_cannot_run():
         ActuatorChain(replace(base, torque_filter_hz=None), ChainTiming(0.005), 1, stages=only_filter)
     with pytest.raises(ValueError, match=r"transmission_stiffness \[N·m/rad\] 5000.0 makes the explicit elastic"):
         ActuatorChain.from_specs([_spec(transmission_stiffness=5000.0)], ChainTiming(0.005), 1)
+
+
+def test_stages_switched_on_at_runtime_act_per_env():
+    # A chain built without current loop or speed limit, params per env, then written as a robustness sweep does:
+    # env 0 keeps the neutral values (inf: bit-identical to the stage off), env 1 gets f_c = 10 Hz and v_max = 1 rad/s.
+    # kp = 60, target 0.1 rad from rest: τ_ref = 6 N·m. β = exp(−2π·10·0.005) = 0.7304: after the reset (no past:
+    # first output 0 for target 0) env 1 gives 6·(1 − β) = 1.618, then 6·(1 − β²) = 2.799 N·m; env 0 gives 6.
+    chain = ActuatorChain.from_specs([_spec(latency_range_s=(0, 0))], ChainTiming(0.005), 2)
+    chain.params = chain.params.expand(2)
+    chain.params.torque_filter_hz[1] = 10.0
+    chain.params.velocity_limit[1] = 1.0
+    assert chain.stages == ChainStages()  # written values act only once their stage is on
+    chain.set_stages(ChainStages(velocity_limit=True, torque_filter=True))
+    z, tgt = np.zeros((2, 1)), np.full((2, 1), 0.1)
+    chain.compute(z, z, z, z)
+    beta = np.exp(-2 * np.pi * 10 * 0.005)
+    taus = np.array([chain.compute(tgt, z, z, z).tau_applied[:, 0] for _ in range(2)])
+    np.testing.assert_array_equal(taus[:, 0], [6.0, 6.0])
+    np.testing.assert_allclose(taus[:, 1], [6 * (1 - beta), 6 * (1 - beta**2)], rtol=1e-12)
+    # speed cut-off at q̇ = 2 rad/s: τ_ref = 6 − kd·2 = 3 N·m pushes further -> 0 in env 1 (v_max 1), passes in env 0
+    # (inf); the cut acts on the reference, so env 1's current loop decays from 2.799 towards 0: β·2.799 = 2.044 N·m
+    tau = chain.compute(tgt, z, z, np.full((2, 1), 2.0)).tau_motor[:, 0]
+    assert tau[0] == pytest.approx(3.0) and tau[1] == pytest.approx(beta * 6 * (1 - beta**2))
+    with pytest.raises(ValueError, match=r"JointParams: torque_filter_hz \[Hz\] must be below the Nyquist"):
+        chain.params.torque_filter_hz[1] = 150.0
+        chain.set_stages(ChainStages(torque_filter=True))  # checked again when a stage is switched
+    with pytest.raises(ValueError, match=r"transmission stage cannot be switched at runtime \(built rigid\).*armature"):
+        chain.set_stages(ChainStages(transmission=True))

@@ -177,6 +177,18 @@ def test_stage_fields_round_trip_and_default_off():
 
 
 @pytest.mark.unit
+def test_solver_armature_leaves_out_the_motor_inertia_the_chain_integrates():
+    # reflected N²·I_m = 10²·2e-4 = 0.02 kg·m². Rigid: all of it is the simulator's armature. Compliant: J_m is a
+    # state of the chain behind the spring, so the simulator gets 0.02 − J_m: 0.02 − 0.015 = 0.005 kg·m², and 0 when
+    # J_m defaults to the whole reflected inertia (counting it twice would make the joint 0.02 kg·m² heavier).
+    assert _spec().solver_armature == pytest.approx(0.02)
+    assert _spec(**_STAGES).solver_armature == pytest.approx(0.005)
+    assert _spec(transmission_stiffness=400.0, link_inertia=0.1).solver_armature == 0.0
+    given = _spec(armature=0.03, gearbox=None, transmission_stiffness=400.0, link_inertia=0.1, motor_inertia=0.03)
+    assert given.solver_armature == 0.0
+
+
+@pytest.mark.unit
 @pytest.mark.parametrize(
     ("overrides", "field"),
     [
@@ -190,6 +202,10 @@ def test_stage_fields_round_trip_and_default_off():
         (dict(transmission_stiffness=400.0), r"link_inertia \[kg·m²\] must be > 0 with transmission_stiffness"),
         (dict(transmission_stiffness=400.0, link_inertia=0.1, transmission_damping=-1.0), r"transmission_damping"),
         (dict(transmission_stiffness=400.0, link_inertia=0.1, motor_inertia=0.0), r"motor_inertia \[kg·m²\]"),
+        (
+            dict(transmission_stiffness=400.0, link_inertia=0.1, motor_inertia=0.025),
+            r"motor_inertia \[kg·m²\] must not exceed the reflected inertia \(0.02 kg·m²\)",
+        ),
         (dict(torque_filter_hz=0.0), r"torque_filter_hz \[Hz\] must be > 0"),
         (dict(position_filter_hz=math.inf), r"position_filter_hz \[Hz\] must be > 0"),
         (dict(enforce_velocity_limit=1), r"enforce_velocity_limit must be a bool"),

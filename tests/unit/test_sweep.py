@@ -8,10 +8,14 @@ import numpy as np
 import pytest
 
 from realgap.envs.eval.sweep import (
+    DEFAULT_VALUES,
+    FACTORS,
+    NOT_SWEEPABLE,
     REFERENCE,
     Episode,
     build_report,
     finite_or_none,
+    get_factor,
     make_plan,
     pack,
     parse_values,
@@ -35,6 +39,63 @@ def test_parse_values_checks_names_and_ranges():
         parse_values(["payload_kg"])
     with pytest.raises(ValueError, match="payload_kg"):
         parse_values(["payload_kg=-1"])  # a negative mass
+
+
+def test_actuator_stage_factors_ranges():
+    inf, dt = math.inf, 0.005  # 200 Hz physics: Nyquist 1/(2·dt) = 100 Hz
+    cut, speed = FACTORS["torque_filter_hz"], FACTORS["speed_limit_scale"]
+    assert cut.unit == "Hz" and cut.nominal is None and speed.nominal is None  # nominal: read from the env's chains
+    assert parse_values(["torque_filter_hz=inf,50,5", "speed_limit_scale=0.5,inf"], dt) == {
+        "torque_filter_hz": (inf, 50.0, 5.0), "speed_limit_scale": (0.5, inf)}  # fmt: skip
+    with pytest.raises(ValueError, match=r"torque_filter_hz.*150.*Nyquist rate 1/\(2·dt\) = 100 Hz"):
+        parse_values(["torque_filter_hz=50,150"], dt)
+    with pytest.raises(ValueError, match=r"torque_filter_hz.*100.*Nyquist"):  # at the Nyquist rate: refused too
+        cut.check(100.0, dt)
+    assert cut.check(150.0) == 150.0  # no step known yet: the env checks it against its own
+    for bad in ("0", "-5", "nan"):
+        with pytest.raises(ValueError, match=r"torque_filter_hz.*admissible range \[0\.001, inf\] or inf Hz"):
+            parse_values([f"torque_filter_hz={bad}"], dt)
+    with pytest.raises(ValueError, match=r"speed_limit_scale.*admissible range"):
+        parse_values(["speed_limit_scale=0"])
+    with pytest.raises(ValueError, match="payload_kg"):
+        parse_values(["payload_kg=inf"])  # inf only where it means "stage off"
+    for robot, defaults in DEFAULT_VALUES.items():  # the shipped defaults fit 200 Hz physics
+        for name in ("torque_filter_hz", "speed_limit_scale"):
+            assert all(FACTORS[name].check(v, dt) == v for v in defaults[name]), robot
+
+
+def test_transmission_factors_are_refused_with_the_reason():
+    for name in ("backlash_rad", "transmission_stiffness_scale"):
+        assert name in NOT_SWEEPABLE and name not in FACTORS
+        with pytest.raises(ValueError, match=rf"factor '{name}' cannot be swept: .* joints rigid.*armature"):
+            parse_values([f"{name}=0.01"])
+        with pytest.raises(ValueError, match=name):
+            get_factor(name)
+
+
+def test_inf_nominal_plans_reports_and_plots(tmp_path):
+    from realgap.envs.eval.plots import _positions, plot_factor, write_plots
+
+    # an ideal current loop (inf) is the nominal: it is part of the sweep, its point is the nominal point ()
+    plan = make_plan({"torque_filter_hz": [50.0, 5.0]}, {"torque_filter_hz": math.inf})
+    assert plan.sweeps["torque_filter_hz"] == (5.0, 50.0, math.inf)
+    assert plan.sweep_points("torque_filter_hz") == [(("torque_filter_hz", 5.0),), (("torque_filter_hz", 50.0),), ()]
+    eps = [Episode(True, True, 1.0, 1.0)]
+    report = build_report(plan, {"ppo": {p: eps for p in plan.points}})
+    strict = finite_or_none(report)  # report.json: inf -> null
+    assert strict["factors"]["torque_filter_hz"]["nominal"] is None
+    # drawn one mean spacing past the largest finite value: 5, 50 -> inf at 95
+    assert _positions([5.0, 50.0, None], None) == ([5.0, 50.0, 95.0], 95.0, True)
+    assert _positions([0.5, 1.0], 1.0) == ([0.5, 1.0], 1.0, False)
+    for name, entry in (("live", report), ("json", strict)):
+        path = plot_factor("torque_filter_hz", entry["factors"]["torque_filter_hz"], tmp_path / f"{name}.png")
+        assert path.stat().st_size > 0
+    # a heatmap axis with the ideal stage on it, also from report.json (inf written as null)
+    nominal = {"torque_filter_hz": math.inf, "payload_kg": 0.0}
+    grid = make_plan({"torque_filter_hz": [5.0], "payload_kg": [5.0]}, nominal, grid=("torque_filter_hz", "payload_kg"))
+    strict = finite_or_none(build_report(grid, {"ppo": {p: eps for p in grid.points}}))
+    assert strict["heatmap"]["x_values"] == [5.0, None]
+    assert len(write_plots(strict, tmp_path / "grid")) == 3
 
 
 def test_plan_adds_the_nominal_point_once_and_the_grid():
