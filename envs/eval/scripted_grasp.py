@@ -198,8 +198,9 @@ def record_grasp_states(
     env: ManagerBasedRLEnv, per_phase: int, cfg: ScriptedGraspCfg | None = None, seed: int = 0
 ) -> dict[str, object]:
     """States of the scripted grasp for the grasp task's reverse curriculum (:mod:`realgap.tasks.grasp.
-    reverse_curriculum`): one episode in every env, every env-step of the DESCEND, CLOSE and LIFT phases kept, of
-    the episodes that succeeded only; ``per_phase`` states drawn from each phase (with replacement if fewer).
+    reverse_curriculum`): one episode in every env, every env-step kept (APPROACH from the reset on, DESCEND, CLOSE,
+    LIFT), of the episodes that succeeded only; ``per_phase`` states drawn from each phase (with replacement if
+    fewer).
 
     Returns:
         ``joint_names`` and the arrays of the grasp-state format (numpy, env frame), plus ``success_rate`` of the
@@ -218,7 +219,7 @@ def record_grasp_states(
     rows: list[dict[str, torch.Tensor]] = []
     for _ in range(env.max_episode_length - 1):
         phase = policy.phase.clone()
-        keep = active & (phase >= Phase.DESCEND)
+        keep = active.clone()
         rows.append({
             "env": torch.nonzero(keep).flatten(),
             "joint_pos": robot.data.joint_pos.torch[keep].clone(),
@@ -239,7 +240,7 @@ def record_grasp_states(
     cat = {k: v[good].cpu().numpy() for k, v in cat.items()}
     rng = np.random.default_rng(seed)
     picks, recorded = [], {}
-    for phase in (Phase.DESCEND, Phase.CLOSE, Phase.LIFT):
+    for phase in Phase:
         idx = np.flatnonzero(cat["phase"] == int(phase))
         recorded[phase.name.lower()] = len(idx)
         if len(idx):

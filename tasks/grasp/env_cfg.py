@@ -200,7 +200,7 @@ class EventsCfg:
     reset_from_states = EventTerm(
         func=reset_from_grasp_states,
         mode="reset",
-        params={"fraction": 0.0, "path": None, "object_term": "reset_object"},
+        params={"fraction": 0.0, "path": None, "phases": None, "object_term": "reset_object"},
     )
     object_friction = EventTerm(
         func=mdp.randomize_rigid_body_material,

@@ -17,7 +17,7 @@ key                shape      meaning
 ``object_pose``    (N, 7)     object position (m, env frame) and orientation, as the root pose stores it
 ``object_vel``     (N, 6)     linear (m/s) and angular (rad/s) velocity, world axes
 ``object_size``    (N, 3)     the box collider's edge lengths, m
-``phase``          (N,) int   the scripted grasp's phase when recorded (1 descend, 2 close, 3 lift)
+``phase``          (N,) int   the scripted grasp's phase when recorded (0 approach, 1 descend, 2 close, 3 lift)
 =================  =========  ==========================================================================
 """
 
@@ -92,9 +92,10 @@ def _check(arrays: dict[str, np.ndarray], joint_names: list[str], what: str) -> 
 class reset_from_grasp_states(ManagerTermBase):
     """Reset event: a share ``fraction`` of the resetting envs starts from a recorded grasp state.
 
-    For each chosen env, a state drawn uniformly from the file sets the robot's joint positions and velocities, the
-    object's collider size and a body drawn for it (through the ``object_term``, the object's single owner: inertia
-    stays consistent with the collider), its pose and velocity. Must come after ``object_term`` in the event table.
+    For each chosen env, a state drawn uniformly from the file's states of ``phases`` (all when None) sets the
+    robot's joint positions and velocities, the object's collider size and a body drawn for it (through the
+    ``object_term``, the object's single owner: inertia stays consistent with the collider), its pose and velocity.
+    Must come after ``object_term`` in the event table.
     ``fraction = 0`` (the task's default and the Play variant's) touches nothing and reads no file.
 
     Attributes:
@@ -112,11 +113,17 @@ class reset_from_grasp_states(ManagerTermBase):
         self.robot = env.scene[(cfg.params.get("robot_cfg") or SceneEntityCfg("robot")).name]
         self.states: dict[str, torch.Tensor] = {}
         if self.fraction > 0.0:
-            arrays = load_grasp_states(cfg.params.get("path") or DEFAULT_STATES, list(self.robot.joint_names))
-            self.states = {k: torch.as_tensor(arrays[k], device=env.device) for k in STATE_SHAPES}
+            path = cfg.params.get("path") or DEFAULT_STATES
+            arrays = load_grasp_states(path, list(self.robot.joint_names))
+            phases = cfg.params.get("phases")
+            rows = np.isin(arrays["phase"], phases) if phases is not None else np.ones(len(arrays["phase"]), bool)
+            if not rows.any():
+                raise ValueError(f"reset_from_grasp_states: {path} has no state of phases {phases} "
+                                 f"(it has {sorted(set(arrays['phase'].tolist()))})")  # fmt: skip
+            self.states = {k: torch.as_tensor(arrays[k][rows], device=env.device) for k in STATE_SHAPES}
 
     def __call__(self, env: ManagerBasedEnv, env_ids: torch.Tensor | slice | None, fraction: float = 0.0,
-                 path: str | None = None, object_term: str = "reset_object",
+                 path: str | None = None, phases: list[int] | None = None, object_term: str = "reset_object",
                  robot_cfg: SceneEntityCfg | None = None) -> None:  # fmt: skip
         ids = env_ids_tensor(env, env_ids)
         self.from_states[ids] = False

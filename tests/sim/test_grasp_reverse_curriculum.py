@@ -85,6 +85,18 @@ def test_off_by_default_touches_nothing_and_reads_no_file(tmp_path):
             pass
 
 
+def test_a_phase_the_file_lacks_is_refused_by_name():
+    from conftest import build_env
+
+    def prepare(env_cfg):
+        _fraction(0.5)(env_cfg)
+        env_cfg.events.reset_from_states.params["phases"] = [7]
+
+    with pytest.raises(ValueError, match=r"no state of phases \[7\]"):
+        with build_env(TASK, num_envs=4, seed=1, prepare=prepare):
+            pass
+
+
 def test_the_play_variant_has_no_reverse_curriculum():
     from realgap.tasks.grasp.env_cfg import grasp_env_cfg
 
