@@ -124,12 +124,16 @@ def _gains_and_limit(fit: JointFit, log: RobotLog, e: np.ndarray, no_load_speed:
     """kp, kd (OLS on unsaturated samples) and the torque limit (saturated samples) of one joint; returns the RSS."""
     j, s = fit.index, fit.samples
     tau, x = log.tau[s, j], np.stack([e[s, j], -log.qd[s, j]], axis=1)
-    keep = np.abs(tau) < 0.9 * np.abs(tau).max()  # pass 1: leave out the top torques, which may be saturated
-    beta, _, _ = _ols(x[keep], tau[keep])
-    pred = x @ beta
-    sigma = np.std(tau[keep] - pred[keep]) + 1e-9
-    saturated = (np.abs(pred) - np.abs(tau) > 6 * sigma + 1e-3 * np.abs(tau).max()) & (pred * tau > 0)
-    beta, std, rss = _ols(x[~saturated], tau[~saturated])  # pass 2: every unsaturated sample
+    # pass 1: leave out the torques near the top of the (speed-dependent) envelope, which may be saturated
+    reach = np.abs(tau) / np.maximum(np.abs(_envelope(log.qd[s, j], np.sign(tau), no_load_speed)), 1e-6)
+    keep = reach < 0.9 * reach.max()
+    for _ in range(3):  # then: saturated = the PD law asks for more than the drive gave; refit on the rest
+        beta, _, _ = _ols(x[keep], tau[keep])
+        pred = x @ beta
+        sigma = np.std(tau[keep] - pred[keep]) + 1e-9
+        saturated = (np.abs(pred) - np.abs(tau) > 6 * sigma + 1e-3 * np.abs(tau).max()) & (pred * tau > 0)
+        keep = ~saturated
+    beta, std, rss = _ols(x[keep], tau[keep])
     fit.tau_predicted = np.full(log.num_samples, np.nan)
     fit.tau_predicted[s] = x @ beta
     cmd_kp, cmd_kd = log.kp[j], log.kd[j]
