@@ -14,8 +14,9 @@ beyond ``--fall_tilt``). ``--log FILE`` records every control period (:mod:`real
 episodes, one file per episode: ``FILE`` with ``_ep<k>`` before the suffix). ``--excite JOINT ...`` instead runs the
 identification motion (:mod:`realgap.envs.deploy.excitation`) on those joints with the base welded ``--hang_m`` above
 the start pose and logs it (``--log`` required); ``--robot hidden`` is the G1 with hidden drive parameters drawn from
-``--hidden_seed`` (:mod:`realgap.envs.deploy.hidden_robot`), a stand-in for real hardware. Needs numpy, onnxruntime, jsonschema, mujoco and the robot's description package:
-``pip install 'realgap[deploy]'``. Bad input exits with status 2 and one message.
+``--hidden_seed`` (:mod:`realgap.envs.deploy.hidden_robot`), a stand-in for real hardware.
+Needs numpy, onnxruntime, jsonschema, mujoco and the robot's description package: ``pip install 'realgap[deploy]'``.
+Bad input exits with status 2 and one message.
 """
 
 from __future__ import annotations
@@ -85,10 +86,9 @@ def main(argv: list[str] | None = None) -> int:
     except ModuleNotFoundError as err:
         msg = f"--robot mujoco needs the '{err.name}' package: pip install 'realgap[deploy]'"
         raise ModuleNotFoundError(msg) from err
+    from realgap.envs.deploy.log import LogRecorder
     from realgap.envs.deploy.runtime import DeployRuntime
     from realgap.envs.deploy.sim2sim import push_schedule, run_episode
-
-    from realgap.envs.deploy.log import LogRecorder
 
     robot = MujocoRobot.for_policy(meta)
     recorder = LogRecorder(meta, robot.control_dt, robot.command_mode, "commanded") if args.log else None

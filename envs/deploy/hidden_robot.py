@@ -102,7 +102,8 @@ class HiddenRobot(Robot):
         zeros = np.zeros(n)
         self._params = dataclasses.replace(params, kp=zeros, kd=zeros.copy(), peak_torque=t.peak_torque.copy(),
                                            no_load_speed=no_load[perm], coulomb_friction=zeros.copy(),
-                                           viscous_friction=zeros.copy(), friction_velocity_scale=np.ones(n))  # fmt: skip
+                                           viscous_friction=zeros.copy(),
+                                           friction_velocity_scale=np.ones(n))  # fmt: skip
         timing = ChainTiming(float(self.sim.control_dt))
         self.chain = ActuatorChain(self._params, timing, 1, delay_steps=(t.delay_steps, t.delay_steps))
         self._command = (self.sim.read_joints().pos[None, :], zeros[None, :])
@@ -128,8 +129,8 @@ class HiddenRobot(Robot):
 
     def send_joint_targets(self, q_target: np.ndarray, qd_target: np.ndarray, kp: np.ndarray, kd: np.ndarray) -> None:
         t = self.truth
-        self.chain.params = dataclasses.replace(self._params, kp=np.asarray(kp) * t.kp_scale,
-                                                kd=np.asarray(kd) * t.kd_scale)  # fmt: skip
+        realized = {"kp": np.asarray(kp) * t.kp_scale, "kd": np.asarray(kd) * t.kd_scale}
+        self.chain.params = dataclasses.replace(self._params, **realized)
         self._command = (np.asarray(q_target, float)[None, :], np.asarray(qd_target, float)[None, :])
 
     def read_torque(self) -> np.ndarray:

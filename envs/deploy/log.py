@@ -128,7 +128,8 @@ def _problems(log: RobotLog) -> list[str]:
     if not log.control_dt > 0:
         out.append(f"control_dt must be > 0 s, got {log.control_dt}")
     if log.tau_source not in TAU_SOURCES or (log.tau is None) != (log.tau_source == "none"):
-        out.append(f"tau_source '{log.tau_source}' does not match the log (tau {'absent' if log.tau is None else 'present'})")
+        state = "absent" if log.tau is None else "present"
+        out.append(f"tau_source '{log.tau_source}' does not match the log (tau {state})")
     if out:
         return out
     for key in ("t", "q_target", "q", "qd", "imu_ang_vel_b", "imu_projected_gravity_b", "action", "kp", "kd", "tau"):
@@ -187,7 +188,8 @@ def load_log(path: str | Path, *, joint_names: tuple[str, ...] | list[str] | Non
                "joint_names": tuple(str(n) for n in np.atleast_1d(data["joint_names"])),
                "source": str(data.get("source", "policy")), "fixed_base": bool(data.get("fixed_base", False)),
                "root_pos_w": np.asarray(data.get("root_pos_w", np.full(3, np.nan)), dtype=float),
-               "tau": np.asarray(data["tau"], dtype=float) if "tau" in data and tau_source != "none" else None}  # fmt: skip
+               "tau": None if "tau" not in data or tau_source == "none" else np.asarray(data["tau"], dtype=float),
+               }  # fmt: skip
     log = RobotLog(**kwargs)
     problems = _problems(log)
     if joint_names is not None and tuple(joint_names) != log.joint_names:
@@ -232,8 +234,8 @@ class LogRecorder:
         self._segments: list[int] = []
         self.kp = self.kd = np.zeros(len(meta.joint_names))
 
-    def record(self, q_target: np.ndarray, q: np.ndarray, qd: np.ndarray, tau: np.ndarray | None, ang_vel_b: np.ndarray,
-               projected_gravity_b: np.ndarray, action: np.ndarray) -> None:  # fmt: skip
+    def record(self, q_target: np.ndarray, q: np.ndarray, qd: np.ndarray, tau: np.ndarray | None,
+               ang_vel_b: np.ndarray, projected_gravity_b: np.ndarray, action: np.ndarray) -> None:  # fmt: skip
         """Append one control period's sample (copies every array)."""
         r = self._rows
         for key, value in (("q_target", q_target), ("q", q), ("qd", qd), ("gyro", ang_vel_b),
@@ -247,7 +249,8 @@ class LogRecorder:
         """The samples so far as a :class:`RobotLog`."""
         r, n = self._rows, len(self._segments)
         return RobotLog(
-            t=np.arange(n) * self.control_dt, q_target=np.array(r["q_target"]), q=np.array(r["q"]), qd=np.array(r["qd"]),
+            t=np.arange(n) * self.control_dt, q_target=np.array(r["q_target"]), q=np.array(r["q"]),
+            qd=np.array(r["qd"]),
             imu_ang_vel_b=np.array(r["gyro"]).reshape(n, 3), imu_projected_gravity_b=np.array(r["grav"]).reshape(n, 3),
             action=np.array(r["act"]).reshape(n, -1), segment=np.array(self._segments, dtype=np.int64),
             kp=np.asarray(self.kp, dtype=float), kd=np.asarray(self.kd, dtype=float),

@@ -17,7 +17,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import yaml
 
 from realgap.envs.deploy.log import RobotLog
@@ -113,8 +112,8 @@ def dr_profile_dict(ident: Identification, log: RobotLog, name: str, base: str =
     return data
 
 
-def write_outputs(ident: Identification, log: RobotLog, log_path: str, out: str | Path, *, base_profile: str = "nominal",
-                  plot: bool = True) -> dict[str, Path]:  # fmt: skip
+def write_outputs(ident: Identification, log: RobotLog, log_path: str, out: str | Path, *,
+                  base_profile: str = "nominal", plot: bool = True) -> dict[str, Path]:  # fmt: skip
     """Write the spec YAML, the DR profile and the plot next to each other; returns their paths."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)

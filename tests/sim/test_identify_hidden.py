@@ -3,7 +3,6 @@
 through the file format, and :func:`realgap.envs.sim2sim.identify.identify` must recover the truth. Builds MuJoCo
 models (plain MuJoCo C, no Isaac Lab): a few seconds."""
 
-import numpy as np
 import pytest
 
 pytestmark = pytest.mark.sim
