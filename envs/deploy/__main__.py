@@ -2,13 +2,21 @@
 
     python -m realgap.envs.deploy --policy configs/policies/balance_g1 --robot mujoco
     python -m realgap.envs.deploy --policy configs/policies/balance_g1 --robot mujoco --episodes 8 --push_mps 0.2,0.4
+    python -m realgap.envs.deploy --policy configs/policies/balance_g1 --robot mujoco --log runs/logs/ep.npz
+    python -m realgap.envs.deploy --policy configs/policies/balance_g1 --robot hidden --excite left_knee_joint \
+        --log runs/identify/hidden.npz
 
 ``--robot mujoco``: the robot the metadata names, in plain MuJoCo C (:class:`~realgap.envs.deploy.mujoco_robot.
 MujocoRobot`, built from the description package and checked against its hash), started in the exported start
 pose, pushed like the balance task (a horizontal velocity change of random heading, ``--push_mps`` every
 ``--push_interval_s``); an episode ends at ``--duration_s`` or at a fall (root below ``--fall_height`` or tilted
-beyond ``--fall_tilt``). Needs numpy, onnxruntime, jsonschema, mujoco and the robot's description package:
-``pip install 'realgap[deploy]'``. Bad input exits with status 2 and one message.
+beyond ``--fall_tilt``). ``--log FILE`` records every control period (:mod:`realgap.envs.deploy.log`; with several
+episodes, one file per episode: ``FILE`` with ``_ep<k>`` before the suffix). ``--excite JOINT ...`` instead runs the
+identification motion (:mod:`realgap.envs.deploy.excitation`) on those joints with the base welded ``--hang_m`` above
+the start pose and logs it (``--log`` required); ``--robot hidden`` is the G1 with hidden drive parameters drawn from
+``--hidden_seed`` (:mod:`realgap.envs.deploy.hidden_robot`), a stand-in for real hardware.
+Needs numpy, onnxruntime, jsonschema, mujoco and the robot's description package: ``pip install 'realgap[deploy]'``.
+Bad input exits with status 2 and one message.
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+from pathlib import Path
 
 
 def _pair(text: list[str], name: str) -> tuple[float, float]:
@@ -34,7 +43,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m realgap.envs.deploy", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     p.add_argument("--policy", required=True, help="export folder (policy.onnx + policy.json) or a policy.onnx")
-    p.add_argument("--robot", required=True, choices=["mujoco"], help="the robot to drive (mujoco: the MuJoCo robot)")
+    p.add_argument("--robot", required=True, choices=["mujoco", "hidden"],
+                   help="mujoco: the MuJoCo robot; hidden: the MuJoCo G1 with hidden drive parameters (welded base)")
+    p.add_argument("--log", default=None, help="record a robot log (.npz) of every control period")
+    p.add_argument("--excite", nargs="+", default=None, metavar="JOINT", help="run the identification motion")
+    p.add_argument("--hang_m", type=float, default=0.5, help="--excite: base welded this far above the start pose, m")
+    p.add_argument("--hidden_seed", type=int, default=0, help="--robot hidden: seed of the hidden parameters")
     p.add_argument("--episodes", type=int, default=1, help="episodes to run (default 1)")
     p.add_argument("--duration_s", type=float, default=10.0, help="episode length, s (default 10: the task's)")
     p.add_argument("--push_mps", nargs="+", default=["0.2,0.4"], help="push magnitude range LO,HI, m/s (0,0: none)")
@@ -60,6 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"[realgap] {args.policy}: {meta.task} on '{meta.robot.name}' ({meta.robot.description['path']}), obs "
           f"{meta.obs_dim} -> actions {meta.action_dim}; physics {r.physics_hz:g} Hz, servo {r.control_hz:g} Hz, "
           f"policy {r.policy_hz:g} Hz ({r.target_mode})", flush=True)  # fmt: skip
+    if args.excite is not None or args.robot == "hidden":
+        return _excite(args, meta)
     if meta.robot.fixed_base:
         raise ValueError(f"--robot mujoco runs push-and-fall episodes, which need a floating base; robot "
                          f"'{meta.robot.name}' of {meta.task} is fixed to the world")  # fmt: skip
@@ -70,11 +86,14 @@ def main(argv: list[str] | None = None) -> int:
     except ModuleNotFoundError as err:
         msg = f"--robot mujoco needs the '{err.name}' package: pip install 'realgap[deploy]'"
         raise ModuleNotFoundError(msg) from err
+    from realgap.envs.deploy.log import LogRecorder
     from realgap.envs.deploy.runtime import DeployRuntime
     from realgap.envs.deploy.sim2sim import push_schedule, run_episode
 
     robot = MujocoRobot.for_policy(meta)
-    runtime = DeployRuntime(meta, robot, ZeroPolicy(meta.action_dim) if args.zero_action else policy, seed=args.seed)
+    recorder = LogRecorder(meta, robot.control_dt, robot.command_mode, "commanded") if args.log else None
+    runtime = DeployRuntime(meta, robot, ZeroPolicy(meta.action_dim) if args.zero_action else policy, seed=args.seed,
+                            log=recorder)  # fmt: skip
     print(f"[realgap] MuJoCo robot: {robot.mjcf_path} (description sha256 {robot.description_hash[:12]}… = the "
           f"policy's), start pose root height {meta.robot.start_root_pos[2]:.3f} m, "
           f"{'zero action' if args.zero_action else 'policy.onnx on onnxruntime'}", flush=True)  # fmt: skip
@@ -84,11 +103,38 @@ def main(argv: list[str] | None = None) -> int:
         pushes = push_schedule(rng, args.duration_s, push_mps, interval)
         res = run_episode(runtime, robot, pushes, args.duration_s, args.fall_height, args.fall_tilt)
         results.append(res)
+        if recorder is not None:
+            path = Path(args.log) if args.episodes == 1 else Path(args.log).with_stem(f"{Path(args.log).stem}_ep{k}")
+            print(f"[realgap] log: {recorder.save(path)} ({len(recorder.to_log().t)} samples)", flush=True)
+            recorder = LogRecorder(meta, robot.control_dt, robot.command_mode, "commanded")
+            runtime.log = recorder
         print(f"episode {k + 1}/{args.episodes}: time up {res.time_up_s:.2f} s, {'fell' if res.fell else 'no fall'}, "
               f"{res.pushes} pushes", flush=True)  # fmt: skip
     falls = sum(r.fell for r in results)
     print(f"[realgap] {len(results)} episodes of {args.duration_s:g} s, pushes {push_mps[0]:g}-{push_mps[1]:g} m/s: "
           f"mean time up {statistics.mean(r.time_up_s for r in results):.2f} s, falls {falls}")  # fmt: skip
+    return 0
+
+
+def _excite(args: argparse.Namespace, meta) -> int:
+    """``--excite`` (or ``--robot hidden``): the identification motion on a hanging robot, logged."""
+    if args.excite is None or args.log is None:
+        raise ValueError("--robot hidden runs the identification motion only: give --excite JOINT ... and --log FILE")
+    from realgap.envs.deploy.excitation import ExcitationPlan, run_excitation
+
+    if args.robot == "hidden":
+        from realgap.envs.deploy.hidden_robot import HiddenRobot
+
+        robot = HiddenRobot(meta, args.hidden_seed, hang_m=args.hang_m)
+        root = robot.root_pos_w
+    else:
+        from realgap.envs.deploy.mujoco_robot import MujocoRobot
+
+        robot = MujocoRobot.for_policy(meta, fixed_base=True, hang_m=args.hang_m)
+        root = robot._init_root[:3]
+    log = run_excitation(meta, robot, ExcitationPlan(tuple(args.excite)), root_pos_w=root)
+    print(f"[realgap] excitation of {len(args.excite)} joints, {log.num_samples} samples "
+          f"({log.t[-1]:.1f} s), torque {log.tau_source}: {log.save(args.log)}")  # fmt: skip
     return 0
 
 

@@ -132,7 +132,8 @@ class MujocoRobot(Robot):
 
     @classmethod
     def for_policy(cls, meta: PolicyMetadata, physics_dt: float | None = None,
-                   pose: Literal["start", "training_spawn"] = "start", **kwargs) -> MujocoRobot:  # fmt: skip
+                   pose: Literal["start", "training_spawn"] = "start", hang_m: float = 0.0,
+                   **kwargs) -> MujocoRobot:  # fmt: skip
         """The robot the policy was trained on, from the metadata alone: its description, actuator properties, pose.
 
         Args:
@@ -140,6 +141,8 @@ class MujocoRobot(Robot):
             physics_dt: Physics step, s (default: the training physics step).
             pose: ``"start"``: the exported start pose (feet on the ground); ``"training_spawn"``: where training
                 resets placed the robot (e.g. to compare with Isaac Lab from the same spawn).
+            hang_m: Raise the root this far above the pose, m (with ``fixed_base=True``: the robot hangs, its feet
+                clear of the ground, e.g. for an identification motion).
             kwargs: Further :class:`MujocoRobot` arguments.
 
         Raises:
@@ -155,6 +158,7 @@ class MujocoRobot(Robot):
         r = meta.robot
         root_pos, root_quat = (r.start_root_pos, r.start_root_quat_wxyz) if pose == "start" else (
             r.spawn_root_pos, r.spawn_root_quat_wxyz)  # fmt: skip
+        root_pos = (root_pos[0], root_pos[1], root_pos[2] + float(hang_m))
         ground = (meta.simulator.get("ground") or {}).get("dynamic_friction")
         kwargs.setdefault("ground_friction", 1.0 if ground is None else float(ground))
         return cls(

@@ -112,6 +112,15 @@ class Robot(abc.ABC):
         """
         raise NotImplementedError(f"{type(self).__name__} does not take joint position targets")
 
+    def read_torque(self) -> np.ndarray | None:
+        """Joint torque the robot applied over the control period just stepped (e.g. from motor current), N·m; ``None``
+        when it reports none (the default). Only position robots are asked: a torque robot's is what it was sent.
+
+        Shape:
+            ``(J,)``.
+        """
+        return None
+
     @abc.abstractmethod
     def step(self) -> None:
         """Advance one control period: integrate (simulator) or wait for the next control tick (hardware)."""

@@ -29,6 +29,7 @@ import numpy as np
 from realgap.actuators.chain import ActuatorChain, ChainTiming
 from realgap.actuators.hold import TargetInterpolator
 from realgap.envs.deploy.actions import ActionMapper
+from realgap.envs.deploy.log import LogRecorder
 from realgap.envs.deploy.metadata import PolicyMetadata, load_metadata
 from realgap.envs.deploy.observations import ObservationBuilder, Readings
 from realgap.envs.deploy.robot import Robot
@@ -144,6 +145,8 @@ class DeployRuntime:
         policy: Observation → raw action, e.g. the :class:`OnnxPolicy` of :func:`load_policy` or :class:`ZeroPolicy`.
         command_delay: Reproduce the training command delay in the chain (default: only for simulated robots).
         seed: Seed of the numpy generator drawing the command delay.
+        log: Record one sample per control period into this recorder (:mod:`realgap.envs.deploy.log`); its gains
+            are set to the ones the runtime commands.
 
     Raises:
         MetadataMismatchError: From :func:`check_compatible`.
@@ -152,8 +155,8 @@ class DeployRuntime:
     """
 
     def __init__(self, meta: PolicyMetadata, robot: Robot, policy: Policy, *, command_delay: bool | None = None,
-                 seed: int = 0) -> None:  # fmt: skip
-        self.meta, self.robot, self.policy = meta, robot, policy
+                 seed: int = 0, log: LogRecorder | None = None) -> None:  # fmt: skip
+        self.meta, self.robot, self.policy, self.log = meta, robot, policy, log
         self.steps_per_policy = check_compatible(meta, robot)
         obs_dim = getattr(policy, "obs_dim", meta.obs_dim)
         if obs_dim != meta.obs_dim:
@@ -176,6 +179,8 @@ class DeployRuntime:
                                       apply_friction=group.friction_in_chain and robot.simulated)  # fmt: skip
                 self.chains.append((idx, chain))
         self.kp, self.kd = kp, kd
+        if log is not None:
+            log.kp, log.kd = kp.copy(), kd.copy()
         self._interp = TargetInterpolator(1, self.steps_per_policy, meta.rates.target_mode)
         self._zeros = np.zeros((1, len(index)))
         self._tau = np.zeros(len(index))
@@ -215,6 +220,7 @@ class DeployRuntime:
         """One control period: compute and send the command, then advance the robot."""
         t0 = time.perf_counter()
         target = self.q_target[None, :]
+        tau = q_cmd = None
         if self.robot.command_mode == "torque":
             joints = self.robot.read_joints()
             q, qd = joints.pos[None, :], joints.vel[None, :]
@@ -222,12 +228,26 @@ class DeployRuntime:
                 out = chain.compute(target[:, idx], self._zeros[:, idx], q[:, idx], qd[:, idx])
                 self._tau[idx] = out.tau_applied[0]
             self.robot.send_torques(self._tau)
+            tau = self._tau
         else:
             q_cmd = self._interp.step(target)[0]
             self.robot.send_joint_targets(q_cmd, self._zeros[0], self.kp, self.kd)
         self.control_time_s += time.perf_counter() - t0
         self.control_steps += 1
+        sample = self._sample(q_cmd) if self.log is not None else None
         self.robot.step()
+        if sample is not None:
+            tau = tau if self.robot.command_mode == "torque" else self.robot.read_torque()  # what period k applied
+            self.log.record(sample[0], sample[1].pos, sample[1].vel, tau, sample[2].ang_vel_b,
+                            sample[2].projected_gravity_b, self.last_action)  # fmt: skip
+
+    def _sample(self, q_cmd: np.ndarray | None) -> tuple:
+        """This control period's target and readings, taken before the robot steps (outside the timed control work).
+        A torque robot logs its target as a position robot is commanded, held/interpolated (its chain interpolates the
+        same stream internally)."""
+        if q_cmd is None:
+            q_cmd = self._interp.step(self.q_target[None, :])[0]
+        return q_cmd.copy(), self.robot.read_joints(), self.robot.read_imu()
 
     def step(self) -> np.ndarray:
         """One policy period: :meth:`act`, then ``steps_per_policy`` × :meth:`control`. Returns the clipped action."""

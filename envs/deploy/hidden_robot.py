@@ -1,0 +1,145 @@
+"""A stand-in "real" G1: a position-commanded MuJoCo robot whose drives differ from the datasheet, drawn from a seed.
+
+Identification (:mod:`realgap.envs.sim2sim.identify`) must recover these numbers from a log alone, so it never imports
+this module; only the tests and the ``--robot hidden`` option of ``python -m realgap.envs.deploy`` do. The truth is
+drawn per joint (one bus delay for the robot) from :func:`draw_truth`:
+
+- command delay: 1..3 physics steps (5–15 ms at 200 Hz) — the bus and drive latency of a real robot;
+- Coulomb friction: datasheet × U(1.7, 2.3) ("×2"); viscous friction U(0.05, 0.25) N·m·s/rad (the datasheet says 0);
+- realized kp: commanded × U(0.75, 0.85) ("×0.8", e.g. a torque constant below spec); kd: × U(0.9, 1.1);
+- armature (reflected rotor inertia): datasheet × U(1.3, 1.7) ("×1.5");
+- peak torque: datasheet × U(0.8, 0.95) (battery sag, derating).
+
+The robot runs its own servo like a Unitree drive: it receives ``(q*, q̇*, kp, kd)`` every control period and computes
+the torque with the realgap :class:`~realgap.actuators.chain.ActuatorChain` (delay, PD with the realized gains,
+torque–speed saturation); MuJoCo applies friction (``frictionloss`` / ``damping``) and the armature. It reports the
+motor torque it applied (:meth:`read_torque`, what a current sensor gives). numpy + mujoco.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from realgap.actuators.chain import ActuatorChain, ChainTiming
+from realgap.envs.deploy.metadata import PolicyMetadata
+from realgap.envs.deploy.mujoco_robot import MujocoRobot
+from realgap.envs.deploy.robot import ImuState, JointState, Robot
+
+
+@dataclass(frozen=True)
+class HiddenTruth:
+    """The hidden robot's actuator parameters (per joint in ``meta.joint_names`` order, SI units).
+
+    Attributes:
+        delay_steps: Command delay, physics steps.
+        kp_scale: Realized / commanded stiffness. kd_scale: Realized / commanded damping.
+        coulomb_nm: Coulomb friction, N·m. viscous_nms: Viscous friction, N·m·s/rad.
+        armature: Reflected inertia, kg·m². peak_torque: Torque limit, N·m.
+    """
+
+    delay_steps: int
+    kp_scale: np.ndarray
+    kd_scale: np.ndarray
+    coulomb_nm: np.ndarray
+    viscous_nms: np.ndarray
+    armature: np.ndarray
+    peak_torque: np.ndarray
+
+
+def _datasheet(meta: PolicyMetadata, key: str) -> np.ndarray:
+    out = np.zeros(len(meta.joint_names))
+    for g in meta.actuator_groups:
+        for j, name in enumerate(g.joint_names):
+            out[meta.joint_names.index(name)] = getattr(g, key)[j]
+    return out
+
+
+def draw_truth(meta: PolicyMetadata, seed: int) -> HiddenTruth:
+    """The hidden parameters for ``seed`` (ranges in the module docstring)."""
+    rng = np.random.default_rng(seed)
+    n = len(meta.joint_names)
+    return HiddenTruth(
+        delay_steps=int(rng.integers(1, 4)),
+        kp_scale=rng.uniform(0.75, 0.85, n),
+        kd_scale=rng.uniform(0.9, 1.1, n),
+        coulomb_nm=_datasheet(meta, "coulomb_friction") * rng.uniform(1.7, 2.3, n),
+        viscous_nms=rng.uniform(0.05, 0.25, n),
+        armature=_datasheet(meta, "armature") * rng.uniform(1.3, 1.7, n),
+        peak_torque=_datasheet(meta, "peak_torque") * rng.uniform(0.8, 0.95, n),
+    )
+
+
+class HiddenRobot(Robot):
+    """The G1 of ``meta`` with hidden drives (see the module docstring), base welded ``hang_m`` above its start pose.
+
+    Args:
+        meta: The export whose robot this is.
+        seed: Seed of :func:`draw_truth` (ignored when ``truth`` is given).
+        hang_m: Height of the welded base above the start pose, m (0.5: feet clear of the ground).
+        truth: Explicit hidden parameters.
+    """
+
+    command_mode = "position"
+    simulated = False  # it brings its own latency: the runtime must not add the training delay
+
+    def __init__(self, meta: PolicyMetadata, seed: int = 0, *, hang_m: float = 0.5,
+                 truth: HiddenTruth | None = None) -> None:  # fmt: skip
+        self.truth = draw_truth(meta, seed) if truth is None else truth
+        self.sim = MujocoRobot.for_policy(meta, fixed_base=True, hang_m=hang_m)
+        m, t = self.sim.model, self.truth
+        vadr = self.sim._vadr
+        m.dof_armature[vadr], m.dof_frictionloss[vadr], m.dof_damping[vadr] = t.armature, t.coulomb_nm, t.viscous_nms
+        self.imu_body = self.sim.imu_body
+        self.root_pos_w = np.array(self.sim._init_root[:3])
+        n = len(meta.joint_names)
+        params = meta.actuator_groups[0].joint_params()
+        no_load = np.concatenate([g.joint_params().no_load_speed for g in meta.actuator_groups])
+        order = [j for g in meta.actuator_groups for j in g.joint_names]
+        perm = [order.index(j) for j in meta.joint_names]
+        zeros = np.zeros(n)
+        self._params = dataclasses.replace(params, kp=zeros, kd=zeros.copy(), peak_torque=t.peak_torque.copy(),
+                                           no_load_speed=no_load[perm], coulomb_friction=zeros.copy(),
+                                           viscous_friction=zeros.copy(),
+                                           friction_velocity_scale=np.ones(n))  # fmt: skip
+        timing = ChainTiming(float(self.sim.control_dt))
+        self.chain = ActuatorChain(self._params, timing, 1, delay_steps=(t.delay_steps, t.delay_steps))
+        self._command = (self.sim.read_joints().pos[None, :], zeros[None, :])
+        self._tau = zeros.copy()
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        return self.sim.joint_names
+
+    @property
+    def control_dt(self) -> float:
+        return self.sim.control_dt
+
+    @property
+    def description_hash(self) -> str:
+        return self.sim.description_hash
+
+    def read_joints(self) -> JointState:
+        return self.sim.read_joints()
+
+    def read_imu(self) -> ImuState:
+        return self.sim.read_imu()
+
+    def send_joint_targets(self, q_target: np.ndarray, qd_target: np.ndarray, kp: np.ndarray, kd: np.ndarray) -> None:
+        t = self.truth
+        realized = {"kp": np.asarray(kp) * t.kp_scale, "kd": np.asarray(kd) * t.kd_scale}
+        self.chain.params = dataclasses.replace(self._params, **realized)
+        self._command = (np.asarray(q_target, float)[None, :], np.asarray(qd_target, float)[None, :])
+
+    def read_torque(self) -> np.ndarray:
+        """Motor torque applied over the period just stepped, N·m (friction acts behind it, in the gearbox)."""
+        return self._tau.copy()
+
+    def step(self) -> None:
+        joints = self.sim.read_joints()
+        out = self.chain.compute(self._command[0], self._command[1], joints.pos[None, :], joints.vel[None, :])
+        self._tau = out.tau_applied[0].copy()
+        self.sim.send_torques(self._tau)
+        self.sim.step()

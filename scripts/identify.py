@@ -1,0 +1,59 @@
+"""Identify the actuator chain from a robot log and write the identified spec, a DR profile and a fit plot.
+
+    python -m realgap.envs.deploy --policy configs/policies/balance_g1 --robot hidden --excite \\
+        left_knee_joint left_shoulder_pitch_joint --log runs/identify/hidden.npz
+    python scripts/identify.py --log runs/identify/hidden.npz --out configs/identified/g1_hidden.yaml
+
+Per joint (default: every joint the log excited), it fits what the log determines — command delay (physics steps,
+discrete search), realized kp/kd, armature, Coulomb and viscous friction, torque limit — and reports any other
+parameter as not identifiable with the reason (see :mod:`realgap.envs.sim2sim.identify`). Writes ``--out`` (the
+identified spec), ``<out>_dr.yaml`` (a DR profile centred on it) and ``<out>.png`` (logged vs replayed). Bad input
+exits with status 2 and one message.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--log", required=True, help="robot log (.npz, realgap.robot_log/1)")
+    p.add_argument("--out", required=True, help="identified spec YAML, e.g. configs/identified/<name>.yaml")
+    p.add_argument("--joints", nargs="+", default=None, help="joints to identify (default: those the log excited)")
+    p.add_argument("--policy", default=None, help="export folder the log must come from (checks the metadata hash)")
+    p.add_argument("--max_delay_steps", type=int, default=6, help="largest command delay searched, physics steps")
+    p.add_argument("--base_profile", default="nominal", help="DR profile the generated one starts from")
+    p.add_argument("--no_replay", action="store_true", help="skip the MuJoCo replay (no q plot; needs torque)")
+    p.add_argument("--no_plot", action="store_true", help="do not draw the fit plot")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.max_delay_steps < 1:
+        raise ValueError("--max_delay_steps must be >= 1")
+    from realgap.envs.deploy.log import load_log, metadata_sha256
+    from realgap.envs.sim2sim.identify import identify
+    from realgap.envs.sim2sim.identify_report import summary_lines, write_outputs
+
+    expected = None
+    if args.policy is not None:
+        from realgap.envs.deploy import load_metadata
+
+        meta = load_metadata(args.policy)
+        expected = metadata_sha256(meta)
+    log = load_log(args.log, joint_names=None if args.policy is None else meta.joint_names, metadata_hash=expected)
+    ident = identify(log, args.joints, max_delay_steps=args.max_delay_steps, replay=not args.no_replay)
+    print("\n".join(summary_lines(ident)))
+    paths = write_outputs(ident, log, args.log, args.out, base_profile=args.base_profile, plot=not args.no_plot)
+    for what, path in paths.items():
+        print(f"[realgap] wrote {what}: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    from realgap.envs.deploy import MetadataError
+    from realgap.envs.run.cli import run_cli
+
+    run_cli(main, (MetadataError,))
