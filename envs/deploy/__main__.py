@@ -43,8 +43,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m realgap.envs.deploy", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     p.add_argument("--policy", required=True, help="export folder (policy.onnx + policy.json) or a policy.onnx")
-    p.add_argument("--robot", required=True, choices=["mujoco", "hidden"],
-                   help="mujoco: the MuJoCo robot; hidden: the MuJoCo G1 with hidden drive parameters (welded base)")
+    p.add_argument(
+        "--robot",
+        required=True,
+        choices=["mujoco", "hidden"],
+        help="mujoco: the MuJoCo robot; hidden: the MuJoCo G1 with hidden drive parameters (welded base)",
+    )
     p.add_argument("--log", default=None, help="record a robot log (.npz) of every control period")
     p.add_argument("--excite", nargs="+", default=None, metavar="JOINT", help="run the identification motion")
     p.add_argument("--hang_m", type=float, default=0.5, help="--excite: base welded this far above the start pose, m")

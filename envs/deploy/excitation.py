@@ -107,8 +107,10 @@ def excitation_targets(meta: PolicyMetadata, plan: ExcitationPlan) -> tuple[np.n
         room -= plan.margin_rad
         amp = max(steps_a[k], chirp_a[k])
         if room < amp:
-            raise ValueError(f"excitation of '{joint}': amplitude {amp:g} rad does not fit its range around the "
-                             f"default {default[j]:g} rad (room {room:g} rad after the {plan.margin_rad:g} rad margin)")
+            raise ValueError(
+                f"excitation of '{joint}': amplitude {amp:g} rad does not fit its range around the "
+                f"default {default[j]:g} rad (room {room:g} rad after the {plan.margin_rad:g} rad margin)"
+            )
         offsets = np.concatenate([np.zeros(rest), np.full(hold, steps_a[k]), np.full(hold, -steps_a[k]), np.zeros(hold),
                                   chirp_a[k] * chirp, np.zeros(rest)])  # fmt: skip
         q = np.tile(default, (offsets.size, 1))

@@ -149,8 +149,9 @@ def _gains_and_limit(fit: JointFit, log: RobotLog, e: np.ndarray, no_load_speed:
         limit = fit.estimates["torque_limit"].value
         fit.tau_predicted[s] = np.clip(x @ beta, -limit, limit)
     else:
-        fit.estimates["torque_limit"] = Estimate.missing("N·m", f"the drive never saturated (max |τ| "
-                                                          f"{np.abs(tau).max():.3g} N·m, always what the PD law asked)")
+        fit.estimates["torque_limit"] = Estimate.missing(
+            "N·m", f"the drive never saturated (max |τ| {np.abs(tau).max():.3g} N·m, always what the PD law asked)"
+        )
     return rss
 
 
@@ -176,8 +177,10 @@ def _plant(fit: JointFit, log: RobotLog, tau_rb: np.ndarray) -> None:
     beta, std, _ = _ols(x, y)
     for name, b, sd in zip(names, beta, std, strict=True):
         if sd > MAX_REL_STD * abs(b) and sd > 1e-4:
-            fit.estimates[name] = Estimate.missing(units[name], f"too little excitation: {b:.3g} ± {sd:.2g} "
-                                                   f"{units[name]} (std above {MAX_REL_STD:.0%} of the value)")
+            fit.estimates[name] = Estimate.missing(
+                units[name],
+                f"too little excitation: {b:.3g} ± {sd:.2g} {units[name]} (std above {MAX_REL_STD:.0%} of the value)",
+            )
         else:
             fit.estimates[name] = Estimate(float(b), float(sd), units[name], f"OLS on τ − τ_rb, {int(moving.sum())} "
                                            "sliding samples")  # fmt: skip

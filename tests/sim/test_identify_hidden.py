@@ -38,8 +38,14 @@ def test_identification_recovers_the_hidden_drives(recorded, tmp_path):
     assert ident.delay_steps.value == truth.delay_steps  # exact
     for fit in ident.joints:
         i = fit.index
-        want = {"kp": log.kp[i] * truth.kp_scale[i], "kd": log.kd[i] * truth.kd_scale[i], "armature": truth.armature[i],
-                "coulomb": truth.coulomb_nm[i], "viscous": truth.viscous_nms[i], "torque_limit": truth.peak_torque[i]}
+        want = {
+            "kp": log.kp[i] * truth.kp_scale[i],
+            "kd": log.kd[i] * truth.kd_scale[i],
+            "armature": truth.armature[i],
+            "coulomb": truth.coulomb_nm[i],
+            "viscous": truth.viscous_nms[i],
+            "torque_limit": truth.peak_torque[i],
+        }
         for name, est in fit.estimates.items():
             if name == "torque_limit" and fit.joint != "right_wrist_pitch_joint":
                 assert not est.identifiable and "never saturated" in est.reason
