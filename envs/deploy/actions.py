@@ -9,8 +9,9 @@ The runtime runs the term types that need nothing but the action and the exporte
   ``q_target = close if a[start] < threshold else open``.
 
 A term of another type (joint increments, velocities, torques, end-effector pose increments through differential
-IK) or with a feed-forward torque (gravity compensation from a robot model) is refused when the runtime is built,
-naming the term and its type: running it needs state or models the runtime does not have.
+IK, computed torque, Cartesian impedance) or with a feed-forward torque (gravity compensation from a robot model) is
+refused when the runtime is built, naming the term and its type: running it needs state or models the runtime does not
+have.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ ACTION_TYPES: tuple[str, ...] = (
     "joint_effort",
     "binary_joint_position",
     "ee_pose_delta",
+    "joint_computed_torque",
+    "ee_impedance",
 )
 """Action term types of the format (``docs/policy_format.md``, "Action terms")."""
 _PER_JOINT_PARAMS: dict[str, tuple[str, ...]] = {
@@ -44,6 +47,8 @@ _PER_JOINT_PARAMS: dict[str, tuple[str, ...]] = {
     "joint_effort": ("scale", "offset"),
     "binary_joint_position": ("open", "close"),
     "ee_pose_delta": (),
+    "joint_computed_torque": ("scale", "offset", "clip_min", "clip_max", "max_velocity", "max_acceleration"),
+    "ee_impedance": (),
 }
 
 
@@ -85,7 +90,9 @@ class ActionTerm:
             if key not in self.params:
                 raise MetadataError(f"{who}: params lack '{key}'")
             floats(self.params[key], n, f"{who}.params.{key}", nullable=key.startswith("clip"))
-        want = {"binary_joint_position": 1, "ee_pose_delta": len(self.params.get("scale", ()))}.get(self.type, n)
+        want = {"binary_joint_position": 1, "ee_pose_delta": len(self.params.get("scale", ())), "ee_impedance": 6}.get(
+            self.type, n
+        )
         if self.dim != want:
             raise MetadataError(f"{who}: spans [{self.start}, {self.stop}) = {self.dim} entries, its type "
                                 f"{self.type} over {n} joints takes {want}")  # fmt: skip

@@ -3,7 +3,9 @@
 Each term of ``env.action_manager`` becomes an :class:`~realgap.envs.deploy.actions.ActionTerm`: its slice of the
 action vector, a type of the format, its joints, its resolved parameters (the term's own scale / offset / clip
 tensors, open and close commands, IK settings) and its equation. Gravity compensation added by realgap's grasp action
-classes is a ``feed_forward``. A term of any other class is refused, naming it.
+classes is a ``feed_forward``. The model-based grasp terms (computed torque, Cartesian impedance) are described as
+``joint_computed_torque`` / ``ee_impedance``, types the deploy runtime refuses by name (they need the robot's dynamics
+model). A term of any other class is refused, naming it.
 """
 
 from __future__ import annotations
@@ -75,6 +77,7 @@ def describe_term(name: str, term: Any, start: int) -> ActionTerm:
     from isaaclab.envs.mdp.actions.task_space_actions import DifferentialInverseKinematicsAction
 
     from realgap.tasks.grasp.action_terms import JointPositionDeltaAction, RateLimitedJointPositionAction
+    from realgap.tasks.grasp.model_based_terms import CartesianImpedanceAction, ComputedTorqueAction
 
     joints = tuple(term._joint_names)
     n, stop = len(joints), start + term.action_dim
@@ -82,6 +85,8 @@ def describe_term(name: str, term: Any, start: int) -> ActionTerm:
     tau = "tau_ff[j] = g(q)[j] (feed_forward)" if ff else "tau_ff[j] = 0"
     a = "a[start + j]"
     common = {"name": name, "start": start, "stop": stop, "joint_names": joints, "feed_forward": ff}
+    if isinstance(term, ComputedTorqueAction | CartesianImpedanceAction):  # before the joint position classes
+        return _describe_model_based(term, common)
     if isinstance(term, RateLimitedJointPositionAction) and term._limited:
         lo, hi = _clip(term, n)
         params = {"scale": per_joint(term._scale, n), "offset": per_joint(term._offset, n), "clip_min": lo,
@@ -159,6 +164,46 @@ def _describe_ik(term: Any, common: dict[str, Any], tau: str) -> ActionTerm:
           f"root frame, {solve}; q_target = q + dq; qd_target = 0; {tau}")  # fmt: skip
     units = "d: m (translation), rad (rotation vector); q_target: rad for hinge joints, m for slide joints"
     return ActionTerm(type="ee_pose_delta", params=params, equation=eq, units=units, **common)
+
+
+_TAU_UNITS = "N·m for hinge joints, N for slide joints (joints.types)"
+_MODEL = "the simulated robot's own (possibly randomized) M(q), C(q, qd)·qd and g(q) (Newton), every physics step"
+
+
+def _describe_model_based(term: Any, common: dict[str, Any]) -> ActionTerm:
+    """A computed-torque or Cartesian-impedance term: its law and gains (the runtime refuses both by type)."""
+    from realgap.tasks.grasp.model_based_terms import ComputedTorqueAction
+
+    n = len(common["joint_names"])
+    if isinstance(term, ComputedTorqueAction):
+        lo, hi = _clip(term, n)
+        h = "C(q, qd)·qd + g(q)" if term.cfg.coriolis else "g(q)"
+        params = {"scale": per_joint(term._scale, n), "offset": per_joint(term._offset, n), "clip_min": lo,
+                  "clip_max": hi, "max_velocity": per_joint(term._v_max, n),
+                  "max_acceleration": per_joint(term._a_max, n), "kp": f32(term.cfg.kp), "kd": f32(term.cfg.kd),
+                  "model": _MODEL}  # fmt: skip
+        eq = ("q* = clip(offset + scale * a[start:stop], clip_min, clip_max) each policy step; each physics step the "
+              "setpoint s follows q* within max_velocity, max_acceleration (as joint_position_rate_limited); "
+              f"tau = M(q) (kp (s - q) - kd qd) + {h}; q_target, qd_target unused (the arm's kp = kd = 0)")  # fmt: skip
+        return ActionTerm(type="joint_computed_torque", params=params, equation=eq, units=_TAU_UNITS, **common)
+    ctrl, offset = term.cfg.controller_cfg, term.cfg.body_offset
+    params = {
+        "body": term._ee_body_name,
+        "body_offset": {"pos": [f32(v) for v in offset.pos] if offset else [0.0] * 3,
+                        "quat_wxyz": _quat_wxyz(offset.rot) if offset else [1.0, 0.0, 0.0, 0.0]},
+        "position_scale": f32(term.cfg.position_scale), "orientation_scale": f32(term.cfg.orientation_scale),
+        "stiffness": [f32(v) for v in ctrl.motion_stiffness_task],
+        "damping_ratio": [f32(v) for v in ctrl.motion_damping_ratio_task],
+        "nullspace": {"control": ctrl.nullspace_control, "stiffness": f32(ctrl.nullspace_stiffness),
+                      "damping_ratio": f32(ctrl.nullspace_damping_ratio),
+                      "target": term.cfg.nullspace_joint_pos_target},
+        "model": _MODEL,
+    }  # fmt: skip
+    eq = ("each policy step: x* = x (+) (position_scale * a[0:3], orientation_scale * a[3:6]) (the controlled frame's "
+          "pose in the root frame); each physics step: e = (p* - p, axis-angle of R* R^T), "
+          "tau = J^T (Kx e - Dx xd) + g(q) + (I - J^T J^+T) M(q) (kn (q0 - q) - dn qd), Kx = diag(stiffness), "
+          "Dx = 2 damping_ratio sqrt(Kx) (Isaac Lab's OperationalSpaceController, no inertial decoupling)")  # fmt: skip
+    return ActionTerm(type="ee_impedance", params=params, equation=eq, units=_TAU_UNITS, **common)
 
 
 def action_terms(env: Any, raw_clip: float | None = None) -> tuple[Actions, Any]:

@@ -19,6 +19,8 @@ ACTION_SPACE_IDS: dict[str, str] = {
     "joint_torque": "Realgap-Grasp-Franka-JointTorque-v0",
     "joint_pd_gravity": "Realgap-Grasp-Franka-JointPDGravity-v0",
     "ee_pose_delta": "Realgap-Grasp-Franka-EEPoseDelta-v0",
+    "computed_torque": "Realgap-Grasp-Franka-ComputedTorque-v0",
+    "cartesian_impedance": "Realgap-Grasp-Franka-CartesianImpedance-v0",
 }
 """Gymnasium id of each arm action space (keys equal ``actions.ACTION_SPACES``)."""
 

@@ -1,25 +1,29 @@
-"""Action spaces of the grasp task: six arm interfaces over the same observations, rewards and budget.
+"""Action spaces of the grasp task: eight arm interfaces over the same observations, rewards and budget.
 
 Every variant drives the 7 arm joints through realgap's datasheet actuator chain (``actuators/chain.py``: per-env
 command delay 1–5 ms, PD at the servo rate, torque envelope; solver-side armature and joint friction) and the gripper
 with one binary command (``a < 0`` closes both fingers to 0 m, ``a >= 0`` opens them to 0.04 m, tracked by the
 finger PD). What the policy commands and what the chain does with it:
 
-=====================  ========================  ============================================================
-name                   policy output (arm)       low-level actuator model
-=====================  ========================  ============================================================
-``joint_pos``          q* = q_default + 0.5·a    s = rate-limited q*; τ = Kp·(s − q) − Kd·q̇   (datasheet PD)
-``joint_pos_delta``    q*_k = q*_{k−1} + 0.05·a  τ = Kp·(q* − q) − Kd·q̇   (target integrated, clipped to limits)
-``joint_vel``          q̇* = 1.0·a (rad/s)        τ = Kd·(q̇* − q̇) + g(q)           (Kp = 0, velocity servo)
-``joint_torque``       τ_a = τ_scale·a (N·m)     τ = τ_a + g(q)                    (Kp = Kd = 0, torque pass-through)
-``joint_pd_gravity``   q* = q_default + 0.5·a    s = rate-limited q*; τ = Kp·(s − q) − Kd·q̇ + g(q)
-``ee_pose_delta``      Δx (m), Δθ (rad) of TCP   differential IK (DLS) → q* → τ = Kp·(q* − q) − Kd·q̇ + g(q)
-=====================  ========================  ============================================================
+=======================  ========================  ============================================================
+name                     policy output (arm)       low-level actuator model
+=======================  ========================  ============================================================
+``joint_pos``            q* = q_default + 0.5·a    s = rate-limited q*; τ = Kp·(s − q) − Kd·q̇   (datasheet PD)
+``joint_pos_delta``      q*_k = q*_{k−1} + 0.05·a  τ = Kp·(q* − q) − Kd·q̇   (target integrated, clipped to limits)
+``joint_vel``            q̇* = 1.0·a (rad/s)        τ = Kd·(q̇* − q̇) + g(q)           (Kp = 0, velocity servo)
+``joint_torque``         τ_a = τ_scale·a (N·m)     τ = τ_a + g(q)                    (Kp = Kd = 0, torque pass-through)
+``joint_pd_gravity``     q* = q_default + 0.5·a    s = rate-limited q*; τ = Kp·(s − q) − Kd·q̇ + g(q)
+``ee_pose_delta``        Δx (m), Δθ (rad) of TCP   differential IK (DLS) → q* → τ = Kp·(q* − q) − Kd·q̇ + g(q)
+``computed_torque``      q* = q_default + 0.5·a    s = rate-limited q*; τ = M(q)·(Kp·(s − q) − Kd·q̇) + C(q, q̇)·q̇ + g(q)
+``cartesian_impedance``  Δx (m), Δθ (rad) of TCP   τ = Jᵀ·(Kx·(x* − x) − Dx·ẋ) + g(q) + null-space posture torque
+=======================  ========================  ============================================================
 
 g(q), the nominal Panda's gravity torque, and the action terms themselves live in
 :mod:`realgap.tasks.grasp.action_terms`. Franka's torque and velocity interfaces compensate gravity inside the robot,
 so the ``joint_vel``, ``joint_torque`` and ``ee_pose_delta`` variants do as well (for the re-based relative IK it is
-necessary, see ``DifferentialIKGravityAction``).
+necessary, see ``DifferentialIKGravityAction``). The two model-based interfaces (computed torque, Cartesian impedance;
+:mod:`realgap.tasks.grasp.model_based_terms`) use the simulated robot's own M(q), g(q) and C(q, q̇)·q̇ every physics
+step and pass their torque through the chain with Kp = Kd = 0.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from isaaclab.controllers import DifferentialIKControllerCfg
+from isaaclab.controllers import DifferentialIKControllerCfg, OperationalSpaceControllerCfg
 from isaaclab.envs.mdp.actions import BinaryJointPositionActionCfg, DifferentialInverseKinematicsActionCfg
 from isaaclab.managers import ActionTermCfg
 from isaaclab.utils import configclass
@@ -48,6 +52,7 @@ from realgap.tasks.grasp.action_terms import (
     JointVelocityGravityActionCfg,
     RateLimitedJointPositionActionCfg,
 )
+from realgap.tasks.grasp.model_based_terms import CartesianImpedanceActionCfg, ComputedTorqueActionCfg
 
 
 @configclass
@@ -89,6 +94,21 @@ SETPOINT_MAX_ACCELERATION = {
     "(panda_)?joint5": 15.0,
     "(panda_)?joint[67]": 20.0,
 }
+# Computed torque: desired joint acceleration q̈* = Kp·(s − q) − Kd·q̇ with Kp = ω², Kd = 2ω at ω = 20 rad/s (3.2 Hz,
+# critically damped error dynamics under a perfect model; well below the 200 Hz physics/servo rate and the 1–5 ms
+# delay's phase lag, 0.1 rad at ω). Stiffer gains only saturate the 87 / 12 N·m envelope sooner: M(q)'s diagonal is
+# 0.2–1.8 kg·m² with the 0.1 kg·m² armature, so 0.1 rad of error already asks for up to 70 N·m.
+CT_KP, CT_KD = 400.0, 40.0
+# Cartesian impedance (Isaac Lab's operational-space controller, fixed impedance, no inertial decoupling): Kx = 1000 N/m
+# and 50 N·m/rad on the tool centre point; Isaac Lab sets Dx = 2·ζ·√Kx, critical only for a unit mass, so ζ is chosen
+# from the TCP's apparent mass Λ = (J·M⁻¹·Jᵀ)⁻¹ at the ready pose (pinocchio, armature included: 12.5 / 5.2 / 6.6 kg,
+# 0.25 / 0.69 / 0.10 kg·m²): ζ = √6.5 ≈ 2.5 (translation), √0.25 = 0.5 (rotation) damp it about critically
+# (ω ≈ 12–14 rad/s). The pose target is re-based on the measured TCP every policy step (pose_rel), so a zero action
+# stops the TCP where it is; an increment d drives it at about Kx·d/Dx: 5 cm, 0.05 rad per unit action → 0.32 m/s,
+# 0.35 rad/s. Null space: Isaac Lab's posture term toward the default joint pose, k_n = 10 1/s², critically damped.
+IMP_STIFFNESS = (1000.0, 1000.0, 1000.0, 50.0, 50.0, 50.0)
+IMP_DAMPING_RATIO = (2.5, 2.5, 2.5, 0.5, 0.5, 0.5)
+IMP_SCALE = (0.05, 0.05)  # m, rad per unit action
 _LIMITED = "setpoint rate-limited to 0.75 × the reflex speed and libfranka's accelerations (limitRate)"
 
 
@@ -124,6 +144,13 @@ def _absolute_targets(cfg_class: type) -> ActionTermCfg:
     """Absolute arm targets q* = q_default + 0.5·a through the motion generator (``SETPOINT_MAX_*``)."""
     return cfg_class(asset_name="robot", joint_names=ARM, scale=0.5, use_default_offset=True, preserve_order=True,
                      max_velocity=SETPOINT_MAX_VELOCITY, max_acceleration=SETPOINT_MAX_ACCELERATION)  # fmt: skip
+
+
+def _computed_torque() -> ComputedTorqueActionCfg:
+    """Absolute targets through the motion generator, tracked by computed torque (``CT_KP``, ``CT_KD``)."""
+    cfg = _absolute_targets(ComputedTorqueActionCfg)
+    cfg.kp, cfg.kd = CT_KP, CT_KD
+    return cfg
 
 
 _PD = "datasheet chain: explicit PD τ = Kp·(q* − q) − Kd·q̇ at the servo rate, 1–5 ms delay, torque envelope"
@@ -179,6 +206,42 @@ ACTION_SPACES: dict[str, ActionSpace] = {
             PANDA_ACTUATORS,
             "TCP pose increments (1 cm, 0.02 rad per unit action, base frame) → Isaac Lab differential IK (DLS) every"
             f" physics step → joint position targets; {_PD} + g(q) (nominal model)",
+        ),
+        ActionSpace(
+            "computed_torque",
+            _computed_torque,
+            _specs_with_arm_gains(kp_zero=True, kd_zero=True),
+            f"absolute joint position targets q* = q_default + 0.5·a rad, {_LIMITED}; computed torque every physics"
+            " step τ = M(q)·(400·(s − q) − 40·q̇) + C(q, q̇)·q̇ + g(q) (ω = 20 rad/s, ζ = 1; M, C·q̇, g of the simulated"
+            " robot from Newton) passed through (Kp = Kd = 0), 1–5 ms delay, torque envelope",
+        ),
+        ActionSpace(
+            "cartesian_impedance",
+            lambda: CartesianImpedanceActionCfg(
+                asset_name="robot",
+                joint_names=ARM,
+                body_name=PANDA_HAND_BODY,
+                body_offset=CartesianImpedanceActionCfg.OffsetCfg(pos=PANDA_TCP_OFFSET_HAND),
+                controller_cfg=OperationalSpaceControllerCfg(
+                    target_types=["pose_rel"],
+                    impedance_mode="fixed",
+                    inertial_dynamics_decoupling=False,
+                    gravity_compensation=True,
+                    motion_stiffness_task=IMP_STIFFNESS,
+                    motion_damping_ratio_task=IMP_DAMPING_RATIO,
+                    nullspace_control="position",
+                    nullspace_stiffness=10.0,
+                    nullspace_damping_ratio=1.0,
+                ),
+                nullspace_joint_pos_target="default",
+                position_scale=IMP_SCALE[0],
+                orientation_scale=IMP_SCALE[1],
+            ),
+            _specs_with_arm_gains(kp_zero=True, kd_zero=True),
+            "TCP pose increments (5 cm, 0.05 rad per unit action, base frame; target re-based each policy step) →"
+            " Isaac Lab operational-space controller every physics step: τ = Jᵀ·(Kx·(x* − x) − Dx·ẋ) + g(q)"
+            " + null-space posture torque (Kx = 1000 N/m, 50 N·m/rad; Dx = 2ζ√Kx, ζ = 2.5 / 0.5; g, M of the"
+            " simulated robot) passed through (Kp = Kd = 0), 1–5 ms delay, torque envelope",
         ),
     )
 }

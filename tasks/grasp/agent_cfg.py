@@ -2,7 +2,7 @@
 
 All variants share the network, the PPO hyper-parameters and the sample budget; only the experiment name and the
 initial exploration noise differ, because one unit of action means different things (0.5 rad of target, 0.05 rad of
-increment, 1 rad/s, 10 N·m, 2 cm of TCP motion; see ``actions.py``).
+increment, 1 rad/s, 10 N·m, 1 cm of TCP motion, 5 cm of impedance target; see ``actions.py``).
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ INIT_STD: dict[str, float] = {
     "joint_torque": 0.3,  # 3 N·m on the big joints, 0.45 N·m on the wrist, on top of gravity compensation
     "joint_pd_gravity": 0.3,  # absolute targets through the same motion generator, like joint_pos
     "ee_pose_delta": 0.5,  # 0.5 cm and 0.01 rad per step (0.25 m/s, 0.5 rad/s)
+    "computed_torque": 0.3,  # absolute targets through the same motion generator, like joint_pos
+    "cartesian_impedance": 0.3,  # 1.5 cm and 0.015 rad of re-based target: ~0.1 m/s, 0.1 rad/s of TCP motion
 }
 """Initial action noise std per action space (units of the action, see the module docstring)."""
 
