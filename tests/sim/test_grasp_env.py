@@ -19,8 +19,8 @@ def test_unknown_action_space_lists_the_known_ones():
     from realgap.tasks.grasp.env_cfg import grasp_env_cfg
 
     for make in (grasp_env_cfg, grasp_ppo_cfg):
-        with pytest.raises(ValueError, match="unknown grasp action space 'cartesian_impedance'") as err:
-            make("cartesian_impedance")
+        with pytest.raises(ValueError, match="unknown grasp action space 'joint_admittance'") as err:
+            make("joint_admittance")
         for name in ACTION_SPACE_IDS:
             assert name in str(err.value)
 
@@ -39,7 +39,7 @@ def test_every_action_space_has_an_id_a_ppo_cfg_and_its_actuator_model():
         assert RateSpec.from_dict(info["rates"]) == RATES  # physics 200 Hz, control 200 Hz, policy 50 Hz
         assert grasp_ppo_cfg(name).experiment_name == f"grasp_franka_{name}"
         gains = cfg.scene.robot.actuators["panda"].specs["joint2"]["gains"]
-        if name == "joint_torque":  # torque pass-through: no PD at all on the arm
+        if name in ("joint_torque", "computed_torque", "cartesian_impedance"):  # torque pass-through: no arm PD
             assert gains == {"kp": 0.0, "kd": 0.0}
         elif name == "joint_vel":  # velocity servo: damping only
             assert gains["kp"] == 0.0 and gains["kd"] > 0.0
@@ -68,7 +68,7 @@ def test_builds_steps_and_holds_what_its_model_claims(variant):
     obs, _ = env.reset()
     robot = env.scene["robot"]
     dim = env.action_manager.total_action_dim
-    assert dim == (7 if name == "ee_pose_delta" else 8)  # arm (6-D TCP twist or 7 joints) + 1 gripper command
+    assert dim == (7 if name in ("ee_pose_delta", "cartesian_impedance") else 8)  # arm (6-D TCP or 7 joints) + gripper
     # joints 9 + 9, TCP 3, object position 3 + quaternion 4, object − TCP 3, last action
     assert obs["policy"].shape == (2, 31 + dim)
     q0, tcp0 = robot.data.joint_pos.torch.clone(), tcp_pos_w(env).clone()
@@ -89,7 +89,7 @@ def test_builds_steps_and_holds_what_its_model_claims(variant):
         # sag is the same PD sag as joint_pos)
         bound = {"joint_pos_delta": 0.035, "joint_torque": 0.02}.get(name, 0.005)
         assert float(arm_err.max()) < bound, f"{name}: arm drifted {arm_err.max():.4f} rad with a zero action"
-    if name == "ee_pose_delta":
+    if name in ("ee_pose_delta", "cartesian_impedance"):
         assert float((tcp_pos_w(env) - tcp0).norm(dim=-1).max()) < 0.005  # m
     if name == "joint_pd_gravity":
         _check_pinocchio_gravity_matches_the_simulator(env)

@@ -1,4 +1,4 @@
-"""Slow tier: the action-space comparison of all six action spaces on a tiny budget (2 iterations × 8 envs each), as a
+"""Slow tier: the action-space comparison of all eight action spaces on a tiny budget (2 iterations × 8 envs each), as a
 user runs it — it trains and evaluates each variant and writes the CSV, the markdown table and non-empty, decodable
 plots, every row naming its actuator model, its three rates and its joint-speed-reflex violations."""
 
@@ -14,11 +14,11 @@ pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
 
 
-def test_compare_all_six_action_spaces_on_a_tiny_budget(tmp_path):
+def test_compare_all_eight_action_spaces_on_a_tiny_budget(tmp_path):
     from realgap.tasks.grasp import ACTION_SPACE_IDS
 
     spaces = list(ACTION_SPACE_IDS)
-    assert len(spaces) == 6
+    assert len(spaces) == 8
     out = tmp_path / "compare"
     proc = subprocess.run(
         [sys.executable, str(REPO / "scripts/compare_actions.py"),
@@ -31,7 +31,7 @@ def test_compare_all_six_action_spaces_on_a_tiny_budget(tmp_path):
     for tag in (f"{space}_s0" for space in spaces):
         assert f"[realgap] {tag} | train 2/2 it" in proc.stdout and f"[realgap] {tag} | evaluate " in proc.stdout
     finished = [line for line in proc.stdout.splitlines() if line.startswith("[realgap] compare ")]
-    assert [line.split(" [")[0] for line in finished] == [f"[realgap] compare {i}/6 runs" for i in range(1, 7)]
+    assert [line.split(" [")[0] for line in finished] == [f"[realgap] compare {i}/8 runs" for i in range(1, 9)]
     assert all("ETA" in line for line in finished)
     rows = list(csv.DictReader(open(out / "comparison.csv")))
     assert [r["action_space"] for r in rows] == spaces
@@ -46,11 +46,12 @@ def test_compare_all_six_action_spaces_on_a_tiny_budget(tmp_path):
     models = {r["action_space"]: r["low_level_actuator_model"] for r in rows}
     assert "Kp·(q* − q)" in models["joint_pos"]  # the datasheet PD of joint position targets
     assert "Kp = Kd = 0" in models["joint_torque"]  # torque pass-through with gravity compensation
+    assert "M(q)·(400·(s − q) − 40·q̇)" in models["computed_torque"] and "Jᵀ" in models["cartesian_impedance"]
     table = (out / "comparison.md").read_text()
     assert all(f"| `{space}` |" in table for space in spaces) and "Low-level actuator model" in table
     assert "200 / 200 / 50 Hz, hold" in table and "speed-reflex episodes" in table
     record = json.loads((out / "comparison.json").read_text())
-    assert record["settings"]["max_iterations"] == 2 and len(record["rows"]) == 6
+    assert record["settings"]["max_iterations"] == 2 and len(record["rows"]) == 8
     for space in (f"{space}_s0" for space in spaces):
         report = json.loads((out / "eval" / space / "report.json").read_text())
         assert report["action_space"]["name"] == space[: -len("_s0")] and report["success"] == "task success"

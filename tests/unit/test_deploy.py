@@ -491,3 +491,25 @@ def test_onnx_graph_with_embedded_metadata_runs_end_to_end(tmp_path):
     assert action[KNEE] == pytest.approx(-0.2 + 0.1, abs=1e-6) and action[0] == pytest.approx(0.1, abs=1e-6)
     # target = default + 0.25·(−0.1) relative to the default; the knee sits 0.2 above its default
     assert robot.sent[0][1][KNEE] == pytest.approx(300.0 * (0.25 * -0.1 - 0.2), abs=1e-4)
+
+
+def test_model_based_grasp_terms_follow_the_schema_and_are_refused_by_name():
+    """Computed torque and Cartesian impedance (needing M(q), C·q̇, g(q), J): described, schema-valid, refused."""
+    from realgap.envs.deploy.format import validate
+
+    limited = {"scale": [0.5] * 7, "offset": [0.0] * 7, "clip_min": [None] * 7, "clip_max": [None] * 7,
+               "max_velocity": [1.6] * 7, "max_acceleration": [10.0] * 7}  # fmt: skip
+    ct = ActionTerm("arm", "joint_computed_torque", 0, 7, ARM,
+                    limited | {"kp": 400.0, "kd": 40.0, "model": "the simulated robot's M, C, g"},
+                    "tau = M(q) (kp (s - q) - kd qd) + C(q, qd) qd + g(q)", "N·m")  # fmt: skip
+    imp = ActionTerm("arm", "ee_impedance", 0, 6, ARM,
+                     {"body": "hand", "body_offset": {"pos": [0.0, 0.0, 0.1034], "quat_wxyz": list(QUAT)},
+                      "position_scale": 0.05, "orientation_scale": 0.05, "stiffness": [1000.0] * 3 + [50.0] * 3,
+                      "damping_ratio": [2.5] * 3 + [0.5] * 3, "nullspace": {"control": "position"}, "model": "sim"},
+                     "tau = J^T (Kx e - Dx xd) + g(q) + tau_null", "N·m")  # fmt: skip
+    for term in (ct, imp):
+        meta = panda_metadata(arm_and_gripper(term))
+        assert PolicyMetadata.from_dict(meta.to_dict()) == meta
+        validate(meta.to_dict(), "policy.json")
+        with pytest.raises(UnsupportedActionError, match=f"action term 'arm' has type '{term.type}'"):
+            ActionMapper(meta)
