@@ -196,7 +196,7 @@ class ActuatorChain:
         self.num_envs = num_envs
         self.apply_friction = apply_friction
         self.stages = ChainStages.from_params(params) if stages is None else stages
-        _check_stage_params(params, self.stages, timing.physics_dt)
+        check_stage_params(params, self.stages, timing.physics_dt)
         self.position_filter = LowPass(num_envs)
         self.torque_filter = LowPass(num_envs)
         self.transmission = ElasticTransmission(num_envs, timing.physics_dt)
@@ -270,7 +270,7 @@ class ActuatorChain:
                 "a state of the chain and must be left out of the simulator's armature, which is set when the "
                 "simulator is built; set transmission_stiffness in the spec both are built from"
             )
-        _check_stage_params(self.params, stages, self.timing.physics_dt)
+        check_stage_params(self.params, stages, self.timing.physics_dt)
         if stages.position_filter and not self.stages.position_filter:
             self.position_filter.reset()
         if stages.torque_filter and not self.stages.torque_filter:
@@ -336,8 +336,14 @@ class ActuatorChain:
         return self.last
 
 
-def _check_stage_params(params: JointParams, stages: ChainStages, dt: float) -> None:
-    """Refuse what the enabled stages cannot run (names the field, the worst value and the limit)."""
+def check_stage_params(params: JointParams, stages: ChainStages, dt: float) -> None:
+    """Refuse what the enabled stages cannot run at the physics step ``dt`` (s): names the field, the worst value and
+    the limit. Called at chain construction and :meth:`ActuatorChain.set_stages`, and by the deploy metadata loader.
+
+    Raises:
+        ValueError: A stage that is on lacks its parameters, a filter cutoff is not below the Nyquist rate
+            ``1/(2·dt)``, a speed limit is not > 0, or the transmission values are out of range.
+    """
     needs = {
         "velocity_limit": ("velocity_limit",),
         "position_filter": ("position_filter_hz",),

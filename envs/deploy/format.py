@@ -49,8 +49,10 @@ CONVENTIONS: dict[str, str] = {
 
 ACTUATOR_LAW: dict[str, str] = {
     "pipeline": "every physics step (1 / rates.physics_hz): the latest policy step's targets -> hold or linear "
-    "interpolation (rates.target_mode) -> command delay of the group -> PD at the servo rate -> torque-speed envelope "
-    "-> + friction when friction.applied_by is 'actuator_chain' -> joint torque",
+    "interpolation (rates.target_mode) -> command delay of the group -> [command low-pass] -> PD at the servo rate -> "
+    "torque-speed envelope -> [speed cut-off] -> [current loop, then the envelope again] -> [compliant transmission "
+    "with backlash] -> + friction when friction.applied_by is 'actuator_chain' -> joint torque; a bracketed stage runs "
+    "only where the group's stages turn it on (no stages: none runs)",
     "pd": "tau_cmd = kp * (q_target - q) + kd * (qd_target - qd) + tau_ff",
     "pd_rate": "tau_cmd is recomputed at the servo rate (rates.control_hz, every rates.servo_period_steps physics "
     "steps) from the q, qd measured then, and held until the next servo update",
@@ -60,9 +62,10 @@ ACTUATOR_LAW: dict[str, str] = {
     "-peak_torque, peak_torque). Motoring torque falls along the stall line, braking up to peak_torque is allowed",
     "continuous_torque": "the datasheet's thermal (RMS) rating, for the robot's own protection: not enforced in "
     "training; only peak_torque (through the envelope) bounds the torque",
-    "velocity_limit": "the datasheet's joint speed, not enforced in training (neither by the chain nor by the solver):"
-    " the torque-speed envelope is what limits the speed",
-    "armature": "reflected rotor and gear inertia N²·I_m at the joint, kg·m², given to the simulator as joint armature",
+    "velocity_limit": "the datasheet's joint speed, not enforced in training by the solver; the chain enforces it (as "
+    "a torque cut-off) only where stages.velocity_cutoff is true, elsewhere the torque-speed envelope limits the speed",
+    "armature": "reflected rotor and gear inertia N²·I_m at the joint, kg·m², given to the simulator as joint armature "
+    "(less stages.motor_inertia where the transmission is compliant: the chain integrates that part)",
 }
 
 FRICTION_EQUATIONS: dict[str, str] = {
@@ -116,6 +119,8 @@ CONTROL_LOOP: tuple[str, ...] = (
     "sends the joint torque every physics step (rates.physics_hz); a robot with its own joint PD receives q_target, "
     "qd_target, kp and kd at the servo rate (rates.control_hz) and its drive limits the torque as the envelope does",
     "7. add no command delay and no friction (actuators.groups[].command_delay, friction): both are the robot's own",
+    "8. of the groups' stages (actuators.groups[].stages), apply the command low-pass (position_filter_hz) on every "
+    "robot; the speed cut-off, current loop and transmission are the robot's own (a simulator standing in adds them)",
 )
 
 

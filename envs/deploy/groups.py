@@ -1,5 +1,6 @@
 """Actuator groups of the metadata: one training actuator chain (one command bus) each, with the per-joint numbers of
-the actuator law (:data:`realgap.envs.deploy.format.ACTUATOR_LAW`), who applies friction, and the command delay.
+the actuator law (:data:`realgap.envs.deploy.format.ACTUATOR_LAW`), who applies friction, the command delay, and the
+optional drive stages (:mod:`realgap.envs.deploy.stages`).
 
 The runtime rebuilds the training :class:`~realgap.actuators.chain.ActuatorChain` from these numbers
 (:meth:`ActuatorGroup.joint_params`); the datasheet specs they came from travel along for provenance.
@@ -14,10 +15,12 @@ from typing import Any
 
 import numpy as np
 
+from realgap.actuators.chain import ChainStages, check_stage_params
 from realgap.actuators.delay import latency_range_to_steps
 from realgap.actuators.params import JointParams
-from realgap.actuators.spec import ActuatorSpec
+from realgap.actuators.spec import ActuatorSpec, check_physics_step
 from realgap.envs.deploy.format import DELAY_SCOPE, FRICTION_EQUATIONS, MetadataError, bound, floats, plain
+from realgap.envs.deploy.stages import GroupStages
 
 _GROUP_ARRAYS = ("kp", "kd", "peak_torque", "continuous_torque", "velocity_limit", "armature", "coulomb_friction",
                  "viscous_friction")  # fmt: skip
@@ -32,13 +35,16 @@ class ActuatorGroup:
         joint_names: Joints of this group, in the order of every array below.
         kp: N·m/rad (N/m). kd: N·m·s/rad (N·s/m).
         peak_torque: ``τ_peak`` of the envelope, N·m (N). no_load_speed: ``ω_0``, rad/s (``None``: box only).
-        continuous_torque: Thermal rating, N·m (not enforced). velocity_limit: rad/s (not enforced).
-        armature: Reflected inertia at the joint, kg·m² (kg).
+        continuous_torque: Thermal rating, N·m (not enforced). velocity_limit: rad/s (enforced only where
+            ``stages.velocity_cutoff``).
+        armature: Joint armature the training simulator got, kg·m² (kg): the reflected inertia ``N²·I_m``, less the
+            motor inertia ``stages.motor_inertia`` the chain integrates where the transmission is compliant.
         coulomb_friction: N·m. viscous_friction: N·m·s/rad. friction_velocity_scale: rad/s, ``None`` unless the
             chain applied friction (``tanh(q̇ / v_s)``).
         friction_applied_by: ``"simulator"`` (joint frictionloss / damping) or ``"actuator_chain"``.
         command_delay_s: ``(min, max)`` command latency of the bus, s.
         datasheet: ``{"joint_specs": [...], "specs": {name: ActuatorSpec.to_dict()}}`` the numbers came from.
+        stages: The optional chain stages training ran (``None``: none, the chain of every older file).
     """
 
     name: str
@@ -56,6 +62,7 @@ class ActuatorGroup:
     friction_applied_by: str
     command_delay_s: tuple[float, float]
     datasheet: Mapping[str, Any] | None = None
+    stages: GroupStages | None = None
 
     def __post_init__(self) -> None:
         n, who = len(self.joint_names), f"actuators.groups '{self.name}'"
@@ -77,6 +84,8 @@ class ActuatorGroup:
             raise MetadataError(f"{who}.command_delay.range_s must be 0 <= min <= max, got {[lo, hi]}")
         object.__setattr__(self, "command_delay_s", (lo, hi))
         object.__setattr__(self, "datasheet", plain(self.datasheet))
+        if self.stages is not None:
+            object.__setattr__(self, "stages", self.stages.checked(n, who))
 
     @property
     def friction_in_chain(self) -> bool:
@@ -98,23 +107,51 @@ class ActuatorGroup:
             name=name, joint_names=tuple(joint_names), kp=[s.kp for s in specs], kd=[s.kd for s in specs],
             peak_torque=[s.peak_torque for s in specs], no_load_speed=[s.no_load_speed for s in specs],
             continuous_torque=[s.continuous_torque for s in specs], velocity_limit=[s.velocity_limit for s in specs],
-            armature=[s.reflected_inertia for s in specs], coulomb_friction=[s.coulomb_friction for s in specs],
+            armature=[s.solver_armature for s in specs], coulomb_friction=[s.coulomb_friction for s in specs],
             viscous_friction=[s.viscous_friction for s in specs],
             friction_velocity_scale=[s.friction_velocity_scale for s in specs] if friction_in_chain else None,
             friction_applied_by="actuator_chain" if friction_in_chain else "simulator",
             command_delay_s=next(iter(ranges)),
             datasheet={"joint_specs": [s.name for s in specs], "specs": {s.name: s.to_dict() for s in specs}},
+            stages=GroupStages.from_specs(specs),
         )  # fmt: skip
 
+    @property
+    def trained_stages(self) -> ChainStages:
+        """The optional stages the training chain ran (all off without :attr:`stages`)."""
+        return ChainStages() if self.stages is None else self.stages.trained()
+
     def joint_params(self) -> JointParams:
-        """The chain's per-joint parameters, numpy float64 ``(J,)`` (``no_load_speed`` ``None`` → ``inf``)."""
+        """The chain's per-joint parameters, numpy float64 ``(J,)`` (``no_load_speed`` ``None`` → ``inf``; the stage
+        fields ``None`` without :attr:`stages`, as before the stages existed)."""
         scale = self.friction_velocity_scale or (1.0,) * len(self.joint_names)  # unused unless the chain applies it
+        extra = {} if self.stages is None else self.stages.columns(self.velocity_limit)
         return JointParams(
             kp=np.array(self.kp), kd=np.array(self.kd), peak_torque=np.array(self.peak_torque),
             no_load_speed=np.array([bound(v, math.inf) for v in self.no_load_speed]),
             coulomb_friction=np.array(self.coulomb_friction), viscous_friction=np.array(self.viscous_friction),
-            friction_velocity_scale=np.array(scale, dtype=np.float64),
+            friction_velocity_scale=np.array(scale, dtype=np.float64), **extra,
         )  # fmt: skip
+
+    def check_stages(self, physics_dt: float) -> None:
+        """Refuse stages the training physics step cannot realize, with the chain's own checks
+        (:func:`~realgap.actuators.chain.check_stage_params` on the arrays: filter cutoffs below the Nyquist rate
+        ``1/(2·dt)``, speed limit > 0, stiffness > 0, damping and backlash >= 0, backlash only where compliant) and,
+        for a compliant transmission, the datasheet specs' :func:`~realgap.actuators.spec.check_physics_step` (the
+        explicit elastic joint must be stable at ``dt``; it needs the link inertia, which only the spec has).
+
+        Raises:
+            MetadataError: Naming the group, the field, the value and the limit.
+        """
+        if self.stages is None:
+            return
+        try:
+            check_stage_params(self.joint_params(), self.trained_stages, physics_dt)
+            if self.trained_stages.transmission and self.datasheet is not None:
+                check_physics_step([ActuatorSpec.from_dict(s) for s in self.datasheet["specs"].values()], physics_dt)
+        except (ValueError, TypeError, KeyError) as err:
+            raise MetadataError(f"actuators.groups '{self.name}'.stages cannot be realized at the training physics "
+                                f"step {physics_dt} s: {err}") from err  # fmt: skip
 
     def delay_steps(self, physics_dt: float) -> tuple[int, int]:
         """``(min, max)`` command delay in physics steps (``floor(s / dt + 0.5)``)."""
@@ -134,7 +171,7 @@ class ActuatorGroup:
                               "range_physics_steps": self.delay_steps(physics_dt), "scope": DELAY_SCOPE,
                               "robot_value_s": 0.0},
             "datasheet": self.datasheet,
-        })  # fmt: skip
+        } | ({} if self.stages is None else {"stages": self.stages.to_dict()}))  # fmt: skip
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ActuatorGroup:
@@ -144,4 +181,5 @@ class ActuatorGroup:
                    coulomb_friction=tuple(f["coulomb"]), viscous_friction=tuple(f["viscous"]),
                    friction_velocity_scale=None if f["velocity_scale"] is None else tuple(f["velocity_scale"]),
                    friction_applied_by=f["applied_by"], command_delay_s=tuple(delay["range_s"]),
-                   datasheet=d.get("datasheet"))  # fmt: skip
+                   datasheet=d.get("datasheet"),
+                   stages=None if d.get("stages") is None else GroupStages.from_dict(d["stages"]))  # fmt: skip

@@ -11,7 +11,8 @@ layout, field by field with units and frames, is ``docs/policy_format.md``; its 
 - ``actions``: the raw-action clip and the action terms, each with its slice of the action vector, type, joints,
   parameters and equation;
 - ``actuators``: the actuator law (equations) and, per group (one command bus), per-joint gains, torque envelope,
-  friction (who applies it) and command delay (and what a robot uses);
+  friction (who applies it), command delay (and what a robot uses) and the optional drive stages (speed cut-off,
+  command low-pass, current loop, compliant transmission; who applies each);
 - ``rates``, ``observations`` (terms with quantity, units, frame, clip, scale, training-only noise), ``policy``
   (ONNX input/output), ``control_loop``, ``simulator`` (what training assumed about ground, contacts, solver) and
   ``training`` (provenance).
@@ -232,6 +233,8 @@ class PolicyMetadata:
         covered = [j for g in self.actuator_groups for j in g.joint_names]
         if sorted(covered) != sorted(self.joint_names):
             raise MetadataError(f"actuator groups cover {sorted(covered)}, joints are {sorted(self.joint_names)}")
+        for group in self.actuator_groups:
+            group.check_stages(self.rates.sim_dt)  # stages the training physics step cannot realize are refused
         pos = 0
         for term in self.observations:
             if term.start != pos or term.stop < term.start:

@@ -6,7 +6,8 @@ way the training asset was (:mod:`realgap.envs.sim.assets`, :mod:`realgap.envs.s
 
 - the MJCF's ``<position kp=500>`` servos are removed (and the keyframes that set their controls); one ``motor`` per
   joint takes the runtime's torque, so all PD torque comes from the actuator chain;
-- joint ``armature`` = the exported reflected rotor inertia ``N²·I_m``, ``frictionloss`` / ``damping`` = the exported
+- joint ``armature`` = the exported armature (``N²·I_m``, less the motor inertia the runtime's chain integrates where
+  the transmission is compliant), ``frictionloss`` / ``damping`` = the exported
   Coulomb / viscous friction (when the simulator applied it in training), actuator force range = ± peak torque;
 - self-collisions off (the Isaac Lab articulation disables them), a ground plane added with the training ground's
   friction (``simulator.ground``); the MJCF's geoms keep their friction and priority, so each contact pair gets what

@@ -9,9 +9,19 @@ robot:
   parameters (numpy backend), turns the held target and the measured joint state into a torque: target
   hold/interpolation, PD at the servo rate, torque–speed saturation; the robot must step at the training physics
   rate, since the chain counts servo periods in physics steps. A *simulated* robot also gets what the real plant
-  would bring itself: the training command delay (drawn per episode) and, when the chain applied it in training,
-  the friction torque;
-- position robots: the (held or interpolated) targets and the training gains are sent to the robot's own servos.
+  would bring itself: the training command delay (drawn per episode) and, when the chain applied them in training,
+  the friction torque and the drive's physical stages;
+- position robots: the (held or interpolated, command-filtered) targets and the training gains are sent to the
+  robot's own servos.
+
+Who applies what the training chain modelled beyond the PD and envelope (``docs/policy_format.md``), one rule:
+*physical effects of the plant are applied by the runtime only for a simulated robot* (``Robot.simulated``), because
+a real robot brings them itself and adding them would count them twice. That covers the command delay (the bus),
+friction (the gearbox; and only where the chain, not the simulator, applied it in training) and the drive stages
+(:mod:`realgap.envs.deploy.stages`): the current-loop lag, the speed cut-off as the drive enforces it, the compliant
+transmission with backlash. The command low-pass on ``q*`` is a software filter the policy was trained behind: it is
+part of the controller, so it runs on every robot where training ran it (a position robot gets it on the targets it
+is sent, at its control period).
 
 Before anything runs, :func:`check_compatible` refuses metadata that does not fit the robot (joint count, names and
 order, rates, command mode, IMU body, robot description), naming every mismatch.
@@ -27,12 +37,14 @@ from pathlib import Path
 import numpy as np
 
 from realgap.actuators.chain import ActuatorChain, ChainTiming
+from realgap.actuators.filters import LowPass, check_cutoff, lowpass_decay
 from realgap.actuators.hold import TargetInterpolator
 from realgap.envs.deploy.actions import ActionMapper
 from realgap.envs.deploy.log import LogRecorder
 from realgap.envs.deploy.metadata import PolicyMetadata, load_metadata
 from realgap.envs.deploy.observations import ObservationBuilder, Readings
 from realgap.envs.deploy.robot import Robot
+from realgap.envs.deploy.stages import runtime_stages
 
 Policy = Callable[[np.ndarray], np.ndarray]
 """Observation ``(D,)`` float32 → raw action ``(A,)``."""
@@ -124,6 +136,11 @@ def check_compatible(meta: PolicyMetadata, robot: Robot) -> int:
                             f"physics steps; the robot steps every {dt:g} s")  # fmt: skip
     elif robot.command_mode != "position":
         problems.append(f"command mode {robot.command_mode!r}: expected 'torque' or 'position'")
+    elif dt > 0:
+        try:  # the command low-pass runs at the position robot's control period
+            check_cutoff(command_filter_hz(meta), dt, "the position robot's control period", "position_filter_hz")
+        except ValueError as err:
+            problems.append(f"command filter: {err}")
     if robot.imu_body is not None and robot.imu_body != meta.imu_body:
         problems.append(f"IMU: the policy reads the IMU of body '{meta.imu_body}', the robot's is on "
                         f"'{robot.imu_body}' (rotate its readings into the '{meta.imu_body}' frame)")  # fmt: skip
@@ -136,6 +153,16 @@ def check_compatible(meta: PolicyMetadata, robot: Robot) -> int:
     return steps
 
 
+def command_filter_hz(meta: PolicyMetadata) -> np.ndarray:
+    """Command low-pass corner of every joint (``meta.joint_names`` order), Hz; ``inf`` where training ran none."""
+    hz = np.full(len(meta.joint_names), math.inf)
+    index = {j: i for i, j in enumerate(meta.joint_names)}
+    for group in meta.actuator_groups:
+        if group.trained_stages.position_filter:
+            hz[[index[j] for j in group.joint_names]] = group.joint_params().position_filter_hz
+    return hz
+
+
 class DeployRuntime:
     """Drive ``robot`` with an exported policy at the policy rate (see the module docstring).
 
@@ -145,6 +172,9 @@ class DeployRuntime:
         policy: Observation → raw action, e.g. the :class:`OnnxPolicy` of :func:`load_policy` or :class:`ZeroPolicy`.
         command_delay: Reproduce the training command delay in the chain (default: only for simulated robots).
         seed: Seed of the numpy generator drawing the command delay.
+
+    The chains' optional stages follow the rule of the module docstring (:func:`runtime_stages`): the command
+    low-pass wherever training ran it, the drive's physical stages only for ``robot.simulated``.
         log: Record one sample per control period into this recorder (:mod:`realgap.envs.deploy.log`); its gains
             are set to the ones the runtime commands.
 
@@ -173,11 +203,17 @@ class DeployRuntime:
             idx = np.array([index[j] for j in group.joint_names], dtype=np.int64)
             kp[idx], kd[idx] = group.kp, group.kd
             if robot.command_mode == "torque":
-                # a real bus brings its own latency and a real gearbox its own friction: model them for simulators only
+                # a real bus brings its own latency, a real gearbox its own friction and a real drive its own current
+                # loop, speed limit and compliance: model them for simulators only (module docstring)
                 delay = group.delay_steps(meta.rates.sim_dt) if self.command_delay else (0, 0)
                 chain = ActuatorChain(group.joint_params(), timing, 1, delay_steps=delay, generator=rng,
-                                      apply_friction=group.friction_in_chain and robot.simulated)  # fmt: skip
+                                      apply_friction=group.friction_in_chain and robot.simulated,
+                                      stages=runtime_stages(group.trained_stages, robot.simulated))  # fmt: skip
                 self.chains.append((idx, chain))
+        hz = command_filter_hz(meta)
+        self._command_filter: tuple[LowPass, np.ndarray] | None = None
+        if robot.command_mode == "position" and np.isfinite(hz).any():  # the torque chains filter it themselves
+            self._command_filter = (LowPass(1), lowpass_decay(hz, float(robot.control_dt)))
         self.kp, self.kd = kp, kd
         if log is not None:
             log.kp, log.kd = kp.copy(), kd.copy()
@@ -196,6 +232,8 @@ class DeployRuntime:
         self.q_target = np.asarray(self.meta.default_joint_pos, dtype=np.float64).copy()
         for _, chain in self.chains:
             chain.reset()
+        if self._command_filter is not None:
+            self._command_filter[0].reset()
         self._interp.reset()
 
     def act(self) -> np.ndarray:
@@ -231,6 +269,8 @@ class DeployRuntime:
             tau = self._tau
         else:
             q_cmd = self._interp.step(target)[0]
+            if self._command_filter is not None:
+                q_cmd = self._command_filter[0].step(q_cmd[None, :], self._command_filter[1])[0]
             self.robot.send_joint_targets(q_cmd, self._zeros[0], self.kp, self.kd)
         self.control_time_s += time.perf_counter() - t0
         self.control_steps += 1
