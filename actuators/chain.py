@@ -19,7 +19,9 @@ compliant (back-EMF and the drive's speed limit follow the motor).
 
 Order, and why: interpolation happens on the policy computer before the bus, so the bus latency delays the
 interpolated stream (this also keeps every env's interpolation phase aligned with the policy step); the drive's
-command filter smooths what arrives from the bus, before its position loop. The drive's current limit acts on the
+command filter smooths what arrives from the bus, before its position loop (on a robot the deploy runtime runs this
+filter itself before sending, on every robot, so a drive with its own command filter must have it off:
+docs/policy_format.md). The drive's current limit acts on the
 motor torque at every step (it follows the speed faster than the servo loop); its speed limiter is firmware acting on
 the same current reference (both are clips to intervals containing zero, so their order does not matter). The
 current loop then lags the clipped reference (clipping first: no wind-up beyond the current limit), and the
