@@ -113,8 +113,10 @@ class RateLimitedJointPositionAction(JointPositionAction):
 
     The policy's target ``q*`` (once per policy step) is followed every physics step by a setpoint whose velocity and
     acceleration stay within ``cfg.max_velocity`` / ``cfg.max_acceleration`` (libfranka's ``limitRate``, on by default
-    on the real arm); the PD tracks the setpoint. After a reset the setpoint starts at rest at the measured joint
-    position. ``max_velocity = None``: no motion generator, the target goes to the PD as is.
+    on the real arm); the PD tracks the setpoint. With ``cfg.max_following_error`` the setpoint also stays within
+    that distance of the measured position (a drive's following-error limit), which bounds the joint speed a lagging
+    joint reaches when it catches up. After a reset the setpoint starts at rest at the measured joint position.
+    ``max_velocity = None``: no motion generator, the target goes to the PD as is.
     """
 
     cfg: RateLimitedJointPositionActionCfg
@@ -126,7 +128,10 @@ class RateLimitedJointPositionAction(JointPositionAction):
             return
         self._v_max = self._per_joint(cfg.max_velocity, "max_velocity")
         self._a_max = self._per_joint(cfg.max_acceleration, "max_acceleration")
-        check_limits(self._v_max, self._a_max, f"{type(self).__name__} on {self._joint_names}")
+        self._max_error = (
+            None if cfg.max_following_error is None else self._per_joint(cfg.max_following_error, "max_following_error")
+        )
+        check_limits(self._v_max, self._a_max, f"{type(self).__name__} on {self._joint_names}", self._max_error)
         self._dt = env.physics_dt
         self._setpoint = self._asset.data.default_joint_pos.torch[:, self._joint_ids].clone()
         self._velocity = torch.zeros_like(self._setpoint)
@@ -159,8 +164,9 @@ class RateLimitedJointPositionAction(JointPositionAction):
             super().apply_actions()
             return
         self._setpoint, self._velocity = limit_rate(
-            self._setpoint, self._velocity, self.processed_actions, self._v_max, self._a_max, self._dt
-        )
+            self._setpoint, self._velocity, self.processed_actions, self._v_max, self._a_max, self._dt,
+            measured=self._asset.data.joint_pos.torch[:, self._joint_ids], max_error=self._max_error,
+        )  # fmt: skip
         self._asset.actuators.target_command.set_position_index(value=self._setpoint, joint_ids=self._joint_ids)
 
     def reset(self, env_ids: Sequence[int] | None = None) -> None:
@@ -269,6 +275,9 @@ class RateLimitedJointPositionActionCfg(JointPositionActionCfg):
     """Setpoint velocity limit, rad/s (a float or {joint regex: value}); ``None``: no motion generator."""
     max_acceleration: float | dict[str, float] | None = None
     """Setpoint acceleration limit, rad/s² (required with ``max_velocity``)."""
+    max_following_error: float | dict[str, float] | None = None
+    """Bound on ``|setpoint − q|``, rad (a float or {joint regex: value}); ``None``: unbounded. Only with
+    ``max_velocity``."""
 
 
 @configclass

@@ -86,6 +86,14 @@ IK_SCALE = (0.01, 0.01, 0.01, 0.02, 0.02, 0.02)
 # Without a motion generator the absolute targets had to explore with 0.025 rad of noise to stay clear of the reflex
 # and never touched the cube (docs/results/compare_actions/).
 SETPOINT_MAX_VELOCITY = {"(panda_)?joint[1-4]": 0.75 * 2.175, "(panda_)?joint[5-7]": 0.75 * 2.61}
+# Following-error bound of the same motion generator: the setpoint stays within δ of the measured joint. Without it a
+# joint held back (the hand on the table or the cube, the wrist's 12 N·m saturated) let the setpoint run ahead by
+# 0.2–0.4 rad, and catching up the PD drove it at its terminal speed (Kp/Kd)·|s − q| past the reflex: every one of 19
+# reflex trips of the first lifting joint_pd_gravity policy (32 Play envs, 260 steps) was joint 6 at 2.6–4.6 rad/s
+# with 0.17–0.44 rad of lag (measured). The datasheet gains have Kp/Kd = ω/(2ζ) = 2π·10/4 = 15.7 1/s on every joint, so
+# δ = 0.12 / 0.14 rad bounds that speed near 1.9 / 2.2 rad/s (below 2.175 / 2.61) and still exceeds the PD's lag
+# at the setpoint's top speed (0.104 / 0.125 rad): free motion is not slowed. The same policy with it: 0 trips.
+SETPOINT_MAX_FOLLOWING_ERROR = {"(panda_)?joint[1-4]": 0.12, "(panda_)?joint[5-7]": 0.14}
 SETPOINT_MAX_ACCELERATION = {
     "(panda_)?joint1": 15.0,
     "(panda_)?joint2": 7.5,
@@ -109,7 +117,10 @@ CT_KP, CT_KD = 400.0, 40.0
 IMP_STIFFNESS = (1000.0, 1000.0, 1000.0, 50.0, 50.0, 50.0)
 IMP_DAMPING_RATIO = (2.5, 2.5, 2.5, 0.5, 0.5, 0.5)
 IMP_SCALE = (0.05, 0.05)  # m, rad per unit action
-_LIMITED = "setpoint rate-limited to 0.75 × the reflex speed and libfranka's accelerations (limitRate)"
+_LIMITED = (
+    "setpoint rate-limited to 0.75 × the reflex speed and libfranka's accelerations (limitRate), "
+    "kept within 0.12 / 0.14 rad of the measured joint (following-error bound)"
+)
 
 
 def _specs_with_arm_gains(kp_zero: bool, kd_zero: bool) -> dict[str, ActuatorSpec]:
@@ -143,7 +154,8 @@ class ActionSpace:
 def _absolute_targets(cfg_class: type) -> ActionTermCfg:
     """Absolute arm targets q* = q_default + 0.5·a through the motion generator (``SETPOINT_MAX_*``)."""
     return cfg_class(asset_name="robot", joint_names=ARM, scale=0.5, use_default_offset=True, preserve_order=True,
-                     max_velocity=SETPOINT_MAX_VELOCITY, max_acceleration=SETPOINT_MAX_ACCELERATION)  # fmt: skip
+                     max_velocity=SETPOINT_MAX_VELOCITY, max_acceleration=SETPOINT_MAX_ACCELERATION,
+                     max_following_error=SETPOINT_MAX_FOLLOWING_ERROR)  # fmt: skip
 
 
 def _computed_torque() -> ComputedTorqueActionCfg:

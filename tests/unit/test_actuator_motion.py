@@ -60,3 +60,42 @@ def test_a_target_within_reach_is_taken_without_motion_limits_biting():
 def test_bad_limits_are_refused_by_name(v_max, a_max):
     with pytest.raises(ValueError, match="max_velocity|max_acceleration"):
         check_limits(v_max, a_max, "arm")
+
+
+def test_the_following_error_bound_keeps_the_setpoint_near_a_held_joint():
+    """A joint held at 0 (a contact, a saturated torque): unbounded, the setpoint runs to the target; bounded, it waits
+    within δ of the joint, moving no faster than v_max, and follows the joint once it is released."""
+    target, delta = np.array([[1.0, -1.0]]), np.array([0.12, 0.14])
+    s_free = s = np.zeros((1, 2))
+    v_free = v = np.zeros((1, 2))
+    q = np.zeros((1, 2))
+    for _ in range(300):
+        s_free, v_free = limit_rate(s_free, v_free, target, V_MAX, A_MAX, DT)
+        s_prev = s
+        s, v = limit_rate(s, v, target, V_MAX, A_MAX, DT, measured=q, max_error=delta)
+        assert np.all(np.abs(s - q) <= delta + 1e-12)
+        assert np.all(np.abs(s - s_prev) <= V_MAX * DT + 1e-12) and np.all(np.abs(v) <= V_MAX + 1e-12)
+    np.testing.assert_allclose(s_free, target)  # the unbounded setpoint ran 1 rad ahead of the held joint
+    np.testing.assert_allclose(np.abs(s), delta[None])
+    q = np.array([[0.5, -0.5]])  # released: the joint jumped ahead, the setpoint is dragged to within δ of it
+    s, v = limit_rate(s, v, target, V_MAX, A_MAX, DT, measured=q, max_error=delta)
+    assert np.all(np.abs(s - q) <= delta + 1e-12)
+
+
+def test_a_bound_the_lag_never_reaches_changes_nothing():
+    target = np.array([[0.6, -0.4]])
+    s0 = s1 = np.zeros((1, 2))
+    v0 = v1 = np.zeros((1, 2))
+    for _ in range(150):
+        s0, v0 = limit_rate(s0, v0, target, V_MAX, A_MAX, DT)
+        s1, v1 = limit_rate(s1, v1, target, V_MAX, A_MAX, DT, measured=s0, max_error=0.1)  # a joint that tracks
+        np.testing.assert_array_equal(s0, s1)
+        np.testing.assert_array_equal(v0, v1)
+
+
+def test_a_bound_without_the_measured_position_or_a_bad_bound_is_refused():
+    s = np.zeros((1, 2))
+    with pytest.raises(ValueError, match="measured"):
+        limit_rate(s, s, s + 1, V_MAX, A_MAX, DT, max_error=0.1)
+    with pytest.raises(ValueError, match="max_following_error"):
+        check_limits(V_MAX, A_MAX, "arm", max_error=np.array([0.1, 0.0]))
