@@ -15,6 +15,9 @@ kind           terms                                  mirrored
 ``joints``     joint positions / velocities, actions  permuted left ↔ right, roll and yaw joints negated
 =============  =====================================  ========================================================
 
+A term with an observation history (Isaac Lab's ``history_length``, flattened oldest to newest) is mirrored frame
+by frame.
+
 The joint rule is the robot's fact (:data:`realgap.envs.robots.g1.G1_JOINT_MIRROR`). Everything is precomputed into
 one gather index and one sign vector per observation group, so mirroring a batch is ``x[:, index] * sign``.
 """
@@ -86,15 +89,17 @@ class MirrorLayout:
                 if kind is None:
                     raise ValueError(f"no mirror rule for observation term '{term}' (known: {sorted(TERM_KINDS)})")
                 expected = {"axial": 3, "polar": 3, "scalar": 1, "joints": len(joint_names)}[kind]
-                if width != expected:
-                    raise ValueError(f"observation term '{term}' ({kind}) has width {width}, expected {expected}")
-                if kind == "joints":
-                    index += (start + joints.index).tolist()
-                    sign += joints.sign.tolist()
-                else:
-                    index += list(range(start, start + width))
-                    sign += list(_VEC3_SIGN.get(kind, (1.0,)))
-                start += width
+                if width == 0 or width % expected:
+                    raise ValueError(f"observation term '{term}' ({kind}) has width {width}, expected {expected} "
+                                     f"(or a multiple: an observation history)")  # fmt: skip
+                for _ in range(width // expected):  # a history is flattened frame after frame, each mirrored alike
+                    if kind == "joints":
+                        index += (start + joints.index).tolist()
+                        sign += joints.sign.tolist()
+                    else:
+                        index += list(range(start, start + expected))
+                        sign += list(_VEC3_SIGN.get(kind, (1.0,)))
+                    start += expected
             out[group] = GroupMirror(torch.tensor(index), torch.tensor(sign))
         return MirrorLayout(out, joints)
 

@@ -83,3 +83,20 @@ def test_mirror_twice_is_identity_and_critic_terms_follow():
 def test_unknown_term_is_refused():
     with pytest.raises(ValueError, match="no mirror rule for observation term 'foot_contact'"):
         MirrorLayout.build(list(G1_JOINT_NAMES), {"policy": {"foot_contact": 2}})
+
+
+def test_an_observation_history_is_mirrored_frame_by_frame():
+    """Terms with a history of 3 frames (Isaac Lab flattens them oldest to newest): each frame mirrored as one."""
+    names = list(G1_JOINT_NAMES[::-1])
+    one = MirrorLayout.build(names, {"policy": {"base_ang_vel": 3, "joint_pos": 29}})
+    three = MirrorLayout.build(names, {"policy": {"base_ang_vel": 9, "joint_pos": 87}})
+    gen = torch.Generator().manual_seed(1)
+    w, q = torch.randn(4, 3, 3, generator=gen), torch.randn(4, 3, 29, generator=gen)
+    obs = torch.cat([w.reshape(4, 9), q.reshape(4, 87)], dim=1)
+    out = mirror_obs(obs, three.groups["policy"])
+    for k in range(3):
+        frame = mirror_obs(torch.cat([w[:, k], q[:, k]], dim=1), one.groups["policy"])
+        torch.testing.assert_close(out[:, 3 * k : 3 * k + 3], frame[:, :3])
+        torch.testing.assert_close(out[:, 9 + 29 * k : 9 + 29 * k + 29], frame[:, 3:])
+    with pytest.raises(ValueError, match="has width 30, expected 29"):
+        MirrorLayout.build(names, {"policy": {"joint_pos": 30}})
