@@ -50,6 +50,11 @@ _PER_JOINT_PARAMS: dict[str, tuple[str, ...]] = {
     "joint_computed_torque": ("scale", "offset", "clip_min", "clip_max", "max_velocity", "max_acceleration"),
     "ee_impedance": (),
 }
+_OPTIONAL_PER_JOINT_PARAMS: dict[str, tuple[str, ...]] = {
+    "joint_position_rate_limited": ("max_following_error",),
+    "joint_computed_torque": ("max_following_error",),
+}
+"""Per-joint parameters an export may carry (absent in exports made before them; ``null`` entries: no bound)."""
 
 
 @dataclass(frozen=True)
@@ -90,6 +95,9 @@ class ActionTerm:
             if key not in self.params:
                 raise MetadataError(f"{who}: params lack '{key}'")
             floats(self.params[key], n, f"{who}.params.{key}", nullable=key.startswith("clip"))
+        for key in _OPTIONAL_PER_JOINT_PARAMS.get(self.type, ()):
+            if key in self.params:
+                floats(self.params[key], n, f"{who}.params.{key}", nullable=True)
         want = {"binary_joint_position": 1, "ee_pose_delta": len(self.params.get("scale", ())), "ee_impedance": 6}.get(
             self.type, n
         )

@@ -38,6 +38,14 @@ def per_joint(value: Any, n: int) -> list[float]:
     return [f32(v) for v in value[0].reshape(-1).tolist()]
 
 
+_BOUND = "and |s[j] - q[j]| <= max_following_error[j] (null: unbounded; s is moved back within it) "
+
+
+def _following_error(term: Any, n: int) -> list[float | None]:
+    """The motion generator's following-error bound per joint (``None`` entries: unbounded)."""
+    return [None] * n if term._max_error is None else per_joint(term._max_error, n)
+
+
 def _clip(term: Any, n: int) -> tuple[list[float | None], list[float | None]]:
     if term.cfg.clip is None:
         return [None] * n, [None] * n
@@ -91,11 +99,12 @@ def describe_term(name: str, term: Any, start: int) -> ActionTerm:
         lo, hi = _clip(term, n)
         params = {"scale": per_joint(term._scale, n), "offset": per_joint(term._offset, n), "clip_min": lo,
                   "clip_max": hi, "max_velocity": per_joint(term._v_max, n),
-                  "max_acceleration": per_joint(term._a_max, n)}  # fmt: skip
+                  "max_acceleration": per_joint(term._a_max, n),
+                  "max_following_error": _following_error(term, n)}  # fmt: skip
         eq = (f"q*[j] = clip(offset[j] + scale[j] * {a}, clip_min[j], clip_max[j]) each policy step; each physics "
               "step the setpoint s[j] follows q*[j] with |ds/dt| <= max_velocity[j], |d2s/dt2| <= max_acceleration[j] "
-              "(realgap.actuators.motion.limit_rate), at rest at the measured q after a reset; q_target[j] = s[j]; "
-              f"qd_target[j] = 0; {tau}")  # fmt: skip
+              f"{_BOUND}(realgap.actuators.motion.limit_rate), at rest at the measured q after a reset; q_target[j] = "
+              f"s[j]; qd_target[j] = 0; {tau}")  # fmt: skip
         return ActionTerm(type="joint_position_rate_limited", params=params, equation=eq, units=JOINT_UNITS, **common)
     if isinstance(term, JointPositionAction):
         lo, hi = _clip(term, n)
@@ -180,10 +189,11 @@ def _describe_model_based(term: Any, common: dict[str, Any]) -> ActionTerm:
         h = "C(q, qd)·qd + g(q)" if term.cfg.coriolis else "g(q)"
         params = {"scale": per_joint(term._scale, n), "offset": per_joint(term._offset, n), "clip_min": lo,
                   "clip_max": hi, "max_velocity": per_joint(term._v_max, n),
-                  "max_acceleration": per_joint(term._a_max, n), "kp": f32(term.cfg.kp), "kd": f32(term.cfg.kd),
-                  "model": _MODEL}  # fmt: skip
+                  "max_acceleration": per_joint(term._a_max, n), "max_following_error": _following_error(term, n),
+                  "kp": f32(term.cfg.kp), "kd": f32(term.cfg.kd), "model": _MODEL}  # fmt: skip
         eq = ("q* = clip(offset + scale * a[start:stop], clip_min, clip_max) each policy step; each physics step the "
-              "setpoint s follows q* within max_velocity, max_acceleration (as joint_position_rate_limited); "
+              "setpoint s follows q* within max_velocity, max_acceleration and max_following_error (as "
+              "joint_position_rate_limited); "
               f"tau = M(q) (kp (s - q) - kd qd) + {h}; q_target, qd_target unused (the arm's kp = kd = 0)")  # fmt: skip
         return ActionTerm(type="joint_computed_torque", params=params, equation=eq, units=_TAU_UNITS, **common)
     ctrl, offset = term.cfg.controller_cfg, term.cfg.body_offset

@@ -176,6 +176,8 @@ class TestGrasp:
             np.testing.assert_allclose(arm.params["offset"], meta.default_joint_pos[:7])
             np.testing.assert_allclose(arm.params["max_velocity"], [0.75 * 2.175] * 4 + [0.75 * 2.61] * 3, rtol=1e-6)
             assert arm.params["max_acceleration"] == [15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0]
+            np.testing.assert_allclose(arm.params["max_following_error"], [0.12] * 4 + [0.14] * 3, rtol=1e-6)
+            assert "max_following_error[j]" in arm.equation
 
     def test_the_runtime_refuses_what_it_cannot_run_by_name(self, grasp):
         # neither the IK nor the motion generator runs in the deploy runtime (a robot's own interface does both)

@@ -513,3 +513,20 @@ def test_model_based_grasp_terms_follow_the_schema_and_are_refused_by_name():
         validate(meta.to_dict(), "policy.json")
         with pytest.raises(UnsupportedActionError, match=f"action term 'arm' has type '{term.type}'"):
             ActionMapper(meta)
+
+
+def test_the_following_error_bound_is_optional_checked_and_schema_valid():
+    """``max_following_error`` (the motion generator's bound): absent (older exports), per joint with null entries
+    (no bound) or numbers: valid; the wrong count is refused by name."""
+    from realgap.envs.deploy.format import validate
+
+    limited = {"scale": [0.5] * 7, "offset": [0.0] * 7, "clip_min": [None] * 7, "clip_max": [None] * 7,
+               "max_velocity": [1.6] * 7, "max_acceleration": [10.0] * 7}  # fmt: skip
+    for extra in ({}, {"max_following_error": [0.12] * 4 + [0.14] * 3}, {"max_following_error": [None] * 7}):
+        term = ActionTerm("arm", "joint_position_rate_limited", 0, 7, ARM, limited | extra, "s follows q*", "rad")
+        meta = panda_metadata(arm_and_gripper(term))
+        assert PolicyMetadata.from_dict(meta.to_dict()) == meta
+        validate(meta.to_dict(), "policy.json")
+    with pytest.raises(MetadataError, match="max_following_error: 3 values for 7 joints"):
+        ActionTerm("arm", "joint_position_rate_limited", 0, 7, ARM, limited | {"max_following_error": [0.1] * 3},
+                   "s follows q*", "rad")  # fmt: skip
