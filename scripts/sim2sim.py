@@ -105,8 +105,9 @@ def closed_loop(args: argparse.Namespace, task: str, env_cfg: Any, agent_cfg: An
                 settings: dict) -> dict:  # fmt: skip
     """The same scheduled pushes in Isaac Lab and on MuJoCo; ``settings`` and the comparison of both."""
     from realgap.envs.deploy import ZeroPolicy
+    from realgap.envs.deploy.sim2sim import schedules
     from realgap.envs.run.factory import make_env, simulation
-    from realgap.envs.sim2sim.closed import compare, isaac_episodes, mujoco_episodes, prepare_isaac_cfg, schedules
+    from realgap.envs.sim2sim.closed import compare, isaac_episodes, mujoco_episodes, prepare_isaac_cfg
 
     plan = schedules(args.episodes, args.duration_s, settings["push_mps"], settings["push_interval_s"], args.seed)
     prepare_isaac_cfg(env_cfg, args.episodes, args.duration_s)

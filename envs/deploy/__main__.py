@@ -3,6 +3,7 @@
     python -m realgap.envs.deploy --policy configs/policies/balance_g1 --robot mujoco
     python -m realgap.envs.deploy --policy configs/policies/balance_g1 --robot mujoco --episodes 8 --push_mps 0.2,0.4
     python -m realgap.envs.deploy --policy configs/policies/balance_g1 --robot mujoco --log runs/logs/ep.npz
+    python -m realgap.envs.deploy --policy configs/policies/balance_g1 --robot hidden --hidden_seed 3 --episodes 8
     python -m realgap.envs.deploy --policy configs/policies/balance_g1 --robot hidden --excite left_knee_joint \
         --log runs/identify/hidden.npz
 
@@ -13,8 +14,10 @@ pose, pushed like the balance task (a horizontal velocity change of random headi
 beyond ``--fall_tilt``). ``--log FILE`` records every control period (:mod:`realgap.envs.deploy.log`; with several
 episodes, one file per episode: ``FILE`` with ``_ep<k>`` before the suffix). ``--excite JOINT ...`` instead runs the
 identification motion (:mod:`realgap.envs.deploy.excitation`) on those joints with the base welded ``--hang_m`` above
-the start pose and logs it (``--log`` required); ``--robot hidden`` is the G1 with hidden drive parameters drawn from
-``--hidden_seed`` (:mod:`realgap.envs.deploy.hidden_robot`), a stand-in for real hardware.
+the start pose and logs it (``--log`` required). ``--robot hidden`` is the G1 with hidden drive parameters drawn from
+``--hidden_seed`` (:mod:`realgap.envs.deploy.hidden_robot`), a stand-in for real hardware: free-floating in the start
+pose for the pushed episodes, welded for ``--excite`` (the same drives either way). ``scripts/hidden_compare.py``
+runs two exports on it with paired push schedules.
 Needs numpy, onnxruntime, jsonschema, mujoco and the robot's description package: ``pip install 'realgap[deploy]'``.
 Bad input exits with status 2 and one message.
 """
@@ -47,7 +50,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--robot",
         required=True,
         choices=["mujoco", "hidden"],
-        help="mujoco: the MuJoCo robot; hidden: the MuJoCo G1 with hidden drive parameters (welded base)",
+        help="mujoco: the MuJoCo robot; hidden: the MuJoCo G1 with hidden drive parameters (--excite: welded)",
     )
     p.add_argument("--log", default=None, help="record a robot log (.npz) of every control period")
     p.add_argument("--excite", nargs="+", default=None, metavar="JOINT", help="run the identification motion")
@@ -78,39 +81,42 @@ def main(argv: list[str] | None = None) -> int:
     print(f"[realgap] {args.policy}: {meta.task} on '{meta.robot.name}' ({meta.robot.description['path']}), obs "
           f"{meta.obs_dim} -> actions {meta.action_dim}; physics {r.physics_hz:g} Hz, servo {r.control_hz:g} Hz, "
           f"policy {r.policy_hz:g} Hz ({r.target_mode})", flush=True)  # fmt: skip
-    if args.excite is not None or args.robot == "hidden":
+    if args.excite is not None:
         return _excite(args, meta)
     if meta.robot.fixed_base:
-        raise ValueError(f"--robot mujoco runs push-and-fall episodes, which need a floating base; robot "
+        raise ValueError(f"--robot {args.robot} runs push-and-fall episodes, which need a floating base; robot "
                          f"'{meta.robot.name}' of {meta.task} is fixed to the world")  # fmt: skip
-    import numpy as np
-
     try:
         from realgap.envs.deploy.mujoco_robot import MujocoRobot
     except ModuleNotFoundError as err:
-        msg = f"--robot mujoco needs the '{err.name}' package: pip install 'realgap[deploy]'"
+        msg = f"--robot {args.robot} needs the '{err.name}' package: pip install 'realgap[deploy]'"
         raise ModuleNotFoundError(msg) from err
     from realgap.envs.deploy.log import LogRecorder
     from realgap.envs.deploy.runtime import DeployRuntime
-    from realgap.envs.deploy.sim2sim import push_schedule, run_episode
+    from realgap.envs.deploy.sim2sim import run_episode, schedules
 
-    robot = MujocoRobot.for_policy(meta)
-    recorder = LogRecorder(meta, robot.control_dt, robot.command_mode, "commanded") if args.log else None
+    if args.robot == "hidden":
+        from realgap.envs.deploy.hidden_robot import HiddenRobot
+
+        robot, tau_source = HiddenRobot(meta, args.hidden_seed, fixed_base=False), "measured"
+        where = f"hidden G1 (seed {args.hidden_seed}, command delay {robot.truth.delay_steps} steps), free base"
+    else:
+        robot, tau_source = MujocoRobot.for_policy(meta), "commanded"
+        where = f"{robot.mjcf_path}"
+    recorder = LogRecorder(meta, robot.control_dt, robot.command_mode, tau_source) if args.log else None
     runtime = DeployRuntime(meta, robot, ZeroPolicy(meta.action_dim) if args.zero_action else policy, seed=args.seed,
                             log=recorder)  # fmt: skip
-    print(f"[realgap] MuJoCo robot: {robot.mjcf_path} (description sha256 {robot.description_hash[:12]}… = the "
+    print(f"[realgap] MuJoCo robot: {where} (description sha256 {robot.description_hash[:12]}… = the "
           f"policy's), start pose root height {meta.robot.start_root_pos[2]:.3f} m, "
           f"{'zero action' if args.zero_action else 'policy.onnx on onnxruntime'}", flush=True)  # fmt: skip
-    rng = np.random.default_rng(args.seed)
     results = []
-    for k in range(args.episodes):
-        pushes = push_schedule(rng, args.duration_s, push_mps, interval)
+    for k, pushes in enumerate(schedules(args.episodes, args.duration_s, push_mps, interval, args.seed)):
         res = run_episode(runtime, robot, pushes, args.duration_s, args.fall_height, args.fall_tilt)
         results.append(res)
         if recorder is not None:
             path = Path(args.log) if args.episodes == 1 else Path(args.log).with_stem(f"{Path(args.log).stem}_ep{k}")
             print(f"[realgap] log: {recorder.save(path)} ({len(recorder.to_log().t)} samples)", flush=True)
-            recorder = LogRecorder(meta, robot.control_dt, robot.command_mode, "commanded")
+            recorder = LogRecorder(meta, robot.control_dt, robot.command_mode, tau_source)
             runtime.log = recorder
         print(f"episode {k + 1}/{args.episodes}: time up {res.time_up_s:.2f} s, {'fell' if res.fell else 'no fall'}, "
               f"{res.pushes} pushes", flush=True)  # fmt: skip
@@ -121,15 +127,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _excite(args: argparse.Namespace, meta) -> int:
-    """``--excite`` (or ``--robot hidden``): the identification motion on a hanging robot, logged."""
-    if args.excite is None or args.log is None:
-        raise ValueError("--robot hidden runs the identification motion only: give --excite JOINT ... and --log FILE")
+    """``--excite``: the identification motion on a hanging robot, logged."""
+    if args.log is None:
+        raise ValueError("--excite runs the identification motion and logs it: give --log FILE")
     from realgap.envs.deploy.excitation import ExcitationPlan, run_excitation
 
     if args.robot == "hidden":
         from realgap.envs.deploy.hidden_robot import HiddenRobot
 
-        robot = HiddenRobot(meta, args.hidden_seed, hang_m=args.hang_m)
+        robot = HiddenRobot(meta, args.hidden_seed, fixed_base=True, hang_m=args.hang_m)
         root = robot.root_pos_w
     else:
         from realgap.envs.deploy.mujoco_robot import MujocoRobot

@@ -14,11 +14,16 @@ The robot runs its own servo like a Unitree drive: it receives ``(q*, q̇*, kp, 
 the torque with the realgap :class:`~realgap.actuators.chain.ActuatorChain` (delay, PD with the realized gains,
 torque–speed saturation); MuJoCo applies friction (``frictionloss`` / ``damping``) and the armature. It reports the
 motor torque it applied (:meth:`read_torque`, what a current sensor gives). numpy + mujoco.
+
+Two mounts, the same truth for a seed: welded ``hang_m`` above the start pose (``fixed_base=True``, the default: the
+identification motion, feet clear of the ground) or free-floating in the exported start pose, feet on the ground
+(``fixed_base=False``: closed-loop balance episodes with pushes and falls, :mod:`realgap.envs.deploy.sim2sim`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,6 +53,10 @@ class HiddenTruth:
     armature: np.ndarray
     peak_torque: np.ndarray
 
+    def to_dict(self) -> dict[str, int | list[float]]:
+        """Plain numbers (JSON): the delay, and a list per joint of every other parameter."""
+        return {f.name: np.asarray(getattr(self, f.name)).tolist() for f in dataclasses.fields(self)}
+
 
 def _datasheet(meta: PolicyMetadata, key: str) -> np.ndarray:
     out = np.zeros(len(meta.joint_names))
@@ -73,22 +82,32 @@ def draw_truth(meta: PolicyMetadata, seed: int) -> HiddenTruth:
 
 
 class HiddenRobot(Robot):
-    """The G1 of ``meta`` with hidden drives (see the module docstring), base welded ``hang_m`` above its start pose.
+    """The G1 of ``meta`` with hidden drives (see the module docstring), welded above its start pose or free-floating.
 
     Args:
-        meta: The export whose robot this is.
+        meta: The export whose robot this is (the datasheet the truth is drawn around).
         seed: Seed of :func:`draw_truth` (ignored when ``truth`` is given).
-        hang_m: Height of the welded base above the start pose, m (0.5: feet clear of the ground).
+        fixed_base: Weld the base ``hang_m`` above the start pose (identification); False: a floating base starting
+            in the exported start pose, feet on the ground (balance episodes: :meth:`push`, falls).
+        hang_m: Height of the welded base above the start pose, m (0.5: feet clear of the ground; welded base only).
         truth: Explicit hidden parameters.
+
+    Raises:
+        ValueError: ``fixed_base=False`` for a robot the export fixes to the world (it has no base to float).
     """
 
     command_mode = "position"
     simulated = False  # it brings its own latency: the runtime must not add the training delay
 
-    def __init__(self, meta: PolicyMetadata, seed: int = 0, *, hang_m: float = 0.5,
+    def __init__(self, meta: PolicyMetadata, seed: int = 0, *, fixed_base: bool = True, hang_m: float = 0.5,
                  truth: HiddenTruth | None = None) -> None:  # fmt: skip
+        if not fixed_base and meta.robot.fixed_base:
+            raise ValueError(f"a free-floating hidden robot needs a floating base; robot '{meta.robot.name}' of "
+                             f"{meta.task} is fixed to the world")  # fmt: skip
         self.truth = draw_truth(meta, seed) if truth is None else truth
-        self.sim = MujocoRobot.for_policy(meta, fixed_base=True, hang_m=hang_m)
+        self.fixed_base = fixed_base
+        mount = {"fixed_base": True, "hang_m": hang_m} if fixed_base else {}  # free: the start pose, feet down
+        self.sim = MujocoRobot.for_policy(meta, **mount)
         m, t = self.sim.model, self.truth
         vadr = self.sim._vadr
         m.dof_armature[vadr], m.dof_frictionloss[vadr], m.dof_damping[vadr] = t.armature, t.coulomb_nm, t.viscous_nms
@@ -106,8 +125,7 @@ class HiddenRobot(Robot):
                                            friction_velocity_scale=np.ones(n))  # fmt: skip
         timing = ChainTiming(float(self.sim.control_dt))
         self.chain = ActuatorChain(self._params, timing, 1, delay_steps=(t.delay_steps, t.delay_steps))
-        self._command = (self.sim.read_joints().pos[None, :], zeros[None, :])
-        self._tau = zeros.copy()
+        self.reset()
 
     @property
     def joint_names(self) -> tuple[str, ...]:
@@ -143,3 +161,30 @@ class HiddenRobot(Robot):
         self._tau = out.tau_applied[0].copy()
         self.sim.send_torques(self._tau)
         self.sim.step()
+
+    # -- simulation helpers (not part of the Robot interface; those of :class:`MujocoRobot`) -------------------------
+    def reset(self) -> None:
+        """Back to the start pose at rest (welded: hanging), time 0; the drives unpowered, their delay line empty."""
+        self.sim.reset()
+        self.chain.params = self._params  # kp = kd = 0 until the first command
+        self.chain.reset()
+        n = len(self.sim.joint_names)
+        self._command = (self.sim.read_joints().pos[None, :], np.zeros((1, n)))
+        self._tau = np.zeros(n)
+
+    @property
+    def time(self) -> float:
+        """Simulated time since :meth:`reset`, s."""
+        return self.sim.time
+
+    def root_height(self) -> float:
+        """Height of the root body origin, m."""
+        return self.sim.root_height()
+
+    def tilt(self) -> float:
+        """Angle between the root body's z axis and the world vertical, rad."""
+        return self.sim.tilt()
+
+    def push(self, dv_xy: Sequence[float]) -> None:
+        """Add a horizontal velocity change to the floating base, m/s (free base only)."""
+        self.sim.push(dv_xy)

@@ -339,8 +339,8 @@ def load_metadata(path: str | Path) -> PolicyMetadata:
 
     Raises:
         FileNotFoundError: Nothing readable at ``path``.
-        MetadataError: The file holds no realgap metadata, an old format (with the upgrade command), or invalid
-            metadata (the field named).
+        MetadataError: The file is not a readable ONNX model, holds no realgap metadata, an old format (with the
+            upgrade command), or invalid metadata (the field named).
     """
     path = Path(path)
     if path.is_dir():
@@ -350,7 +350,11 @@ def load_metadata(path: str | Path) -> PolicyMetadata:
     if path.suffix == ".onnx":
         import onnxruntime as ort
 
-        props = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).get_modelmeta()
+        try:
+            props = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).get_modelmeta()
+        except Exception as err:  # onnxruntime raises its own types for a file that is not an ONNX model
+            raise MetadataError(f"{path} is not a readable ONNX model ({type(err).__name__}: "
+                                f"{str(err).splitlines()[0] if str(err) else ''})") from err  # fmt: skip
         text = props.custom_metadata_map.get(ONNX_METADATA_KEY)
         if text is None:
             raise MetadataError(f"{path} has no '{ONNX_METADATA_KEY}' metadata (not exported by realgap?)")

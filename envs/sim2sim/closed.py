@@ -2,7 +2,7 @@
 
 Both engines run the policy artefact a robot would run (the ONNX graph through onnxruntime, or the zero action), the
 same datasheet actuator chain at the same physics / servo / policy rates, start from the same spawn pose at rest and
-face the same push schedule (:func:`realgap.envs.deploy.sim2sim.push_schedule`, drawn from the seed; one schedule per
+face the same push schedule (:func:`realgap.envs.deploy.sim2sim.schedules`, drawn from the seed; one schedule per
 episode, replayed in both). MuJoCo runs the deploy runtime (:mod:`realgap.envs.deploy`, numpy only); Isaac Lab runs
 the task's evaluation variant with its own pushes switched off and its reset randomization zeroed, one env per
 episode, and the scheduled pushes written at the same policy steps. What still differs by design: each engine draws
@@ -21,14 +21,7 @@ import numpy as np
 
 from realgap.envs.deploy.metadata import PolicyMetadata
 from realgap.envs.deploy.runtime import Policy
-from realgap.envs.deploy.sim2sim import EpisodeResult, Push, push_schedule, run_episode
-
-
-def schedules(episodes: int, duration_s: float, push_mps: tuple[float, float], push_interval_s: tuple[float, float],
-              seed: int = 0) -> list[list[Push]]:  # fmt: skip
-    """One push schedule per episode, drawn from ``seed`` (as :func:`realgap.envs.deploy.sim2sim.survival` does)."""
-    rng = np.random.default_rng(seed)
-    return [push_schedule(rng, duration_s, push_mps, push_interval_s) for _ in range(episodes)]
+from realgap.envs.deploy.sim2sim import EpisodeResult, Push, run_episode
 
 
 def mujoco_episodes(meta: PolicyMetadata, policy: Policy, plan: Sequence[Sequence[Push]], duration_s: float,

@@ -20,7 +20,6 @@ policy that falls 10 points less often is within the noise of the count.
 from __future__ import annotations
 
 import os
-import statistics
 from pathlib import Path
 
 import pytest
@@ -53,18 +52,15 @@ def test_reference_export_records_the_run_it_came_from():
 
 def test_trained_policy_outlasts_zero_action_on_mujoco():
     from realgap.envs.deploy import ZeroPolicy, load_policy
-    from realgap.envs.deploy.sim2sim import survival
+    from realgap.envs.deploy.sim2sim import paired_time_up, survival
 
     meta, policy = load_policy(os.environ.get("REALGAP_BALANCE_POLICY") or REFERENCE)
     ours = survival(meta, policy, **EPISODES)
     zero = survival(meta, ZeroPolicy(meta.action_dim), **EPISODES)
-    t_ours = statistics.mean(r.time_up_s for r in ours)
-    t_zero = statistics.mean(r.time_up_s for r in zero)
-    falls_ours, falls_zero = sum(r.fell for r in ours), sum(r.fell for r in zero)
-    lead = [a.time_up_s - b.time_up_s for a, b in zip(ours, zero, strict=True)]
-    mean_lead, se = statistics.mean(lead), statistics.stdev(lead) / len(lead) ** 0.5
-    print(f"MuJoCo, {len(ours)} x 20 s: policy {t_ours:.2f} s up, {falls_ours} falls; "
-          f"zero action {t_zero:.2f} s up, {falls_zero} falls; paired lead {mean_lead:.2f} +- {se:.2f} s")  # fmt: skip
+    p = paired_time_up(ours, zero)
+    print(f"MuJoCo, {p.episodes} x 20 s: policy {p.mean_time_up_a_s:.2f} s up, {p.falls_a} falls; zero action "
+          f"{p.mean_time_up_b_s:.2f} s up, {p.falls_b} falls; paired lead {p.diff_mean_s:.2f} +- "
+          f"{p.diff_se_s:.2f} s")  # fmt: skip
     assert all(r.pushes >= 3 for r in zero if not r.fell)  # every survived episode was pushed several times
-    assert falls_zero >= 16  # the pushes are hard enough that holding the pose is not enough
-    assert falls_ours < falls_zero and mean_lead >= Z_MIN * se
+    assert p.falls_b >= 16  # the pushes are hard enough that holding the pose is not enough
+    assert p.falls_a < p.falls_b and p.diff_mean_s >= Z_MIN * p.diff_se_s
