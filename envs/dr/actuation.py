@@ -1,4 +1,5 @@
-"""Isaac Lab event terms that randomize realgap's actuator chains: PD gains, torque limit and command delay.
+"""Isaac Lab event terms that randomize realgap's actuator chains: PD gains, torque limit, command delay and the
+optional stages (current loop, command filter, speed limit, backlash, transmission stiffness).
 
 Glue only, like :mod:`realgap.envs.dr.events`: the chains' parameters are per-env ``(E, J)`` tensors
 (:class:`~realgap.actuators.params.JointParams` after ``expand``), so a term draws one scale per env and joint from its
@@ -8,6 +9,7 @@ own generator and writes the rows of the reset envs in place -- no solver involv
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import torch
@@ -18,6 +20,7 @@ from realgap.actuators.models import explicit_pd_stability_margin
 from realgap.envs.dr.events import actuator_columns, draw_columns, env_ids_tensor, realgap_actuators, term_generator
 from realgap.envs.dr.inertia_sampling import validate_range
 from realgap.envs.dr.sampling import check_disjoint, resolve_names, uniform_int
+from realgap.envs.dr.stages import STAGE_FIELDS, check_stage_ranges, sample_stages, stage_param_value
 
 if TYPE_CHECKING:
     from isaaclab.envs import ManagerBasedEnv
@@ -156,3 +159,71 @@ class randomize_command_delay(ManagerTermBase):
             buf = act.chain.delay.delay_steps
             # In [0, max_steps] by construction: written directly (set_delay_steps' range check syncs on GPU).
             buf[ids] = delay.to(buf.device, buf.dtype)
+
+
+class randomize_actuator_stages(ManagerTermBase):
+    """Per-env values of the chains' optional stages (:data:`~realgap.envs.dr.stages.STAGE_FIELDS`), written in place
+    into the params rows of the reset envs; a field a group leaves out keeps the chain's own value.
+
+    At construction the ranges are checked against the physics step as the chain checks its specs
+    (:func:`~realgap.envs.dr.stages.check_stage_ranges`) and every stage a group randomizes is switched on
+    (:meth:`~realgap.actuators.chain.ActuatorChain.set_stages`; the transmission cannot be: its joints must be built
+    compliant). Scales multiply the spec's value (datasheet velocity limit, transmission stiffness), read once.
+
+    Params:
+        asset_cfg: The articulation.
+        groups: ``[{"joints": [regex, ...], "<field>": [lo, hi], ...}]`` (fields of ``STAGE_FIELDS``).
+        seed_key: Name of the term's random stream.
+    """
+
+    def __init__(self, cfg: EventTermCfg, env: ManagerBasedEnv):
+        super().__init__(cfg, env)
+        params = cfg.params
+        asset = env.scene[params["asset_cfg"].name]
+        self.generator = term_generator(env, params.get("seed_key", ""))
+        where = f"{params.get('seed_key') or 'randomize_actuator_stages'} ({params['asset_cfg'].name})"
+        selections = []
+        self.plans: list[tuple] = []  # (actuator, columns (C,), {field: (lo (C,), hi (C,))}, {field: reference (C,)})
+        for i, group in enumerate(params["groups"]):
+            gw = f"{where}.groups[{i}]"
+            ids = resolve_names(group["joints"], asset.joint_names, gw, "joint")
+            selections.append(ids)
+            ranges = {k: validate_range(f"{gw}.{k}", v, "nonneg" if k == "backlash_rad" else "positive")
+                      for k, v in group.items() if k in STAGE_FIELDS}  # fmt: skip
+            for act, cols in actuator_columns(asset, ids, gw):
+                specs = [act.specs[c] for c in cols]
+                check_stage_ranges(ranges, specs, act.chain.timing.physics_dt, gw)
+                col_t = torch.tensor(cols, dtype=torch.long, device=env.device)
+                full = [torch.full((len(cols),), 1.0, device=env.device)] * 2
+                bounds = {k: (full[0] * lo, full[1] * hi) for k, (lo, hi) in ranges.items()}
+                refs = {}
+                for k in ranges:
+                    ref = STAGE_FIELDS[k].reference
+                    if ref is not None:
+                        refs[k] = torch.tensor([float(getattr(s, ref)) for s in specs], device=env.device)
+                self.plans.append((act, col_t, bounds, refs))
+                on = {STAGE_FIELDS[k].stage: True for k in ranges}
+                if on.get("transmission") and not act.chain.stages.transmission:
+                    raise ValueError(f"{gw}: {sorted(k for k in ranges if STAGE_FIELDS[k].stage == 'transmission')} "
+                                     "need joints built with a compliant transmission")  # fmt: skip
+                stages = replace(act.chain.stages, **on)
+                if stages != act.chain.stages:
+                    act.chain.set_stages(stages)
+        check_disjoint(selections, asset.joint_names, where)
+
+    def __call__(
+        self,
+        env: ManagerBasedEnv,
+        env_ids: torch.Tensor | slice | None,
+        asset_cfg: SceneEntityCfg,
+        groups: list[dict],
+        seed_key: str = "",
+    ) -> None:
+        ids = env_ids_tensor(env, env_ids)
+        rows = ids[:, None]
+        for act, cols, bounds, refs in self.plans:
+            params = act.chain.params  # looked up per call: the chain may swap its params object (device/dtype)
+            for name, drawn in sample_stages(bounds, len(ids), self.generator).items():
+                value = stage_param_value(name, drawn, refs.get(name))
+                buf = getattr(params, STAGE_FIELDS[name].param)
+                buf[rows, cols] = value.to(buf.device, buf.dtype)

@@ -4,17 +4,24 @@
 body and joint selector is resolved against the names in the assets' USD files (or the rigid object's prim name),
 and every requested change must be one the task can make -- then appends one event term per error source, in the
 profile's priority order (largest expected sim-to-real error first): ``dr_payload``, ``dr_link_inertia``,
-``dr_joint_friction``, ``dr_actuator``, ``dr_command_delay``, ``dr_contact_friction``, ``dr_contact_geometry``,
-``dr_initial_pose`` (suffixed ``_<asset>`` when a section spans several assets). Sections a task already covers are
-*replaced*, not added twice: the profile's pushes set the params of the task's own push term, and an
-``initial_pose`` takes the place of the task's root reset of that asset (which is set to ``None``). ``push: null``
-leaves the task's own pushes as the task defines them.
+``dr_joint_friction``, ``dr_actuator``, ``dr_actuator_stages``, ``dr_command_delay``, ``dr_contact_friction``,
+``dr_contact_geometry``, ``dr_initial_pose`` (suffixed ``_<asset>`` when a section spans several assets). Sections a
+task already covers are *replaced*, not added twice: the profile's pushes set the params of the task's own push
+term, and an ``initial_pose`` takes the place of the task's root reset of that asset (which is set to ``None``).
+``push: null`` leaves the task's own pushes as the task defines them.
 
 A task event term that draws an asset's whole body itself at every reset (it says so with a class attribute
 ``owns_body = True``; the grasp task's ``reset_object``, which sizes the object and derives its inertia from that size)
 is that body's single owner: the profile's ``payload``, ``contact_geometry`` and ``initial_pose`` groups of that
 asset become the owner's params (``inertia``, ``size_scale_range``, ``position_range_m`` / ``yaw_range_rad``)
 instead of terms of their own, so no later term redraws the body from the spawned shape.
+
+``actuator_stages`` groups are checked against the task's physics step and the specs of the joints they select, as
+the chain checks its own specs (:func:`realgap.envs.dr.stages.check_stage_ranges`). A group that randomizes backlash
+or transmission stiffness needs joints built compliant: where the specs are rigid and the robot module has a
+compliant stand-in for their spec group (:data:`realgap.envs.robots.COMPLIANT_TRANSMISSION`), the profile's
+actuator config is rebuilt with it (the solver's armature then leaves out the motor inertia the chain integrates);
+otherwise the profile is refused.
 """
 
 from __future__ import annotations
@@ -29,18 +36,23 @@ from typing import Any
 from isaaclab.assets import ArticulationCfg, RigidObjectCfg
 from isaaclab.managers import EventTermCfg, SceneEntityCfg
 
-from realgap.envs.dr.actuation import randomize_actuator_gains, randomize_command_delay
+from realgap.actuators.spec import ActuatorSpec, resolve_joint_specs
+from realgap.envs.dr.actuation import randomize_actuator_gains, randomize_actuator_stages, randomize_command_delay
 from realgap.envs.dr.contact import randomize_contact_friction, randomize_contact_geometry, reset_root_pose_uniform
 from realgap.envs.dr.events import randomize_body_inertia
 from realgap.envs.dr.friction import randomize_joint_friction
 from realgap.envs.dr.profile import DRProfile, load_dr_profile
 from realgap.envs.dr.sampling import check_disjoint, push_magnitude, randomization_to_params, resolve_names
+from realgap.envs.dr.stages import NEEDS_COMPLIANT, check_stage_ranges, with_transmission
+from realgap.envs.rates import RateSpec
+from realgap.envs.robots import COMPLIANT_TRANSMISSION, robot_name
 
 SECTIONS = (
     "payload",
     "link_inertia",
     "joint_friction",
     "actuator",
+    "actuator_stages",
     "command_delay",
     "contact_friction",
     "contact_geometry",
@@ -110,7 +122,8 @@ def build_dr_terms(env_cfg: Any, profile: DRProfile, mode: str = "reset", sync: 
     """The event terms of ``profile`` for ``env_cfg``, by name in priority order (validated, nothing written).
 
     Returns:
-        Term name → :class:`EventTermCfg`; a push section yields ``{"push": params}`` for the task's push term.
+        Term name → :class:`EventTermCfg`; a push section yields ``{"push": params}`` for the task's push term, and
+        joints to build compliant ``{"compliant": {asset: {spec group: (stiffness, damping)}}}``.
     """
     if mode not in ("reset", "startup"):
         raise ValueError(f"mode must be 'reset' or 'startup', got {mode!r}")
@@ -128,6 +141,7 @@ def build_dr_terms(env_cfg: Any, profile: DRProfile, mode: str = "reset", sync: 
             extra = {"sync": sync} if section == "joint_friction" else {}
             entries = _entries(env_cfg, src, groups, selector, keys)
             terms[name] = _term(func, mode, asset, groups=entries, seed_key=name, **extra)
+    terms |= _stage_terms(env_cfg, profile, mode)
     terms |= _command_delay_terms(env_cfg, profile)
     for section, func, key in (
         ("contact_friction", randomize_contact_friction, "friction"),
@@ -184,6 +198,94 @@ def _inertia_terms(env_cfg: Any, profile: DRProfile, mode: str, sync: str) -> di
         stages = [_name(s, asset, inertia[s]) for s in ("link_inertia", "payload") if asset in inertia[s]]
         committer = [n for n in terms if n in stages][-1]
         terms[committer].params.update(deferred=False, stages=stages)
+    return terms
+
+
+def realgap_actuator_cfgs(env_cfg: Any, asset: str) -> dict[str, Any]:
+    """The asset's realgap actuator configs by name (they carry ``specs`` and ``rates``)."""
+    cfg = getattr(env_cfg.scene, asset, None)
+    return {k: c for k, c in (getattr(cfg, "actuators", None) or {}).items() if hasattr(c, "rates")}
+
+
+def build_compliant(env_cfg: Any, asset: str, transmission: dict[str, tuple[float, float]]) -> list[str]:
+    """Rebuild the asset's realgap actuator configs with the spec groups in ``transmission`` compliant
+    (stiffness N·m/rad, damping N·m·s/rad): the chain integrates their motor inertia, the solver's armature leaves it
+    out (:attr:`~realgap.actuators.spec.ActuatorSpec.solver_armature`). Edits ``env_cfg`` before the env is built.
+
+    Returns:
+        The spec groups made compliant.
+
+    Raises:
+        ValueError: A group none of the asset's realgap actuators has, or a stiffness unstable at the physics step.
+    """
+    from realgap.envs.sim.actuator import realgap_actuator_cfg
+
+    done: list[str] = []
+    actuators = realgap_actuator_cfgs(env_cfg, asset)
+    for name, cfg in actuators.items():
+        specs = {k: ActuatorSpec.from_dict(v) for k, v in cfg.specs.items()}
+        mine = {k: v for k, v in transmission.items() if k in specs}
+        if not mine:
+            continue
+        rates = RateSpec.from_dict(cfg.rates)
+        new = realgap_actuator_cfg(with_transmission(specs, mine, rates.sim_dt), rates, cfg.seed)
+        getattr(env_cfg.scene, asset).actuators[name] = new
+        done += sorted(mine)
+    missing = sorted(set(transmission) - set(done))
+    if missing:
+        raise ValueError(f"{asset}: no realgap actuator has the spec groups {missing} to build compliant")
+    return done
+
+
+def _joint_specs(env_cfg: Any, asset: str, joints: list[str]) -> tuple[dict[str, str], dict[str, ActuatorSpec]]:
+    """Spec group and spec of each joint (realgap actuators of ``asset``)."""
+    group_of, spec_of = {}, {}
+    for cfg in realgap_actuator_cfgs(env_cfg, asset).values():
+        specs = {k: ActuatorSpec.from_dict(v) for k, v in cfg.specs.items()}
+        for j in joints:
+            hits = [k for k, s in specs.items() if any(re.fullmatch(e, j) for e in s.joint_names_expr)]
+            if hits:
+                group_of[j] = hits[0]
+                spec_of[j] = resolve_joint_specs([j], specs)[0]
+    return group_of, spec_of
+
+
+def _stage_terms(env_cfg: Any, profile: DRProfile, mode: str) -> dict[str, Any]:
+    """``actuator_stages`` terms, checked against the physics step; joints that must be built compliant first."""
+    terms: dict[str, Any] = {}
+    compliant: dict[str, dict[str, tuple[float, float]]] = {}
+    by_asset = _by_asset(profile.actuator_stages, "actuator_stages")
+    for asset, groups in by_asset.items():
+        entries, selections = [], []
+        for where, g in groups:
+            w = f"{profile.name}: {where}"
+            _, joints, _ = asset_names(env_cfg, asset, w)
+            ids = resolve_names(g.joints, joints, w, "joint")
+            names = [joints[i] for i in ids]
+            _check_actuated(env_cfg, asset, names, w)
+            group_of, spec_of = _joint_specs(env_cfg, asset, names)
+            ranges = g.ranges()
+            if any(k in ranges for k in NEEDS_COMPLIANT):
+                rigid = sorted({group_of[j] for j in names if spec_of[j].transmission_stiffness is None})
+                standin = COMPLIANT_TRANSMISSION.get(robot_name(joints), {})
+                lacking = [grp for grp in rigid if grp not in standin]
+                if lacking:
+                    fields = [k for k in NEEDS_COMPLIANT if k in ranges]
+                    raise ValueError(f"{w}: {fields} need joints built with a compliant transmission; spec groups "
+                                     f"{lacking} are rigid and the robot has no compliant stand-in for them "
+                                     f"(available: {sorted(standin)}); select other joints")  # fmt: skip
+                for grp in rigid:
+                    compliant.setdefault(asset, {})[grp] = standin[grp]
+                    spec_of |= {j: with_transmission({grp: s}, {grp: standin[grp]}, env_cfg.sim.dt)[grp]
+                                for j, s in spec_of.items() if group_of[j] == grp}  # fmt: skip
+            check_stage_ranges(ranges, [spec_of[j] for j in names], env_cfg.sim.dt, w)
+            selections.append(ids)
+            entries.append({"joints": list(g.joints)} | {k: list(v) for k, v in ranges.items()})
+        check_disjoint(selections, joints, f"{profile.name}: actuator_stages ({asset})")
+        name = _name("actuator_stages", asset, by_asset)
+        terms[name] = _term(randomize_actuator_stages, mode, asset, groups=entries, seed_key=name)
+    if compliant:
+        terms["compliant"] = compliant
     return terms
 
 
@@ -352,6 +454,7 @@ def apply_dr_profile(
     profile, owned = _route_owned(env_cfg, profile)
     terms = build_dr_terms(env_cfg, profile, mode, sync)
     push = terms.pop("push", None)
+    compliant = terms.pop("compliant", {})
     push_term = next(
         (
             t
@@ -369,6 +472,8 @@ def apply_dr_profile(
         _root_reset_of(env_cfg, t.params["asset_cfg"].name) for t in terms.values() if t.func is reset_root_pose_uniform
     ]
     # Everything is validated: now edit the config.
+    for asset, transmission in compliant.items():
+        build_compliant(env_cfg, asset, transmission)
     if push is not None:
         push_term.interval_range_s = push["interval_range_s"]
         push_term.params["magnitude_mps"] = push["magnitude_mps"]

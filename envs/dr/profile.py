@@ -3,11 +3,12 @@
 A profile lists, in priority order (largest expected sim-to-real error first), what is randomized and
 over which *plausible* real-world range: payload mass and CoM, link mass/inertia, joint friction, actuator gains and
 torque limit, command delay, contact friction, contact geometry, initial object pose, and (balance) pushes. Every
-top-level key must be present (an empty list says "considered, not randomized"); inside a group, omitted fields
-mean "not randomized". Body / joint selectors are full-match regular expressions (Isaac Lab's convention) on the
-names of the scene entity ``asset`` (``robot``, ``object``). Ranges are ``[lo, hi]`` and uniform; unit suffixes
-are part of the key names (``_m``, ``_kg``, ``_s``, ``_nm``, ``_nms_per_rad``, ``_mps``, ``_rad``); keys without a
-suffix are unit-less. Pure Python + PyYAML: no simulator import.
+top-level key must be present (an empty list says "considered, not randomized") except ``actuator_stages`` (the
+actuator chain's optional stages: absent or ``[]`` leaves every chain as its specs built it); inside a group,
+omitted fields mean "not randomized". Body / joint selectors are full-match regular expressions (Isaac Lab's
+convention) on the names of the scene entity ``asset`` (``robot``, ``object``). Ranges are ``[lo, hi]`` and uniform;
+unit suffixes are part of the key names (``_m``, ``_kg``, ``_s``, ``_nm``, ``_nms_per_rad``, ``_mps``, ``_rad``,
+``_hz``); keys without a suffix are unit-less. Pure Python + PyYAML: no simulator import.
 """
 
 from __future__ import annotations
@@ -90,6 +91,28 @@ class ActuatorGroup:
 
 
 @dataclass(frozen=True)
+class ActuatorStagesGroup:
+    """Per-env values of the actuator chain's optional stages at the joints matching ``joints``; a field left out
+    (``None``) leaves that stage as the specs built it. Absolute ranges for cutoffs and the dead band, scales for the
+    speed limit (× the spec's datasheet ``velocity_limit``) and the stiffness (× the spec's ``transmission_stiffness``).
+    What the physics step can run (cutoffs below its Nyquist rate, a stable elastic joint) is checked when the profile
+    is applied to a task (:func:`realgap.envs.dr.stages.check_stage_ranges`): the step is a property of the task."""
+
+    asset: str = _f("name")
+    joints: tuple[str, ...] = _f("regex")
+    torque_filter_hz: Range | None = _f("positive", "Hz", None)
+    position_filter_hz: Range | None = _f("positive", "Hz", None)
+    speed_limit_scale: Range | None = _f("scale", default=None)
+    backlash_rad: Range | None = _f("nonneg", "rad", None)
+    transmission_stiffness_scale: Range | None = _f("scale", default=None)
+
+    def ranges(self) -> dict[str, Range]:
+        """The fields this group sets, by name (in declaration order)."""
+        names = [f.name for f in dataclasses.fields(self) if f.name not in ("asset", "joints")]
+        return {name: getattr(self, name) for name in names if getattr(self, name) is not None}
+
+
+@dataclass(frozen=True)
 class ContactFrictionGroup:
     """Coulomb friction coefficient μ (unit-less, >= 0) of the colliders of the matching bodies."""
 
@@ -141,6 +164,7 @@ class DRProfile:
     contact_geometry: tuple[ContactGeometryGroup, ...] = _f("groups")
     initial_pose: tuple[InitialPoseGroup, ...] = _f("groups")
     push: PushSpec | None = _f("push")
+    actuator_stages: tuple[ActuatorStagesGroup, ...] = _f("groups", default=())
 
     def to_dict(self) -> dict[str, Any]:
         """Plain YAML/JSON-ready dict with every field resolved; ``parse_dr_profile(p.to_dict()) == p``."""
@@ -204,6 +228,7 @@ _GROUP_TYPES: dict[str, type] = {
     "link_inertia": InertiaGroup,
     "joint_friction": JointFrictionGroup,
     "actuator": ActuatorGroup,
+    "actuator_stages": ActuatorStagesGroup,
     "contact_friction": ContactFrictionGroup,
     "contact_geometry": ContactGeometryGroup,
     "initial_pose": InitialPoseGroup,
@@ -281,6 +306,9 @@ def _parse_dataclass(cls: type, data: Any, where: str) -> Any:
         if isinstance(obj, InertiaGroup):
             obj.randomization()  # the sampler's own range rules
             check_inertia_bounds(obj)  # and a body that can exist on a robot
+        if isinstance(obj, ActuatorStagesGroup) and not obj.ranges():
+            known = [f.name for f in dataclasses.fields(obj)][2:]
+            raise ValueError(f"the group randomizes nothing; give at least one of {known}")
     except ValueError as err:
         raise ValueError(f"{where}: {err}") from None
     return obj
@@ -290,6 +318,8 @@ def _to_dict(obj: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for f in dataclasses.fields(obj):
         value, kind = getattr(obj, f.name), f.metadata["kind"]
+        if value is None and f.default is None:
+            continue  # an optional field left out stays left out
         if kind == "groups":
             out[f.name] = [_to_dict(g) for g in value]
         elif kind == "push":

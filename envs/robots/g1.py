@@ -192,6 +192,17 @@ G1_ACTUATORS_BANDWIDTH: dict[str, ActuatorSpec] = {
 }
 
 
+# Compliant-transmission stand-in, for backlash and stiffness studies (the shipped G1 joints are rigid). Estimate:
+# Unitree publishes no torsional stiffness; planetary gearboxes of this torque class list ~3-10 N·m/arcmin (1e4-3e4
+# N·m/rad), which the explicit elastic joint cannot integrate at the 5 ms physics step: the bound is
+# k < (4·μ − 2·c·dt)/dt² with μ = J_m·J_l/(J_m + J_l). Only the knee / hip-roll group (7520-22: J_m 0.0251 kg·m²,
+# J_l >= 0.0289 kg·m², μ = 0.0134 kg·m²) has room for a spring several times its kp (300 N·m/rad): 1200 N·m/rad at
+# margin 0.65 (bound 1949 N·m/rad, i.e. a stiffness scale up to 1.62; 47.6 Hz two-mass resonance); the ankles'
+# bound is 43 N·m/rad, softer than their PD. Damping 0.5 N·m·s/rad: a gear-mesh damping ratio of ~0.06.
+G1_COMPLIANT_TRANSMISSION: dict[str, tuple[float, float]] = {"hip_roll_knee": (1200.0, 0.5)}
+"""Spec group → (transmission stiffness N·m/rad, damping N·m·s/rad) of the stand-in compliant G1 joints."""
+
+
 G1_ACTION_SCALE: dict[str, float] = {
     expr: 0.25 * spec.peak_torque / spec.kp for spec in G1_ACTUATORS.values() for expr in spec.joint_names_expr
 }

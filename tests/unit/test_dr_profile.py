@@ -66,7 +66,8 @@ def test_shipped_profiles_load_validate_and_round_trip():
         assert parse_dr_profile(profile.to_dict()) == profile
         assert parse_dr_profile(yaml.safe_load(yaml.safe_dump(profile.to_dict()))) == profile  # run-folder copy
     field_names = [f.name for f in dataclasses.fields(DRProfile)]
-    assert tuple(field_names[3:]) == PRIORITY
+    # the optional actuator_stages comes last (a field with a default); its event term follows dr_actuator
+    assert tuple(field_names[3:]) == (*PRIORITY, "actuator_stages")
 
 
 @pytest.mark.unit
