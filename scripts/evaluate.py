@@ -9,8 +9,10 @@
 Factors (``realgap.envs.eval.sweep.FACTORS``; default values per robot in ``DEFAULT_VALUES``, set your own with
 ``--values NAME=V1,V2,...``): payload_kg, link_mass_scale, com_shift_m, inertia_scale, object_mass_scale,
 command_delay_s, pd_gain_scale, torque_limit_scale, joint_friction_scale, contact_friction, torque_filter_hz,
-speed_limit_scale, push_mps (``inf`` is a value of torque_filter_hz and speed_limit_scale: an ideal current loop, no
-speed cut-off; backlash and transmission stiffness are not sweepable: the envs' joints are built rigid). Every other
+speed_limit_scale, backlash_rad, transmission_stiffness_scale, push_mps (``inf`` is a value of torque_filter_hz and
+speed_limit_scale: an ideal current loop, no speed cut-off). backlash_rad and transmission_stiffness_scale need joints
+built compliant: named in --factors (alone), the env is built once with the robot's compliant stand-in (G1: knees
+and hip roll, envs/robots/g1.py) and every value is written per env in place, no rebuild per value. Every other
 factor stays at its nominal value; the nominal point is part of every sweep. Each point runs ``--episodes`` episodes of
 the task's evaluation variant; points are packed into batches of ``--num_envs`` envs (on a CPU, 64 envs cost little
 more per step than 16). Writes <out>/report.json (per factor: values, success rate with its 95 % Wilson interval, time
@@ -104,8 +106,8 @@ def _describe(given: tuple[str, Any] | None) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    from realgap.envs.eval.robustness import available_factors, prepare_env_cfg
-    from realgap.envs.eval.sweep import get_factor, parse_values
+    from realgap.envs.eval.robustness import available_factors, prepare_compliant, prepare_env_cfg
+    from realgap.envs.eval.sweep import COMPLIANT_FACTORS, get_factor, parse_values
     from realgap.envs.run.factory import load_cfgs, make_env, simulation
 
     task, checkpoints, out = resolve_inputs(args)
@@ -117,6 +119,13 @@ def main(argv: list[str] | None = None) -> int:
     bad = [f for f in factors if f not in available]
     if bad:
         raise ValueError(f"factors {bad} are not available for {task}; available: {', '.join(available)}")
+    standin = {}
+    if args.factors and set(factors) & set(COMPLIANT_FACTORS):
+        rigid = [f for f in factors if f not in COMPLIANT_FACTORS]
+        standin = prepare_compliant(env_cfg)  # the robot's compliant stand-in, unless its specs are compliant already
+        if standin and rigid:
+            raise ValueError(f"{sorted(set(factors) & set(COMPLIANT_FACTORS))} build the joints compliant, which "
+                             f"changes the robot {rigid} would be swept on: sweep them in a separate call")  # fmt: skip
     given = parse_values(args.values, env_cfg.sim.dt)  # cutoffs below the Nyquist rate of the physics step
     extra = sorted(set(given) - set(factors))
     if extra:
@@ -163,6 +172,7 @@ def main(argv: list[str] | None = None) -> int:
         "action_space": getattr(env_cfg, "action_space_info", None),
         "actuators": {name: {"model": type(cfg).__name__, "specs": sorted(getattr(cfg, "specs", {}))}
                       for name, cfg in env_cfg.scene.robot.actuators.items()},
+        "compliant_transmission": standin,  # spec group -> (N·m/rad, N·m·s/rad) of the stand-in the env was built with
         "policies": {label: _describe(given) for label, given in checkpoints.items()},
         "episodes_per_point": args.episodes, "episode_s": env_cfg.episode_length_s, "num_envs": env_cfg.scene.num_envs,
         "seed": args.seed, "wall_s": round(time.perf_counter() - t0, 1),

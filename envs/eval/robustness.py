@@ -17,6 +17,8 @@ What each factor writes (per env; ``s`` = the factor's value):
   (a fixed delay of round(s / dt) physics steps), ``torque_filter_hz`` (every joint's current-loop cutoff) and
   ``speed_limit_scale`` (the speed-limit stage at s × each joint's datasheet velocity limit); a stage the chain was
   built without is switched on (:meth:`~realgap.actuators.chain.ActuatorChain.set_stages`) while a value is finite;
+  ``backlash_rad`` (dead band b of every compliant joint) and ``transmission_stiffness_scale`` (k × s of every compliant
+  joint), available where joints are built compliant (:func:`prepare_compliant` builds the robot's stand-in);
 - solver: ``joint_friction_scale`` (frictionloss and damping × s), ``contact_friction`` (μ of the contact bodies'
   colliders; MuJoCo uses it against the ground where those colliders have the higher priority, as the G1's foot
   spheres do);
@@ -35,6 +37,7 @@ from isaaclab.managers import EventTermCfg, ManagerTermBase
 from newton import ModelFlags
 
 from realgap.actuators.delay import CommandDelay, latency_range_to_steps, latency_to_steps
+from realgap.envs.dr.apply import asset_names, build_compliant, realgap_actuator_cfgs
 from realgap.envs.dr.contact import _body_colliders
 from realgap.envs.dr.events import realgap_actuators, solver_update
 from realgap.envs.dr.inertia import BodyInertia
@@ -47,8 +50,9 @@ from realgap.envs.dr.inertia_sampling import (
 )
 from realgap.envs.dr.push import push_robot
 from realgap.envs.dr.sampling import body_from_flat, body_to_flat, resolve_names
+from realgap.envs.dr.stages import check_stage_ranges
 from realgap.envs.eval.sweep import FACTORS, TASK_DRAWN, get_factor
-from realgap.envs.robots import TARGETS, robot_name
+from realgap.envs.robots import COMPLIANT_TRANSMISSION, TARGETS, robot_name
 
 if TYPE_CHECKING:
     from isaaclab.envs import ManagerBasedRLEnv
@@ -86,12 +90,48 @@ def _is_push(term: Any) -> bool:
     return isinstance(term, EventTermCfg) and isinstance(term.func, type) and issubclass(term.func, push_robot)
 
 
+def _compliant_specs(env_cfg: Any) -> bool:
+    return any(s.get("transmission_stiffness") is not None
+               for c in realgap_actuator_cfgs(env_cfg, "robot").values() for s in c.specs.values())  # fmt: skip
+
+
+def _standin(env_cfg: Any) -> dict[str, tuple[float, float]]:
+    """The robot's compliant stand-in (spec group → stiffness, damping), restricted to its realgap spec groups."""
+    groups = {k for c in realgap_actuator_cfgs(env_cfg, "robot").values() for k in c.specs}
+    if not groups:
+        return {}
+    joints = asset_names(env_cfg, "robot", "robustness sweep")[1]
+    return {k: v for k, v in COMPLIANT_TRANSMISSION.get(robot_name(joints), {}).items() if k in groups}
+
+
 def available_factors(env_cfg: Any) -> list[str]:
     """Factors a task's env config supports, known before the env is built (``push_mps`` needs the balance push
-    term, ``object_mass_scale`` a rigid object called ``object``)."""
+    term, ``object_mass_scale`` a rigid object called ``object``, the transmission factors compliant joints or a
+    compliant stand-in of the robot)."""
     has = {"": True, "push": _is_push(getattr(env_cfg.events, "push", None)),
-           "object": getattr(env_cfg.scene, "object", None) is not None}  # fmt: skip
+           "object": getattr(env_cfg.scene, "object", None) is not None,
+           "compliant": _compliant_specs(env_cfg) or bool(_standin(env_cfg))}  # fmt: skip
     return [name for name, f in FACTORS.items() if has[f.needs]]
+
+
+def prepare_compliant(env_cfg: Any) -> dict[str, tuple[float, float]]:
+    """Build the robot's joints compliant for the transmission factors (call before the env is built).
+
+    Returns:
+        The stand-in applied (spec group → (stiffness N·m/rad, damping N·m·s/rad)); empty when the specs already have
+        a compliant transmission (they are kept).
+
+    Raises:
+        ValueError: Rigid joints and no stand-in for this robot.
+    """
+    if _compliant_specs(env_cfg):
+        return {}
+    standin = _standin(env_cfg)
+    if not standin:
+        raise ValueError("backlash_rad / transmission_stiffness_scale need joints built with a compliant transmission; "
+                         "this robot's specs are rigid and envs/robots has no compliant stand-in for it")  # fmt: skip
+    build_compliant(env_cfg, "robot", standin)
+    return dict(standin)
 
 
 def pin_term(env: ManagerBasedRLEnv) -> pin_sweep_point:
@@ -115,7 +155,7 @@ class pin_sweep_point(ManagerTermBase):
         self.nominal_body = body_from_flat(data.body_mass.torch, data.body_com_pos_b.torch, data.body_inertia.torch)
         self.body_ids = torch.arange(len(names), dtype=torch.int32, device=env.device)
         self.actuators = realgap_actuators(self.robot)
-        keys = ("kp", "kd", "peak_torque", "torque_filter_hz", "velocity_limit")
+        keys = ("kp", "kd", "peak_torque", "torque_filter_hz", "velocity_limit", "backlash", "transmission_stiffness")
         self.nominal_params = [{k: getattr(act.chain.params, k).clone() for k in keys} for act, _ in self.actuators]
         self.nominal_stages = [act.chain.stages for act, _ in self.actuators]
         self.datasheet_velocity = [torch.tensor([s.velocity_limit for s in act.specs], device=env.device)
@@ -177,7 +217,23 @@ class pin_sweep_point(ManagerTermBase):
             out["speed_limit_scale"] = math.inf
         elif all(bool((v == d).all()) for v, d in zip(limits, self.datasheet_velocity, strict=True)):
             out["speed_limit_scale"] = 1.0
+        compliant = [p["transmission_stiffness"].isfinite() for p in self.nominal_params]
+        if any(bool(c.any()) for c in compliant):  # backlash: the value the compliant joints share
+            gaps = torch.cat([p["backlash"][c] for p, c in zip(self.nominal_params, compliant, strict=True)]).unique()
+            if len(gaps) == 1:
+                out["backlash_rad"] = round(float(gaps[0]), 9)
+            out["transmission_stiffness_scale"] = 1.0
         return out
+
+    def _check_transmission(self, values: dict[str, torch.Tensor]) -> None:
+        """Each swept stiffness scale and backlash on every compliant joint's spec, as the chain checks its specs."""
+        for name in ("transmission_stiffness_scale", "backlash_rad"):
+            if name not in values:
+                continue
+            for act, _ in self.actuators:
+                specs = [s for s in act.specs if s.transmission_stiffness is not None]
+                for x in values[name].unique().tolist():
+                    check_stage_ranges({name: (x, x)}, specs, self.physics_dt, "factor")
 
     # -- writing a batch ------------------------------------------------------------------------------------------
     def set_values(self, values: dict[str, torch.Tensor]) -> None:
@@ -197,6 +253,7 @@ class pin_sweep_point(ManagerTermBase):
             for x in v.unique().tolist():
                 if not (name in TASK_DRAWN and math.isnan(x)):
                     FACTORS[name].check(x, self.physics_dt)
+        self._check_transmission(values)
         n = self.num_envs
         self.values = {k: torch.full((n,), float(v), device=self.device) for k, v in nominal.items()}
         self.values |= {k: v.to(self.device, torch.float32) for k, v in values.items()}
@@ -245,6 +302,13 @@ class pin_sweep_point(ManagerTermBase):
                 params.torque_filter_hz[:] = v["torque_filter_hz"][:, None].expand_as(params.torque_filter_hz)
             if "speed_limit_scale" in v:  # s = inf: v_max = inf, no cut-off
                 params.velocity_limit[:] = self.datasheet_velocity[i] * v["speed_limit_scale"][:, None]
+            compliant = nominal["transmission_stiffness"].isfinite()  # (E, J): rigid joints keep k = inf, b = 0
+            if "backlash_rad" in v:
+                params.backlash[:] = torch.where(compliant, v["backlash_rad"][:, None], nominal["backlash"])
+            if "transmission_stiffness_scale" in v:
+                scale = v["transmission_stiffness_scale"][:, None]
+                params.transmission_stiffness[:] = torch.where(compliant, nominal["transmission_stiffness"] * scale,
+                                                               nominal["transmission_stiffness"])  # fmt: skip
             finite = {k: bool(torch.isfinite(getattr(params, k)).any()) for k in ("torque_filter_hz", "velocity_limit")}
             on = replace(stages, torque_filter=stages.torque_filter or finite["torque_filter_hz"],
                          velocity_limit=stages.velocity_limit or finite["velocity_limit"])  # fmt: skip

@@ -5,6 +5,9 @@ value), plus an optional two-factor grid for a heatmap. The nominal point is par
 Where the task itself draws a quantity per episode (command latency, push magnitude) the nominal point pins it at the
 distribution's mean; the :data:`REFERENCE` point, evaluated beside it, keeps the task's own draws, so a report shows
 how the pinned nominal compares with the task's evaluation conditions.
+The transmission factors (:data:`COMPLIANT_FACTORS`) need joints built with a compliant transmission (the solver's
+armature leaves out the motor inertia the chain integrates, fixed when the env is built): the sweep driver builds the
+env with the robot's compliant stand-in once, and every value is then written per env in place (no rebuild per value).
 Each point is run for a fixed number of episodes; an env runs one point for one counted episode, so the points of all
 sweeps are packed into batches of ``num_envs`` envs (on a CPU a batch of 64 envs costs little more per policy step
 than one of 16, so packing is what makes a full sweep finish in minutes).
@@ -27,6 +30,8 @@ REFERENCE: Point = (("task_distribution", 1.0),)
 (:data:`TASK_DRAWN`) drawn from the task's distribution instead of pinned at its mean."""
 TASK_DRAWN = ("command_delay_s", "push_mps")
 """Factors whose nominal value is the mean of a distribution the task draws from (datasheet latency, pushes)."""
+COMPLIANT_FACTORS = ("backlash_rad", "transmission_stiffness_scale")
+"""Factors of a compliant transmission: swept in an env built with compliant joints, not beside the rigid factors."""
 
 
 @dataclass(frozen=True)
@@ -40,7 +45,8 @@ class Factor:
         nominal: Value of the unmodified model; ``None`` when the task supplies it (read from the env).
         lo: Smallest admissible value (inclusive).
         hi: Largest admissible value (inclusive); ``inf`` when unbounded.
-        needs: What the task must have (``"push"``: a push term, ``"object"``: a rigid object), or ``""``.
+        needs: What the task must have (``"push"``: a push term, ``"object"``: a rigid object, ``"compliant"``: joints
+            built with a compliant transmission, or a compliant stand-in to build them with), or ``""``.
         inf_ok: ``inf`` is admissible too: the stage it sets is off (ideal current loop, no speed cut-off).
         below_nyquist: The value is a corner frequency: it must also stay below the Nyquist rate ``1/(2·dt)`` of the
             physics step ``dt`` it is filtered at (checked where ``dt`` is known, see :meth:`check`).
@@ -121,6 +127,25 @@ FACTORS: dict[str, Factor] = {
             inf_ok=True,
         ),
         Factor(
+            "backlash_rad",
+            "rad",
+            "gear backlash: dead-band half-width b of every compliant joint (the env is built with the robot's "
+            "compliant stand-in; G1: knees and hip roll)",
+            None,
+            0.0,
+            0.1,
+            needs="compliant",
+        ),
+        Factor(
+            "transmission_stiffness_scale",
+            "",
+            "transmission stiffness x s of every compliant joint (built as for backlash_rad; bounded by the explicit "
+            "elastic joint's stability at the physics step)",
+            None,
+            1e-3,
+            needs="compliant",
+        ),
+        Factor(
             "push_mps",
             "m/s",
             "every push's horizontal velocity change (random heading, the task's timing)",
@@ -131,15 +156,7 @@ FACTORS: dict[str, Factor] = {
 }
 """Every factor a sweep can vary, by name."""
 
-_RIGID = (
-    "needs a compliant transmission; realgap envs build joints rigid (the solver's armature holds the whole reflected "
-    "rotor inertia, the chain has no motor state): switched on at runtime it would count the rotor twice, so "
-    "ActuatorChain.set_stages refuses it. Needs envs built from specs with transmission_stiffness (armature N²·I_m-J_m)"
-)
-NOT_SWEEPABLE: dict[str, str] = {
-    "backlash_rad": f"gear backlash {_RIGID}",
-    "transmission_stiffness_scale": f"stiffness x s {_RIGID}",
-}
+NOT_SWEEPABLE: dict[str, str] = {}
 """Physical quantities the actuator chain models but a sweep cannot vary yet, with the reason."""
 
 DEFAULT_VALUES: dict[str, dict[str, tuple[float, ...]]] = {
@@ -159,6 +176,10 @@ DEFAULT_VALUES: dict[str, dict[str, tuple[float, ...]]] = {
         # line reaches zero at the velocity limit, so a speed limit at 1 x changes nothing; lower ones cut.
         "torque_filter_hz": (5.0, 10.0, 20.0, 50.0),
         "speed_limit_scale": (0.25, 0.5, 1.0),
+        # planetary lost motion is 0.0015-0.005 rad (b, half the play); 0.01 rad is a worn gearbox. Stiffness around
+        # the 1200 N·m/rad stand-in (envs/robots/g1.py), up to 1.5x (the 5 ms step's bound is 1.62x).
+        "backlash_rad": (0.0, 0.002, 0.005, 0.01),
+        "transmission_stiffness_scale": (0.25, 0.5, 1.0, 1.5),
     },
     # Panda grasp: wrist payload up to 1 kg (a camera is 0.1-0.25 kg); the object ×0.5-3.
     "panda": {

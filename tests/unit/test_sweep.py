@@ -64,13 +64,18 @@ def test_actuator_stage_factors_ranges():
             assert all(FACTORS[name].check(v, dt) == v for v in defaults[name]), robot
 
 
-def test_transmission_factors_are_refused_with_the_reason():
+def test_transmission_factors_need_compliant_joints_and_check_their_ranges():
+    assert not NOT_SWEEPABLE
     for name in ("backlash_rad", "transmission_stiffness_scale"):
-        assert name in NOT_SWEEPABLE and name not in FACTORS
-        with pytest.raises(ValueError, match=rf"factor '{name}' cannot be swept: .* joints rigid.*armature"):
-            parse_values([f"{name}=0.01"])
-        with pytest.raises(ValueError, match=name):
-            get_factor(name)
+        assert get_factor(name).needs == "compliant" and FACTORS[name].nominal is None  # nominal: read from the env
+    assert parse_values(["backlash_rad=0,0.005", "transmission_stiffness_scale=0.5,1.5"]) == {
+        "backlash_rad": (0.0, 0.005), "transmission_stiffness_scale": (0.5, 1.5)}  # fmt: skip
+    with pytest.raises(ValueError, match=r"backlash_rad.*admissible range \[0, 0\.1\] rad"):
+        parse_values(["backlash_rad=-0.001"])  # a negative dead band
+    with pytest.raises(ValueError, match=r"transmission_stiffness_scale.*admissible range"):
+        parse_values(["transmission_stiffness_scale=0"])
+    # the G1 defaults stay inside the stand-in's stability bound at 5 ms: 1.62 x 1200 N·m/rad (envs/robots/g1.py)
+    assert max(DEFAULT_VALUES["g1"]["transmission_stiffness_scale"]) < 1.62
 
 
 def test_inf_nominal_plans_reports_and_plots(tmp_path):
