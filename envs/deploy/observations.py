@@ -3,8 +3,10 @@
 Each term of the exported layout is mapped to a numpy function of the robot's readings and post-processed as Isaac
 Lab's observation manager does (clip, then scale). Training noise is not added: the robot's sensors bring their own.
 ``last_action`` is the previous step's action after the raw clip, as the training env saw it.
-A term with no deploy implementation (a privileged quantity, a custom function), an observation history, an
-observation delay or custom modifiers is refused when the runtime is built, never silently fed zeros.
+A term with an observation history (``history_length`` H) keeps its last H post-processed samples and is laid out
+oldest first, as Isaac Lab's circular buffer flattens it; the first sample after a reset fills the whole history, as
+Isaac Lab's buffer does on its first append. A term with no deploy implementation (a privileged quantity, a custom
+function), an observation delay or custom modifiers is refused when the runtime is built, never silently fed zeros.
 """
 
 from __future__ import annotations
@@ -117,19 +119,29 @@ class ObservationBuilder:
         self.dim = meta.obs_dim
         joint_index = {j: i for i, j in enumerate(meta.joint_names)}
         self._terms: list[tuple[ObsTerm, TermFn, np.ndarray | float | None]] = []
+        self._history: dict[str, np.ndarray] = {}
         for term in meta.observations if terms is None else terms:
-            if term.history_length > 0 or term.delay_lag != (0, 0) or term.has_modifiers:
+            if term.delay_lag != (0, 0) or term.has_modifiers:
                 raise UnsupportedObservationError(
-                    f"observation term '{term.name}' uses history_length={term.history_length}, "
-                    f"delay_lag={term.delay_lag}, modifiers={term.has_modifiers}: not implemented by the runtime"
+                    f"observation term '{term.name}' uses delay_lag={term.delay_lag}, "
+                    f"modifiers={term.has_modifiers}: not implemented by the runtime"
                 )
             fn, size = _term_fn(term, joint_index, meta)
-            if size != term.dim:
+            frames = max(term.history_length, 1)
+            if size * frames != term.dim:
+                stacked = f" ({frames} frames: {size * frames})" if frames > 1 else ""
                 raise UnsupportedObservationError(f"observation term '{term.name}' computes {size} values on the "
-                                                  f"robot but spans {term.dim} in the layout")  # fmt: skip
+                                                  f"robot{stacked} but spans {term.dim} in the layout")  # fmt: skip
             scale = None if term.scale is None else np.asarray(term.scale, dtype=np.float64)
             self._terms.append((term, fn, scale))
+            if term.history_length > 0:
+                self._history[term.name] = np.zeros((frames, size), dtype=np.float64)
+        self._fresh = True
         self._out = np.zeros(self.dim, dtype=np.float32)
+
+    def reset(self) -> None:
+        """Start a new episode: the next sample fills every term's history."""
+        self._fresh = True
 
     def build(self, readings: Readings) -> np.ndarray:
         """The policy input for ``readings``.
@@ -143,5 +155,14 @@ class ObservationBuilder:
                 x = np.clip(x, term.clip[0], term.clip[1])
             if scale is not None:
                 x = x * scale
+            history = self._history.get(term.name)
+            if history is not None:  # oldest first; a fresh episode repeats its first sample
+                if self._fresh:
+                    history[:] = x
+                else:
+                    history[:-1] = history[1:]
+                    history[-1] = x
+                x = history.reshape(-1)
             self._out[term.start : term.stop] = x
+        self._fresh = False
         return self._out

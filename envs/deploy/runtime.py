@@ -229,6 +229,7 @@ class DeployRuntime:
     def reset(self) -> None:
         """Forget the previous action and the chain state (call when the robot is (re)placed in its start pose)."""
         self.last_action = np.zeros(self.meta.action_dim, dtype=np.float32)
+        self.observations.reset()
         self.q_target = np.asarray(self.meta.default_joint_pos, dtype=np.float64).copy()
         for _, chain in self.chains:
             chain.reset()

@@ -81,6 +81,9 @@ def observation_terms(env: Any, groups: Sequence[str]) -> tuple[tuple[ObsTerm, .
             raise ExportError(f"observation group '{group}' is not in the env (groups: {list(om.active_terms)})")
         if not om.group_obs_concatenate[group]:
             raise ExportError(f"observation group '{group}' is not concatenated; the policy input must be a vector")
+        if getattr(om, "_group_obs_time_major", {}).get(group, False):
+            raise ExportError(f"observation group '{group}' orders its history by time (history_order='time'); the "
+                              "format lays each term's history out together (history_order='term')")  # fmt: skip
         for name, dims in zip(om.active_terms[group], om.group_obs_term_dim[group], strict=True):
             cfg = serialized[group][name]["cfg"]
             size = math.prod(dims)

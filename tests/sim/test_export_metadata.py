@@ -128,6 +128,45 @@ class TestBalance:
         assert worst_target < 1e-6
 
 
+def _readings(robot, i: int, last_action: np.ndarray) -> Readings:
+    d = robot.data
+    return Readings(JointState(d.joint_pos.torch[i].cpu().numpy(), d.joint_vel.torch[i].cpu().numpy()),
+                    ImuState(d.root_ang_vel_b.torch[i].cpu().numpy(), d.projected_gravity_b.torch[i].cpu().numpy()),
+                    last_action)  # fmt: skip
+
+
+def test_runtime_observation_history_equals_isaac_labs():
+    """A policy group with a 3-frame history (``--set env.observations.policy.history_length=3``): the metadata lays
+    each term's frames out together, and the runtime's builder (reset, then one build per policy step) reproduces
+    Isaac Lab's observation exactly, including the reset's fill of the whole history."""
+    from conftest import build_env
+
+    with build_env(TASK, num_envs=2, seed=3, observations__policy__history_length=3) as env:
+        meta = _metadata(env, TASK)
+        assert meta.obs_dim == 3 * 93 and {t.history_length for t in meta.observations} == {3}
+        assert [(t.name, t.start, t.stop) for t in meta.observations][:2] == [
+            ("base_ang_vel", 0, 9),
+            ("projected_gravity", 9, 18),
+        ]
+        robot = env.scene["robot"]
+        builders = [ObservationBuilder(meta) for _ in range(env.num_envs)]
+        obs, _ = env.reset()
+        worst = 0.0
+        for i, b in enumerate(builders):
+            b.reset()
+            ours = b.build(_readings(robot, i, np.zeros(29, dtype=np.float32)))
+            worst = max(worst, float(np.abs(ours - obs["policy"][i].cpu().numpy()).max()))
+        gen = torch.Generator().manual_seed(0)
+        for _ in range(4):
+            actions = (torch.rand(env.num_envs, 29, generator=gen) - 0.5) * 1.0
+            obs, _, terminated, truncated, _ = env.step(actions.to(env.device))
+            assert not (terminated | truncated).any()
+            for i, b in enumerate(builders):
+                ours = b.build(_readings(robot, i, actions[i].numpy()))
+                worst = max(worst, float(np.abs(ours - obs["policy"][i].cpu().numpy()).max()))
+        assert worst < 1e-5
+
+
 GRASP = {"ee_pose_delta": "Realgap-Grasp-Franka-EEPoseDelta-v0", "joint_pos": "Realgap-Grasp-Franka-v0",
          "joint_pos_plain": "Realgap-Grasp-Franka-v0"}  # fmt: skip
 """``joint_pos_plain``: the joint-position variant without its motion generator (``max_velocity = None``)."""

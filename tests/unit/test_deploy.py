@@ -280,13 +280,33 @@ def test_observation_scale_and_clip_follow_isaac_lab_order():
     [
         (ObsTerm("base_lin_vel", "policy", f"{MDP}:base_lin_vel", 0, 3), "base_lin_vel"),
         (ObsTerm("mine", "policy", "my_task.mdp:secret", 0, 3), "my_task.mdp:secret"),
-        (ObsTerm("gyro", "policy", f"{MDP}:base_ang_vel", 0, 6, history_length=2), "history_length=2"),
+        (ObsTerm("gyro", "policy", f"{MDP}:base_ang_vel", 0, 5, history_length=2), r"\(2 frames: 6\) but spans 5"),
+        (ObsTerm("gyro", "policy", f"{MDP}:base_ang_vel", 0, 3, delay_lag=(0, 2)), "delay_lag"),
         (ObsTerm("gyro", "policy", f"{MDP}:base_ang_vel", 0, 4), "computes 3 values on the robot but spans 4"),
     ],
 )
 def test_unsupported_observation_terms_are_refused(term, message):
     with pytest.raises(UnsupportedObservationError, match=message):
         ObservationBuilder(g1_metadata(), [term])
+
+
+def test_an_observation_history_is_oldest_first_and_filled_by_the_first_sample_after_a_reset():
+    """history_length 3: the first build repeats its sample 3 times (Isaac Lab's buffer on its first append), later
+    builds shift left and append; reset() starts over."""
+    meta = g1_metadata()
+    term = replace(meta.observations[0], stop=9, history_length=3)
+    builder = ObservationBuilder(meta, [term])
+
+    def gyro(x):
+        imu = ImuState(np.array([x, -x, 0.0]), np.zeros(3))
+        return Readings(JointState(np.zeros(N), np.zeros(N)), imu, np.zeros(N))
+
+    np.testing.assert_allclose(builder.build(gyro(1.0))[:9], [1, -1, 0] * 3)
+    np.testing.assert_allclose(builder.build(gyro(2.0))[:9], [1, -1, 0, 1, -1, 0, 2, -2, 0])
+    np.testing.assert_allclose(builder.build(gyro(3.0))[:9], [1, -1, 0, 2, -2, 0, 3, -3, 0])
+    np.testing.assert_allclose(builder.build(gyro(4.0))[:9], [2, -2, 0, 3, -3, 0, 4, -4, 0])
+    builder.reset()
+    np.testing.assert_allclose(builder.build(gyro(5.0))[:9], [5, -5, 0] * 3)
 
 
 def test_joint_position_term_is_offset_plus_scaled_action_then_clipped():
