@@ -38,7 +38,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     from realgap.envs.run.factory import load_cfgs, make_env, simulation
-    from realgap.envs.run.run_dir import CHECKPOINT_RE, env_steps_per_iteration, latest_checkpoint, training_seconds
+    from realgap.envs.run.run_dir import (
+        CHECKPOINT_RE,
+        env_steps_per_iteration,
+        latest_checkpoint,
+        policy_settings,
+        training_seconds,
+    )
     from realgap.envs.run.runner import RealgapRunner
     from realgap.tasks import play_task
 
@@ -48,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     ckpts = [(it, p) for it, p in ckpts if it % args.every == 0 or it == ckpts[-1][0]]
     task = play_task(json.loads((run / "params" / "run.json").read_text())["task"])
     env_cfg, agent_cfg = load_cfgs(task, args.device, args.num_envs, args.seed)
+    policy_settings(ckpts[-1][1]).apply(env_cfg, agent_cfg)  # one run: one set of rates and interface overrides
     if args.push_mps is not None:
         if getattr(env_cfg.events, "push", None) is None:
             raise ValueError(f"--push_mps: task {task} has no push event")

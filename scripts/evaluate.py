@@ -109,9 +109,16 @@ def main(argv: list[str] | None = None) -> int:
     from realgap.envs.eval.robustness import available_factors, prepare_compliant, prepare_env_cfg
     from realgap.envs.eval.sweep import COMPLIANT_FACTORS, get_factor, parse_values
     from realgap.envs.run.factory import load_cfgs, make_env, simulation
+    from realgap.envs.run.run_dir import policy_settings
 
     task, checkpoints, out = resolve_inputs(args)
     env_cfg, agent_cfg = load_cfgs(task, args.device, args.num_envs, args.seed)
+    settings = {policy_settings(v[1]) for v in checkpoints.values() if v is not None and v[0] == "checkpoint"}
+    if len(settings) > 1:
+        raise ValueError("the checkpoints come from runs with different rates or interface overrides "
+                         f"({sorted(map(str, settings))}); evaluate them one run at a time")  # fmt: skip
+    for s in settings:  # the run's rates and interface overrides (an observation history, a network size)
+        s.apply(env_cfg, agent_cfg)
     available = available_factors(env_cfg)
     factors = args.factors.split(",") if args.factors else available
     for name in factors:

@@ -47,7 +47,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     from realgap.envs.run.factory import load_cfgs, make_env, simulation
-    from realgap.envs.run.run_dir import check_checkpoint, latest_checkpoint
+    from realgap.envs.run.run_dir import check_checkpoint, latest_checkpoint, policy_settings
     from realgap.tasks import play_task
 
     if sum(x is not None and x is not False for x in (args.checkpoint, args.policy, args.zero_action or None)) != 1:
@@ -67,6 +67,8 @@ def main(argv: list[str] | None = None) -> int:
         args.task = args.task or export[0].task
     task = play_task(args.task or "Realgap-Balance-G1-v0")
     env_cfg, agent_cfg = load_cfgs(task, args.device, args.num_envs, args.seed)
+    if checkpoint is not None:  # the run's rates and interface overrides (an observation history, a network size)
+        policy_settings(checkpoint).apply(env_cfg, agent_cfg)
     if args.push_mps is not None:
         if getattr(env_cfg.events, "push", None) is None:
             raise ValueError(f"--push_mps: task {task} has no push event")

@@ -251,7 +251,7 @@ def export_checkpoint(
     import json
 
     from realgap.envs.run.factory import load_cfgs, make_env, simulation
-    from realgap.envs.run.run_dir import check_checkpoint, latest_checkpoint
+    from realgap.envs.run.run_dir import check_checkpoint, latest_checkpoint, policy_settings
     from realgap.envs.run.runner import RealgapRunner
 
     path = Path(checkpoint)
@@ -264,6 +264,7 @@ def export_checkpoint(
     out = Path(out) if out else checkpoint.parent / "exported"
     # The training variant (not Play): the metadata records the observation noise the policy was trained with.
     env_cfg, agent_cfg = load_cfgs(task, device, num_envs=1)
+    policy_settings(checkpoint).apply(env_cfg, agent_cfg)  # the run's rates and interface overrides
     with simulation(env_cfg):
         from isaaclab.utils import to_dict
         from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper, check_rsl_rl_version, handle_deprecated_rsl_rl_cfg

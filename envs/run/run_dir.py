@@ -14,6 +14,7 @@ import json
 import re
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -143,3 +144,43 @@ def check_checkpoint(path: str | Path) -> int:
     if not isinstance(loaded, dict) or "iter" not in loaded or "actor_state_dict" not in loaded:
         raise CheckpointError(f"'{path}' is not an rsl-rl checkpoint (no 'iter' / 'actor_state_dict' entry).")
     return int(loaded["iter"])
+
+
+POLICY_OVERRIDE_ROOTS: tuple[str, ...] = ("env.observations.", "env.actions.", "agent.")
+"""``--set`` overrides that define what a checkpoint *is* — its inputs, its outputs, its network — and so must be
+applied again wherever it is loaded. Overrides of events, rewards, terminations and the scene change the training
+distribution only; evaluation stays on the task as defined, so they are not re-applied."""
+
+
+@dataclass(frozen=True)
+class PolicySettings:
+    """What a run's checkpoints need from the run to be loaded again: the rates it trained at (``None``: the task's)
+    and its interface overrides (:data:`POLICY_OVERRIDE_ROOTS`)."""
+
+    rates: Any
+    overrides: tuple[str, ...]
+
+    def apply(self, env_cfg: Any, agent_cfg: Any) -> None:
+        """Set the run's rates and interface overrides on freshly loaded configs (before the env is built)."""
+        from realgap.envs.run.factory import apply_rates, check_rates
+        from realgap.envs.run.overrides import apply_overrides
+
+        if self.rates is not None:
+            apply_rates(env_cfg, self.rates)
+            check_rates(env_cfg)
+        apply_overrides(env_cfg, agent_cfg, list(self.overrides))
+
+
+def policy_settings(checkpoint: str | Path) -> PolicySettings:
+    """The :class:`PolicySettings` of the run a ``model_<it>.pt`` belongs to (``params/run.json``); a checkpoint
+    without its run record loads as the task's defaults."""
+    from realgap.envs.rates import RateSpec
+
+    run_json = Path(checkpoint).parent / "params" / "run.json"
+    record = json.loads(run_json.read_text()) if run_json.is_file() else {}
+    rates = record.get("rates")
+    spec = None
+    if rates:
+        spec = RateSpec(rates["physics_hz"], rates["control_hz"], rates["policy_hz"], rates.get("target_mode", "hold"))
+    kept = tuple(o for o in record.get("overrides") or () if o.startswith(POLICY_OVERRIDE_ROOTS))
+    return PolicySettings(spec, kept)

@@ -41,3 +41,24 @@ def test_env_steps_and_training_time_are_read_from_the_run(tmp_path):
     assert env_steps_per_iteration(tmp_path) == 24 * 256  # every process's envs, one rollout each
     (tmp_path / "progress.csv").write_text("iteration,collect_s,learn_s\n0,5.0,1.0\n1,4.5,0.5\n")
     assert training_seconds(tmp_path) == {0: 6.0, 1: 11.0}
+
+
+def test_policy_settings_keep_the_runs_rates_and_interface_overrides(tmp_path):
+    """A checkpoint is loaded again with the rates it trained at and the overrides that define its inputs, outputs
+    and network (observations, actions, agent); those of the training distribution (events, rewards) are not
+    re-applied: evaluation stays on the task as defined."""
+    from realgap.envs.rates import RateSpec
+    from realgap.envs.run.run_dir import policy_settings
+
+    (tmp_path / "params").mkdir()
+    overrides = ["env.observations.policy.history_length=3", "env.events.push.params.magnitude_mps=[0.2,0.6]",
+                 "agent.actor.hidden_dims=[512,256,128]", "env.rewards.capture_point.weight=-50",
+                 "env.actions.arm.max_velocity=1.0"]  # fmt: skip
+    rates = {"physics_hz": 200, "control_hz": 100, "policy_hz": 50, "target_mode": "interpolate", "sim_dt": 0.005}
+    (tmp_path / "params" / "run.json").write_text(json.dumps({"rates": rates, "overrides": overrides}))
+    got = policy_settings(tmp_path / "model_10.pt")
+    assert got.rates == RateSpec(200, 100, 50, "interpolate")
+    assert got.overrides == ("env.observations.policy.history_length=3", "agent.actor.hidden_dims=[512,256,128]",
+                             "env.actions.arm.max_velocity=1.0")  # fmt: skip
+    bare = policy_settings(tmp_path / "elsewhere" / "model_1.pt")  # no run record: the task's defaults
+    assert bare.rates is None and bare.overrides == ()
