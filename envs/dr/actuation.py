@@ -194,8 +194,9 @@ class randomize_actuator_stages(ManagerTermBase):
                 specs = [act.specs[c] for c in cols]
                 check_stage_ranges(ranges, specs, act.chain.timing.physics_dt, gw)
                 col_t = torch.tensor(cols, dtype=torch.long, device=env.device)
-                full = [torch.full((len(cols),), 1.0, device=env.device)] * 2
-                bounds = {k: (full[0] * lo, full[1] * hi) for k, (lo, hi) in ranges.items()}
+                n = len(cols)
+                bounds = {k: (torch.full((n,), lo, device=env.device), torch.full((n,), hi, device=env.device))
+                          for k, (lo, hi) in ranges.items()}  # fmt: skip
                 refs = {}
                 for k in ranges:
                     ref = STAGE_FIELDS[k].reference
