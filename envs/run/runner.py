@@ -146,16 +146,21 @@ class RealgapRunner(OnPolicyRunner):
 
     # -- checkpoints -------------------------------------------------------------------------------------------
     def save(self, path: str, infos: dict | None = None) -> None:
-        """Write the checkpoint atomically (temporary file in the same folder, then ``os.replace``), then the env's
-        state beside it (single process), removing the env state of older checkpoints."""
+        """Write the env's state (single process), then the checkpoint, each atomically (temporary file in the same
+        folder, then ``os.replace``), then remove the env state of older checkpoints.
+
+        The order keeps one invariant at every instant, whenever the process is killed: the newest checkpoint on disk
+        has its env state beside it (so ``--resume`` is exact). A kill between the steps leaves at most one extra
+        file (the state of a checkpoint not yet written, or of the previous one), which the next save removes."""
         saved = self.alg.save()
         saved["iter"] = self.current_learning_iteration
         saved["infos"] = (infos or {}) | {"rng": _rng_state(), "run": {"seed": self.cfg.get("seed"), "argv": sys.argv}}
-        _atomic_save(saved, path)
         if not self.is_distributed:
             from realgap.envs.run.snapshot import capture_env
 
             _atomic_save(capture_env(self.env, self), env_state_path(path))
+        _atomic_save(saved, path)
+        if not self.is_distributed:
             for old in Path(path).parent.glob("model_*.env.pt"):
                 if old != env_state_path(path):
                     old.unlink(missing_ok=True)
