@@ -4,7 +4,7 @@ The MDP reads as a table: observations, actions, rewards, terminations, events a
 weighted terms. Designed to learn on a CPU, where a naive balance setup does not learn in a CPU budget: the zero
 action is the default stance held by the PD servos, the action scale is bounded, initial exploration noise is small
 (agent_cfg.py), survival is paid from the first step, and the pushes (PUSH_MPS, full magnitude from the start, no
-curriculum) are the ones standing balance can absorb.
+curriculum unless a run asks for one) are the ones standing balance can absorb.
 """
 
 from __future__ import annotations
@@ -163,9 +163,17 @@ class EventsCfg:
 
 @configclass
 class CurriculumCfg:
-    """No curriculum: the task metrics are logged through the curriculum manager (it runs before the resets)."""
+    """The task metrics are logged through the curriculum manager (it runs before the resets). The push curriculum is
+    a lever, off in the task as shipped (``start_mps`` None: the task's pushes from the first step); e.g.
+    ``--set "env.curriculum.push_level.params.start_mps=[0.0,0.2]"`` starts training with pushes of 0-0.2 m/s and
+    grows them to the task's 0.2-0.4 m/s by a quarter of the way each time 128 ended episodes survived >= 75 %."""
 
     metrics = CurrTerm(func=balance_mdp.balance_metrics, params={"push_term": "push", "window": 512})
+    push_level = CurrTerm(
+        func=balance_mdp.push_curriculum,
+        params={"push_term": "push", "start_mps": None, "step": 0.25, "promote": 0.75, "demote": 0.4,
+                "min_episodes": 128},
+    )  # fmt: skip
 
 
 @configclass

@@ -119,3 +119,85 @@ class balance_metrics(ManagerTermBase):
     def _defined(self) -> dict[str, float]:
         """The statistics seen at least once (an undefined one is left out of the logs rather than logged as NaN)."""
         return {k: v for k, v in self.stats.items() if not math.isnan(v)}
+
+
+class push_curriculum(ManagerTermBase):
+    """Push curriculum: the push term's range grows from ``start_mps`` to the task's range as training survival rises.
+
+    ``level`` runs from 0 to 1 and the push term draws from ``start + level·(target − start)`` m/s, ``target`` being the
+    range the push term was configured with (the task's). Whenever ``min_episodes`` full episodes have ended since the
+    last decision, ``level`` moves up by ``step`` if their survival (time-outs over ended episodes) is at least
+    ``promote`` and down by ``step`` if it is below ``demote``, else stays. An env's first episode is not counted
+    (rsl-rl starts training with random episode lengths, as in :class:`balance_metrics`). With ``start_mps`` ``None``
+    (the task as shipped) the term does nothing: the task's pushes from the first step. Training only: evaluation (Play
+    variant, a loaded checkpoint) never applies training-distribution overrides, so it always sees the task's
+    pushes.
+
+    Logged (``Curriculum/push_level/<name>``): ``level``, and ``push_max_mps`` (the range's upper end now).
+
+    Params:
+        push_term: Name of the :class:`realgap.envs.dr.push.push_robot` event term.
+        start_mps: (min, max) push range at level 0, m/s, each at most the task's; ``None``: no curriculum.
+        step: Level change per decision, in (0, 1].
+        promote: Survival at or above which the level rises.
+        demote: Survival below which the level falls (<= ``promote``).
+        min_episodes: Full episodes that must end between two decisions.
+    """
+
+    def __init__(self, cfg: CurriculumTermCfg, env: ManagerBasedRLEnv):
+        super().__init__(cfg, env)
+        p = cfg.params
+        push_cfg = env.event_manager.get_term_cfg(p.get("push_term", "push"))
+        self.push_params = push_cfg.params
+        self.target = tuple(float(v) for v in self.push_params["magnitude_mps"])
+        start = p.get("start_mps")
+        self.start = self.target if start is None else tuple(float(v) for v in start)
+        step, promote, demote = float(p.get("step", 0.1)), float(p.get("promote", 0.8)), float(p.get("demote", 0.5))
+        if len(self.start) != 2 or not 0.0 <= self.start[0] <= self.start[1]:
+            raise ValueError(f"push_curriculum start_mps must be (min, max) with 0 <= min <= max, got {start}")
+        if self.start[0] > self.target[0] or self.start[1] > self.target[1]:
+            raise ValueError(f"push_curriculum start_mps {self.start} must not exceed the task's range {self.target}")
+        if not 0.0 < step <= 1.0 or not 0.0 <= demote <= promote <= 1.0:
+            raise ValueError(f"push_curriculum needs 0 < step <= 1 and 0 <= demote <= promote <= 1, got step={step}, "
+                             f"promote={promote}, demote={demote}")  # fmt: skip
+        self.active = start is not None
+        self.level = 0.0 if self.active else 1.0
+        self.full_episode = torch.zeros(env.num_envs, dtype=torch.bool, device=env.device)
+        self.ended, self.survived = 0, 0
+        self._write()
+
+    def range_mps(self) -> tuple[float, float]:
+        """The push range at the current level, m/s."""
+        return tuple(s + self.level * (t - s) for s, t in zip(self.start, self.target, strict=True))  # type: ignore[return-value]
+
+    def _write(self) -> None:
+        # a list, not a tuple: the env snapshot of an exact resume restores list entries in place (tuples are skipped)
+        self.push_params["magnitude_mps"] = list(self.range_mps())
+
+    def __call__(
+        self,
+        env: ManagerBasedRLEnv,
+        env_ids: torch.Tensor,
+        push_term: str = "push",
+        start_mps: tuple[float, float] | None = None,
+        step: float = 0.1,
+        promote: float = 0.8,
+        demote: float = 0.5,
+        min_episodes: int = 256,
+    ) -> dict[str, float]:
+        if self.active and env.common_step_counter > 0:
+            full = self.full_episode[env_ids]
+            timed_out = env.termination_manager.time_outs[env_ids] & full
+            fell = env.termination_manager.terminated[env_ids] & full
+            self.ended += int((timed_out | fell).sum())
+            self.survived += int(timed_out.sum())
+            self.full_episode[env_ids] = True
+            if self.ended >= min_episodes:
+                survival = self.survived / self.ended
+                if survival >= promote:
+                    self.level = min(1.0, self.level + step)
+                elif survival < demote:
+                    self.level = max(0.0, self.level - step)
+                self.ended = self.survived = 0
+        self._write()  # every call: the push range is a function of the level (also after a restored snapshot)
+        return {"level": self.level, "push_max_mps": self.range_mps()[1]}

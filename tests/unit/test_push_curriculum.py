@@ -1,0 +1,87 @@
+"""Unit tier: the balance task's push curriculum (tasks/balance/mdp.py) on plain tensors, no simulator.
+
+The term reads only the termination buffers of the envs that end an episode and writes the push term's range; a
+stand-in env with those fields drives it through hand-computed decisions.
+"""
+
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from realgap.tasks.balance.mdp import push_curriculum
+
+pytestmark = pytest.mark.unit
+TASK = (0.2, 0.4)
+
+
+def _env(num_envs: int = 8) -> SimpleNamespace:
+    push_cfg = SimpleNamespace(params={"magnitude_mps": TASK})
+    return SimpleNamespace(
+        num_envs=num_envs,
+        device="cpu",
+        common_step_counter=0,
+        event_manager=SimpleNamespace(get_term_cfg=lambda name: push_cfg),
+        termination_manager=SimpleNamespace(time_outs=torch.zeros(num_envs, dtype=torch.bool),
+                                            terminated=torch.zeros(num_envs, dtype=torch.bool)),
+        push_cfg=push_cfg,
+    )  # fmt: skip
+
+
+def _term(env: SimpleNamespace, **params) -> push_curriculum:
+    params = {"push_term": "push", "start_mps": (0.0, 0.2), "step": 0.25, "promote": 0.75, "demote": 0.4,
+              "min_episodes": 4} | params  # fmt: skip
+    term = push_curriculum(SimpleNamespace(params=params), env)
+    term.params = params
+    return term
+
+
+def _end(term: push_curriculum, env: SimpleNamespace, survived: list[bool]) -> dict[str, float]:
+    """End one episode in each of the first len(survived) envs: time-out where True, a fall where False."""
+    env.common_step_counter += 1
+    ids = torch.arange(len(survived))
+    env.termination_manager.time_outs[:] = False
+    env.termination_manager.terminated[:] = False
+    env.termination_manager.time_outs[ids] = torch.tensor(survived)
+    env.termination_manager.terminated[ids] = ~torch.tensor(survived)
+    return term(env, ids, **term.params)
+
+
+def test_off_by_default_leaves_the_task_pushes():
+    env = _env()
+    term = _term(env, start_mps=None)
+    assert env.push_cfg.params["magnitude_mps"] == list(TASK) and term.level == 1.0
+    for _ in range(3):
+        assert _end(term, env, [False] * 8)["push_max_mps"] == pytest.approx(0.4)  # falls change nothing
+    assert env.push_cfg.params["magnitude_mps"] == pytest.approx(TASK)
+
+
+def test_levels_rise_with_survival_and_fall_with_falls():
+    env = _env()
+    term = _term(env)
+    assert env.push_cfg.params["magnitude_mps"] == [0.0, 0.2]  # level 0 from construction on
+    _end(term, env, [True] * 8)  # first episodes: not counted (random initial lengths)
+    assert term.level == 0.0
+    _end(term, env, [True, True, True, False])  # 3/4 = 0.75 >= promote: level 0.25
+    assert term.level == 0.25
+    assert env.push_cfg.params["magnitude_mps"] == pytest.approx((0.05, 0.25))  # 0 + 0.25·0.2, 0.2 + 0.25·0.2
+    _end(term, env, [True, False])  # only 2 episodes since the last decision: no decision yet
+    assert term.level == 0.25
+    _end(term, env, [False, False])  # 1 of 4 = 0.25 < demote: back to 0
+    assert term.level == 0.0
+    _end(term, env, [True, True, False, False])  # 0.5: between demote and promote, stays
+    assert term.level == 0.0
+    for _ in range(6):
+        out = _end(term, env, [True] * 4)
+    assert term.level == 1.0 and out == {"level": 1.0, "push_max_mps": pytest.approx(0.4)}  # capped at the task's
+    assert env.push_cfg.params["magnitude_mps"] == pytest.approx(TASK)
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [({"start_mps": (0.3, 0.2)}, "min <= max"), ({"start_mps": (0.0, 0.5)}, "must not exceed"),
+     ({"step": 0.0}, "0 < step"), ({"promote": 0.3, "demote": 0.5}, "demote <= promote")],
+)  # fmt: skip
+def test_bad_parameters_are_refused(params, match):
+    with pytest.raises(ValueError, match=match):
+        _term(_env(), **params)
