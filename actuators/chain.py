@@ -6,7 +6,7 @@ One physics step of :meth:`ActuatorChain.compute` (stages in brackets are option
       -> TargetInterpolator   hold (identity) / linear interpolation across the D = decimation physics steps
       -> CommandDelay         per-env transport latency, k_e physics steps
       -> [position low-pass]  q*_f[k] = q*[k] + β_p·(q*_f[k−1] − q*[k]),  β = exp(−2π·f·dt)   (drive command filter)
-      -> PD + feed-forward    τ_cmd = kp·(q*_f − q) + kd·(q̇* − q̇) + τ_ff
+      -> PD + feed-forward    τ_cmd = kp·(q*_f − q) + kd·(q̇* − q̇) + τ_ff      (q, q̇: θ_m, θ̇_m where compliant)
       -> ZeroOrderHold        τ_cmd recomputed every P = servo_period_steps physics steps, held in between
       -> saturation           τ_ref = clip(τ_cmd, τ_lo(ω), τ_hi(ω))        (box ∩ torque–speed line, every step)
       -> [speed limit]        τ_ref = 0 where it pushes |ω| further past v_max (torque cut-off)
@@ -15,7 +15,8 @@ One physics step of :meth:`ActuatorChain.compute` (stages in brackets are option
       -> + friction           τ_applied = τ_link + τ_f(q̇)                  (optional, explicit)
 
 ``ω`` is the speed the drive sees: the joint velocity ``q̇``, or the motor's ``θ̇_m`` where the transmission is
-compliant (back-EMF and the drive's speed limit follow the motor).
+compliant (back-EMF and the drive's speed limit follow the motor; so does the PD, which closes on the drive's rotor
+encoder: a collocated loop).
 
 Order, and why: interpolation happens on the policy computer before the bus, so the bus latency delays the
 interpolated stream (this also keeps every env's interpolation phase aligned with the policy step); the drive's
@@ -316,8 +317,9 @@ class ActuatorChain:
         stages, dt = self.stages, self.timing.physics_dt
         if stages.position_filter:
             q_target = self.position_filter.step(q_target, lowpass_decay(p.position_filter_hz, dt))
-        tau_cmd = self.servo.step(pd_torque(q_target, qd_target, q, qd, p.kp, p.kd, tau_ff))
-        speed = self.transmission.motor_speed(qd, p.transmission_stiffness) if stages.transmission else qd
+        # what the drive measures: the motor where the transmission is compliant (a collocated PD), else the joint
+        q_m, speed = self.transmission.motor_state(q, qd, p.transmission_stiffness) if stages.transmission else (q, qd)
+        tau_cmd = self.servo.step(pd_torque(q_target, qd_target, q_m, speed, p.kp, p.kd, tau_ff))
         tau_motor = clip_torque_speed(tau_cmd, speed, p.peak_torque, p.no_load_speed)
         if stages.velocity_limit:
             tau_motor = clip_velocity_limit(tau_motor, speed, p.velocity_limit)

@@ -348,9 +348,11 @@ def check_physics_step(specs: Sequence[ActuatorSpec], dt: float) -> None:
     """Refuse stages the physics step ``dt`` (s) cannot represent, naming the spec, the field, the value and the limit.
 
     - ``position_filter_hz``, ``torque_filter_hz``: below the Nyquist rate ``1/(2·dt)``.
-    - ``transmission_stiffness``: the engaged two-mass joint integrated explicitly must be stable,
-      ``(k·dt² + 2·c·dt)/(4·μ) < 1`` with ``μ = J_m·J_l/(J_m + J_l)`` and ``J_l`` = :attr:`ActuatorSpec.link_inertia`
-      (the lower bound: a lighter link resonates higher). For ``c = 0`` this is ``dt < 2/ω_n``.
+    - ``transmission_stiffness``: the engaged two-mass joint as integrated (motor implicit in the spring, link
+      explicit) must be stable, ``(k·dt² + 2·c·dt)·(1/J_l − 1/J_m)/4 < 1`` with ``J_l`` =
+      :attr:`ActuatorSpec.link_inertia` (the lower bound: a lighter link binds) — always true when ``J_l >= J_m`` —
+      and the PD, which closes on the motor there, must be stable on the motor inertia alone,
+      ``(kp·dt² + 2·kd·dt)/(4·J_m) < 1``.
     """
     for s in specs:
         who = f"ActuatorSpec '{s.name}'"
@@ -362,13 +364,21 @@ def check_physics_step(specs: Sequence[ActuatorSpec], dt: float) -> None:
             jm, jl = s.transmission_motor_inertia, s.link_inertia
             margin = float(elastic_stability_margin(k, c, jm, jl, dt))
             if margin >= 1.0:
-                reduced = jm * jl / (jm + jl)
-                k_max = (4.0 * reduced - 2.0 * c * dt) / dt**2
-                need = f"k < {k_max:.4g} N·m/rad" if k_max > 0 else f"transmission_damping < {2 * reduced / dt:.4g}"
+                gap = 1.0 / jl - 1.0 / jm
+                k_max = (4.0 / gap - 2.0 * c * dt) / dt**2
+                need = f"k < {k_max:.4g} N·m/rad" if k_max > 0 else f"transmission_damping < {2 / (gap * dt):.4g}"
                 raise ValueError(
-                    f"{who}: transmission_stiffness [N·m/rad] {k!r} makes the explicit elastic joint unstable at "
-                    f"dt = {dt} s: (k·dt² + 2·c·dt)/(4·μ) = {margin:.3f} >= 1 with c = {c}, μ = J_m·J_l/(J_m + J_l) = "
-                    f"{reduced:.4g} kg·m²; need {need} (or a smaller dt, a heavier link)"
+                    f"{who}: transmission_stiffness [N·m/rad] {k!r} makes the elastic joint unstable at dt = {dt} s: "
+                    f"(k·dt² + 2·c·dt)·(1/J_l − 1/J_m)/4 = {margin:.3f} >= 1 with c = {c}, J_l = {jl:.4g}, "
+                    f"J_m = {jm:.4g} kg·m²; need {need} (or a smaller dt, a heavier link)"
+                )
+            pd_margin = float(explicit_pd_stability_margin(s.kp, s.kd, jm, dt))
+            if pd_margin >= 1.0:
+                raise ValueError(
+                    f"{who}: the PD (kp {s.kp}, kd {s.kd}) closes on the motor of the compliant transmission, whose "
+                    f"inertia J_m = {jm:.4g} kg·m² it cannot hold at dt = {dt} s: (kp·dt² + 2·kd·dt)/(4·J_m) = "
+                    f"{pd_margin:.3f} >= 1; need kd < {(4 * jm - s.kp * dt**2) / (2 * dt):.4g} N·m·s/rad (or a "
+                    "heavier motor_inertia, a smaller dt)"
                 )
 
 

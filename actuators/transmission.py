@@ -13,11 +13,20 @@ mechanical systems with backlash — a survey", Automatica 2002). A gap between 
 explicit step cannot resolve, so backlash always comes with a contact/transmission stiffness ``k`` (gearbox
 datasheets give both: torsional stiffness and lost motion). With ``b = 0`` it is a series-elastic joint.
 
-Integration: semi-implicit Euler at the physics step ``dt`` (``θ̇_m += dt·(τ_m − τ_s)/J_m``, then
-``θ_m += dt·θ̇_m``), with ``τ_s`` from the state at the start of the step — the same scheme the simulator applies to
-the link. The relative coordinate then follows semi-implicit Euler on ``μ·δ̈ = −k·δ − c·δ̇`` with
-``μ = J_m·J_l/(J_m + J_l)``, which is stable iff ``(k·dt² + 2·c·dt)/(4·μ) < 1``
-(:func:`elastic_stability_margin`; for ``c = 0`` this is ``dt < 2/ω_n``, ``ω_n = √(k·(1/J_m + 1/J_l))``).
+Integration, at the physics step ``dt``: the motor is advanced by this module, implicitly in the spring–damper
+(backward Euler about the link state ``q, q̇`` at the start of the step, on the flank engaged then)::
+
+    θ̇_m' = (θ̇_m + dt·(τ_m − k·(θ_m − q − e·b) + c·q̇)/J_m) / (1 + dt·c/J_m + dt²·k/J_m),   θ_m' = θ_m + dt·θ̇_m'
+
+(``e`` the engaged flank, ``±1``; ``b = 0``: ``e·b = 0``), and the link receives ``τ_s`` at the new motor state, which
+the simulator integrates explicitly. An explicit motor update (the earlier scheme) is stable only for
+``(k·dt² + 2·c·dt)/(4·μ) < 1`` with ``μ = J_m·J_l/(J_m + J_l)``, far below real gearbox stiffnesses at 5 ms, and under
+a PD servo it left the G1's compliant stand-in oscillating at every stiffness. With the motor implicit the engaged
+two-mass joint is stable iff ``(k·dt² + 2·c·dt)·(1/J_l − 1/J_m)/4 < 1`` (:func:`elastic_stability_margin`; the
+eigenvalues of the four-state step map, checked in the unit tests): for every ``k`` and ``c`` when the link is at least
+as heavy as the motor, and only the link side's explicit step binds otherwise. The first step after a reset, and the
+moment a flank opens (the dead band is entered), are treated as the explicit scheme would: a flank that would pull
+is released and the motor moves freely for that step.
 
 A joint with ``k = inf`` is rigid: ``τ_s = τ_m`` and its motor state just follows the link.
 """
@@ -27,7 +36,6 @@ from __future__ import annotations
 import math
 
 from realgap.actuators._xp import Array, EnvIds, as_like, clip, env_index, namespace, zeros_like_shape
-from realgap.actuators.models import explicit_pd_stability_margin
 
 
 def deadzone(delta: Array, backlash: Array | float) -> Array:
@@ -76,11 +84,14 @@ def elastic_stability_margin(
     link_inertia: Array | float,
     dt: float,
 ) -> Array | float:
-    """Explicit-integration margin of the engaged two-mass joint; stable iff < 1.
+    """Stability margin of the engaged two-mass joint as integrated here (motor implicit in the spring, link explicit);
+    stable iff < 1.
 
-    ``ρ = (k·dt² + 2·c·dt) / (4·μ)``, ``μ = J_m·J_l/(J_m + J_l)`` (see the module docstring and
-    :func:`realgap.actuators.models.explicit_pd_stability_margin`). Use the *smallest* link inertia the joint can
-    present: a lighter link raises the resonance.
+    ``ρ = (k·dt² + 2·c·dt)·max(1/J_l − 1/J_m, 0)/4`` (see the module docstring): ``0`` (unconditionally stable) when
+    ``J_l >= J_m``. Derivation: eliminating the motor's implicit update leaves the relative coordinate with the
+    explicit step of :func:`realgap.actuators.models.explicit_pd_stability_margin` on the inertia
+    ``1/(1/J_l − 1/J_m)``; confirmed against the eigenvalues of the four-state step map. Use the *smallest* link
+    inertia the joint can present: a lighter link is the binding case.
 
     Args:
         stiffness: ``k``, N·m/rad.
@@ -89,8 +100,9 @@ def elastic_stability_margin(
         link_inertia: ``J_l`` > 0, kg·m².
         dt: Physics step, s.
     """
-    reduced = motor_inertia * link_inertia / (motor_inertia + link_inertia)
-    return explicit_pd_stability_margin(stiffness, damping, reduced, dt)
+    gap = 1.0 / link_inertia - 1.0 / motor_inertia
+    gap = gap * (gap > 0)  # J_l >= J_m: no bound
+    return (stiffness * dt * dt + 2.0 * damping * dt) * gap / 4.0
 
 
 def two_mass_resonance(stiffness: float, motor_inertia: float, link_inertia: float) -> float:
@@ -132,21 +144,34 @@ class ElasticTransmission:
         """Which flank is in contact: ``+1`` (``δ > b``), ``−1`` (``δ < −b``), ``0`` inside the band; ``(E, J)``."""
         return namespace(q).sign(deadzone(self.motor_position - q, backlash))
 
-    def motor_speed(self, qd: Array, stiffness: Array | float) -> Array:
-        """The velocity the drive sees this step: ``θ̇_m`` where compliant and initialised, else the link's ``q̇``.
+    def motor_state(self, q: Array, qd: Array, stiffness: Array | float) -> tuple[Array, Array]:
+        """What the drive measures this step: ``(θ_m, θ̇_m)`` where compliant and initialised, else the link's
+        ``(q, q̇)``.
 
-        Back-EMF (the torque–speed line) and a drive's speed limit follow the motor, not the link.
+        The drive's own encoder sits on the motor (before the gearbox; a Unitree joint reports the rotor angle over
+        the gear ratio), so its PD loop, back-EMF (the torque–speed line) and speed limit all follow the motor, not
+        the link. Closing the PD on the motor keeps it collocated: a PD on the link position through a compliant
+        transmission is unstable on a light link even when integrated finely (measured on the two-mass model,
+        ``kp`` = 300 N·m/rad against ``k`` up to 1200 N·m/rad), which a drive with a rotor encoder never is.
 
         Shape:
-            ``qd`` ``(E, J)``; output ``(E, J)``.
+            ``q``, ``qd`` ``(E, J)``; outputs ``(E, J)``.
         """
         if self.motor_velocity is None or tuple(self.motor_velocity.shape) != tuple(qd.shape):
-            return qd
+            return q, qd
         xp = namespace(qd)
         use = xp.isfinite(as_like(stiffness, qd))
         if self._any_fresh:
             use = use & ~self._fresh.reshape(-1, 1)
-        return xp.where(use, self.motor_velocity, qd)
+        return xp.where(use, self.motor_position, q), xp.where(use, self.motor_velocity, qd)
+
+    def motor_speed(self, qd: Array, stiffness: Array | float) -> Array:
+        """The velocity the drive sees this step (:meth:`motor_state`'s second half), rad/s.
+
+        Shape:
+            ``qd`` ``(E, J)``; output ``(E, J)``.
+        """
+        return self.motor_state(qd, qd, stiffness)[1]
 
     def reset(self, env_ids: EnvIds = None) -> None:
         """Re-initialise ``env_ids`` from their next step (static equilibrium with that step's motor torque)."""
@@ -203,16 +228,30 @@ class ElasticTransmission:
             self.motor_position, self.motor_velocity = q * 1, qd * 1
             self._fresh = zeros_like_shape((self.num_envs,), q, integer=True) == 0
             self._any_fresh = True
+        fresh = None
         if self._any_fresh:  # static equilibrium with this step's motor torque
-            fresh = self._fresh.reshape(-1, 1)
+            fresh = self._fresh.reshape(-1, 1) & True  # a copy: the flags are cleared below
             delta0 = xp.where(elastic, tau_motor / xp.where(elastic, k, zero + 1.0) + b * xp.sign(tau_motor), zero)
             self.motor_position = xp.where(fresh, q + delta0, self.motor_position)
             self.motor_velocity = xp.where(fresh, qd, self.motor_velocity)
             self._fresh[:] = False
             self._any_fresh = False
-        tau_s = transmission_torque(self.motor_position - q, self.motor_velocity - qd, k, c, b)
+        # Motor implicit in the spring–damper of the flank engaged at the start of the step (module docstring).
+        flank = xp.sign(deadzone(self.motor_position - q, b))  # +1 / -1 engaged, 0 inside the band
+        engaged = xp.where(b > 0, flank * flank, 1.0 + zero)  # b = 0: always engaged
+        k_e, c_e, offset = k * engaged, c * engaged, xp.where(b > 0, b * flank, zero)
+        free_velocity = self.motor_velocity + self.dt * tau_motor * inv_jm
+        velocity = (self.motor_velocity + self.dt * (tau_motor - k_e * (self.motor_position - q - offset) + c_e * qd)
+                    * inv_jm) / (1.0 + self.dt * c_e * inv_jm + self.dt * self.dt * k_e * inv_jm)  # fmt: skip
+        position = self.motor_position + self.dt * velocity
+        tau_s = k_e * (position - q - offset) + c_e * (velocity - qd)
+        pulls = (b > 0) & (flank * tau_s < 0)  # a flank never pulls: released, the motor free for this step
+        velocity = xp.where(pulls, free_velocity, velocity)
+        tau_s = xp.where(pulls, zero, tau_s)
+        if fresh is not None:  # the seating step transmits the motor torque exactly (no jolt), the motor at rest on q̇
+            velocity = xp.where(fresh, qd, velocity)
+            tau_s = xp.where(fresh, tau_motor, tau_s)
         tau_link = xp.where(elastic, tau_s, tau_motor)
-        velocity = self.motor_velocity + self.dt * (tau_motor - tau_s) * inv_jm
         self.motor_velocity = xp.where(elastic, velocity, qd)
         self.motor_position = xp.where(elastic, self.motor_position + self.dt * velocity, q)
         return tau_link

@@ -11,13 +11,13 @@ Factors (``realgap.envs.eval.sweep.FACTORS``; default values per robot in ``DEFA
 command_delay_s, pd_gain_scale, torque_limit_scale, joint_friction_scale, contact_friction, torque_filter_hz,
 speed_limit_scale, backlash_rad, transmission_stiffness_scale, push_mps (``inf`` is a value of torque_filter_hz and
 speed_limit_scale: an ideal current loop, no speed cut-off). backlash_rad and transmission_stiffness_scale need joints
-built compliant: named in --factors (alone), the env is built once with the robot's compliant stand-in (G1: knees
-and hip roll, envs/robots/g1.py) and every value is written per env in place, no rebuild per value. Every other
-factor stays at its nominal value; the nominal point is part of every sweep. Each point runs ``--episodes`` episodes of
-the task's evaluation variant; points are packed into batches of ``--num_envs`` envs (on a CPU, 64 envs cost little
-more per step than 16). Writes <out>/report.json (per factor: values, success rate with its 95 % Wilson interval, time
-up and return mean ± std / 95 % CI, episodes; the heatmap grid; rates and actuator model) and one PNG per factor plus
-the heatmap. Default <out>: <run>/robustness for one checkpoint, else runs/robustness/<timestamp>.
+built compliant: named in --factors (alone), the env is built once with the robot's compliant stand-in (G1: knees and
+hip roll; Panda: wrist joints 5-7; envs/robots/) and every value is written per env in place, no rebuild per value.
+Every other factor stays at its nominal value; the nominal point is part of every sweep. Each point runs ``--episodes``
+episodes of the task's evaluation variant; points are packed into batches of ``--num_envs`` envs (on a CPU, 64 envs cost
+little more per step than 16). Writes <out>/report.json (per factor: values, success rate with its 95 % Wilson interval,
+time up and return mean ± std / 95 % CI, episodes; the heatmap grid; rates and actuator model) and one PNG per factor
+plus the heatmap. Default <out>: <run>/robustness for one checkpoint, else runs/robustness/<timestamp>.
 """
 
 from __future__ import annotations

@@ -138,7 +138,7 @@ class ActuatorGroup:
         (:func:`~realgap.actuators.chain.check_stage_params` on the arrays: filter cutoffs below the Nyquist rate
         ``1/(2·dt)``, speed limit > 0, stiffness > 0, damping and backlash >= 0, backlash only where compliant) and,
         for a compliant transmission, the datasheet specs' :func:`~realgap.actuators.spec.check_physics_step` (the
-        explicit elastic joint must be stable at ``dt``; it needs the link inertia, which only the spec has).
+        elastic joint must be stable at ``dt``; it needs the link inertia, which only the spec has).
 
         Raises:
             MetadataError: Naming the group, the field, the value and the limit.

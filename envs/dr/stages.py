@@ -13,8 +13,8 @@ stage must be on, and what a value is relative to:
 
 Which values the physics step can run is decided by the checks the chain is built with, applied to the worst value of
 each range (:func:`check_stage_ranges`): ``ActuatorSpec`` validation (a dead band needs a compliant joint, is >= 0)
-and :func:`~realgap.actuators.spec.check_physics_step` (cutoffs below the Nyquist rate ``1/(2·dt)``, explicit elastic
-joint stable). No simulator import here.
+and :func:`~realgap.actuators.spec.check_physics_step` (cutoffs below the Nyquist rate ``1/(2·dt)``, elastic joint
+and its motor-side PD stable). No simulator import here.
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ def with_transmission(
     """``specs`` with the groups named in ``transmission`` built compliant (stiffness N·m/rad, damping N·m·s/rad).
 
     Raises:
-        ValueError: A group ``specs`` lacks, or a stiffness the explicit elastic joint cannot run at ``dt``.
+        ValueError: A group ``specs`` lacks, or a stiffness the elastic joint cannot run at ``dt``.
     """
     missing = sorted(set(transmission) - set(specs))
     if missing:

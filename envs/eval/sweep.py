@@ -130,7 +130,7 @@ FACTORS: dict[str, Factor] = {
             "backlash_rad",
             "rad",
             "gear backlash: dead-band half-width b of every compliant joint (the env is built with the robot's "
-            "compliant stand-in; G1: knees and hip roll)",
+            "compliant stand-in; G1: knees and hip roll; Panda: wrist joints 5-7)",
             None,
             0.0,
             0.1,
@@ -139,8 +139,8 @@ FACTORS: dict[str, Factor] = {
         Factor(
             "transmission_stiffness_scale",
             "",
-            "transmission stiffness x s of every compliant joint (built as for backlash_rad; bounded by the explicit "
-            "elastic joint's stability at the physics step)",
+            "transmission stiffness x s of every compliant joint (built as for backlash_rad; bounded by the elastic "
+            "joint's stability at the physics step where a link is lighter than its motor)",
             None,
             1e-3,
             needs="compliant",
@@ -177,9 +177,10 @@ DEFAULT_VALUES: dict[str, dict[str, tuple[float, ...]]] = {
         "torque_filter_hz": (5.0, 10.0, 20.0, 50.0),
         "speed_limit_scale": (0.25, 0.5, 1.0),
         # planetary lost motion is 0.0015-0.005 rad (b, half the play); 0.01 rad is a worn gearbox. Stiffness around
-        # the 1200 N·m/rad stand-in (envs/robots/g1.py), up to 1.5x (the 5 ms step's bound is 1.62x).
+        # the 1200 N·m/rad stand-in (envs/robots/g1.py), from a soft series-elastic joint (300 N·m/rad) up to 8x
+        # (9600 N·m/rad, the low end of planetary gearboxes of this class); stable at any stiffness there.
         "backlash_rad": (0.0, 0.002, 0.005, 0.01),
-        "transmission_stiffness_scale": (0.25, 0.5, 1.0, 1.5),
+        "transmission_stiffness_scale": (0.25, 0.5, 1.0, 2.0, 8.0),
     },
     # Panda grasp: wrist payload up to 1 kg (a camera is 0.1-0.25 kg); the object ×0.5-3.
     "panda": {
@@ -195,6 +196,10 @@ DEFAULT_VALUES: dict[str, dict[str, tuple[float, ...]]] = {
         "contact_friction": (0.3, 0.5, 0.8, 1.0),
         "torque_filter_hz": (5.0, 10.0, 20.0, 50.0),
         "speed_limit_scale": (0.25, 0.5, 1.0),
+        # the wrist stand-in (envs/robots/panda.py, 600 N·m/rad): harmonic drives have next to no lost motion, so
+        # 0.005-0.01 rad is a damaged or a cheap cycloidal/planetary wrist; stiffness up to the 5 ms step's 1.55x
+        "backlash_rad": (0.0, 0.002, 0.005, 0.01),
+        "transmission_stiffness_scale": (0.25, 0.5, 1.0, 1.5),
     },
 }
 """Default sweep values per robot (the nominal value is added when missing)."""

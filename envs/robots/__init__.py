@@ -9,14 +9,17 @@ from collections.abc import Sequence
 
 from realgap.envs.robots.base import RobotSource, SweepTargets
 from realgap.envs.robots.g1 import G1, G1_COMPLIANT_TRANSMISSION, G1_SWEEP_TARGETS
-from realgap.envs.robots.panda import PANDA, PANDA_SWEEP_TARGETS
+from realgap.envs.robots.panda import PANDA, PANDA_COMPLIANT_TRANSMISSION, PANDA_SWEEP_TARGETS
 
 ROBOTS: dict[str, RobotSource] = {G1.name: G1, PANDA.name: PANDA}
 TARGETS: dict[str, SweepTargets] = {G1.name: G1_SWEEP_TARGETS, PANDA.name: PANDA_SWEEP_TARGETS}
 """Payload body and contact bodies of each robot for the robustness sweeps (keys of :data:`ROBOTS`)."""
-COMPLIANT_TRANSMISSION: dict[str, dict[str, tuple[float, float]]] = {G1.name: G1_COMPLIANT_TRANSMISSION, PANDA.name: {}}
+COMPLIANT_TRANSMISSION: dict[str, dict[str, tuple[float, float]]] = {
+    G1.name: G1_COMPLIANT_TRANSMISSION,
+    PANDA.name: PANDA_COMPLIANT_TRANSMISSION,
+}
 """Per robot: spec group → (stiffness N·m/rad, damping N·m·s/rad) of a stand-in compliant transmission, for the
-backlash / stiffness randomization and sweeps of a robot whose shipped joints are rigid (none: not available)."""
+backlash / stiffness randomization and sweeps of a robot whose shipped joints are rigid."""
 
 
 def robot_name(joint_names: Sequence[str]) -> str:

@@ -194,11 +194,13 @@ G1_ACTUATORS_BANDWIDTH: dict[str, ActuatorSpec] = {
 
 # Compliant-transmission stand-in, for backlash and stiffness studies (the shipped G1 joints are rigid). Estimate:
 # Unitree publishes no torsional stiffness; planetary gearboxes of this torque class list ~3-10 N·m/arcmin (1e4-3e4
-# N·m/rad), which the explicit elastic joint cannot integrate at the 5 ms physics step: the bound is
-# k < (4·μ − 2·c·dt)/dt² with μ = J_m·J_l/(J_m + J_l). Only the knee / hip-roll group (7520-22: J_m 0.0251 kg·m²,
-# J_l >= 0.0289 kg·m², μ = 0.0134 kg·m²) has room for a spring several times its kp (300 N·m/rad): 1200 N·m/rad at
-# margin 0.65 (bound 1949 N·m/rad, i.e. a stiffness scale up to 1.62; 47.6 Hz two-mass resonance); the ankles'
-# bound is 43 N·m/rad, softer than their PD. Damping 0.5 N·m·s/rad: a gear-mesh damping ratio of ~0.06.
+# N·m/rad), whose two-mass resonance (> 130 Hz) the 200 Hz physics step cannot resolve. The stand-in is softer, like
+# a series-elastic joint: 1200 N·m/rad on the knee / hip-roll group (7520-22: J_m 0.0251 kg·m², J_l >= 0.0289 kg·m²),
+# four times its kp (300 N·m/rad), 47.6 Hz two-mass resonance (below the 100 Hz Nyquist rate), so its compliance is
+# visible at the physics step. The chain integrates the motor implicitly in the spring (actuators/transmission.py),
+# which is stable at any stiffness where J_l >= J_m, as here; the ankles' light link (J_l 0.00028 kg·m²) bounds them
+# to k < 43 N·m/rad, softer than their PD, so they stay rigid. The PD closes on the motor (the drive's rotor
+# encoder), margin 0.57 on J_m alone. Damping 0.5 N·m·s/rad: a gear-mesh damping ratio of ~0.06.
 G1_COMPLIANT_TRANSMISSION: dict[str, tuple[float, float]] = {"hip_roll_knee": (1200.0, 0.5)}
 """Spec group → (transmission stiffness N·m/rad, damping N·m·s/rad) of the stand-in compliant G1 joints."""
 

@@ -120,3 +120,15 @@ PANDA_ACTUATORS: dict[str, ActuatorSpec] = {f"joint{i}": _panda_joint(i) for i i
     "fingers": PANDA_FINGER
 }
 """Panda actuators: one spec per arm joint (friction differs per joint) and one for both fingers."""
+
+# Compliant-transmission stand-in of the wrist (joints 5-7), for backlash and stiffness studies (the shipped Panda
+# joints are rigid). Estimate: Franka publishes no joint stiffness; its joints are harmonic drives in series with a
+# link-side torque sensor, both compliant elements (harmonic drives of the wrist's size list ~3e3-1e4 N·m/rad). The
+# chain integrates the motor (armature 0.1 kg·m²) implicitly in the spring; the wrist links are lighter than that
+# motor (J_l 0.0203 / 0.0278 / 0.0061 kg·m²), so the physics step bounds the stiffness:
+# (k·dt² + 2·c·dt)·(1/J_l − 1/J_m)/4 < 1 -> joint 7 at 600 N·m/rad, c = 0.2 N·m·s/rad: margin 0.65 (a stiffness scale
+# up to ~1.55), 51 Hz two-mass resonance, below the 100 Hz Nyquist rate of the 5 ms step. The PD, which closes on the
+# motor there, keeps margin 0.69-0.83 on J_m alone. Joints 1-4 stay rigid: their PD, sized on armature + a heavy link
+# (joint 2: 0.59 kg·m²), cannot hold the motor's inertia alone at 5 ms.
+PANDA_COMPLIANT_TRANSMISSION: dict[str, tuple[float, float]] = {f"joint{i}": (600.0, 0.2) for i in (5, 6, 7)}
+"""Spec group → (transmission stiffness N·m/rad, damping N·m·s/rad) of the stand-in compliant Panda wrist joints."""

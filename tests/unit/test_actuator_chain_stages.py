@@ -134,7 +134,8 @@ def test_position_filter_smooths_the_target_the_servo_sees():
 
 def test_compliant_chain_holds_a_target_on_a_link_and_resets_per_env():
     # Series-elastic joint (k = 300, c = 0.5, J_m = reflected 0.02) driving a link J_l = 0.05 integrated here, PD on
-    # the link position: it settles at the target; the torque envelope holds at every step; a reset re-seats env 1.
+    # the motor (the drive's encoder): it settles at the target; the torque envelope holds at every step; a reset
+    # re-seats env 1.
     spec = _spec(latency_range_s=(0, 0), transmission_stiffness=300.0, transmission_damping=0.5, backlash=0.002,
                  coulomb_friction=0.0, viscous_friction=0.0)  # fmt: skip
     chain = ActuatorChain.from_specs([spec], ChainTiming(0.001), 2)
@@ -163,8 +164,10 @@ def test_chain_refuses_what_its_stages_cannot_run():
     with pytest.raises(ValueError, match=r"stage 'torque_filter' is on but JointParams.torque_filter_hz is None"):
         only_filter = ChainStages(torque_filter=True)
         ActuatorChain(replace(base, torque_filter_hz=None), ChainTiming(0.005), 1, stages=only_filter)
-    with pytest.raises(ValueError, match=r"transmission_stiffness \[N·m/rad\] 5000.0 makes the explicit elastic"):
-        ActuatorChain.from_specs([_spec(transmission_stiffness=5000.0)], ChainTiming(0.005), 1)
+    # a link lighter than the motor binds: J_m = 0.02, J_l = 0.01, c = 0 -> k < 4/((100 − 50)·dt²) = 3200 N·m/rad
+    with pytest.raises(ValueError, match=r"transmission_stiffness \[N·m/rad\] 5000.0 makes the elastic joint unstable"
+                       r".*need k < 3200 N·m/rad"):  # fmt: skip
+        ActuatorChain.from_specs([_spec(transmission_stiffness=5000.0, link_inertia=0.01)], ChainTiming(0.005), 1)
 
 
 def test_stages_switched_on_at_runtime_act_per_env():

@@ -218,13 +218,22 @@ def test_bad_stage_fields_raise_naming_field(overrides, field):
 
 @pytest.mark.unit
 def test_check_physics_step_refuses_nyquist_and_unstable_stiffness():
-    # dt = 5 ms: Nyquist 100 Hz. μ = J_m·J_l/(J_m + J_l) = 0.015·0.1/0.115 = 0.013043 kg·m²; with c = 0.5:
-    # k_max = (4μ − 2·c·dt)/dt² = (0.052174 − 0.005)/2.5e-5 = 1886.96 N·m/rad; 400 passes (margin 0.212).
+    # dt = 5 ms: Nyquist 100 Hz. The motor is integrated implicitly in the spring, so a link at least as heavy as the
+    # motor (J_l = 0.1 >= J_m = 0.015) is stable at any stiffness; a lighter one (J_l = 0.005) binds:
+    # 1/J_l − 1/J_m = 200 − 66.667 = 133.333; with c = 0.5: k_max = (4/133.333 − 2·c·dt)/dt² = (0.03 − 0.005)/2.5e-5
+    # = 1000 N·m/rad; 400 passes (margin (400·2.5e-5 + 0.005)·133.333/4 = 0.5).
     check_physics_step([_spec(**_STAGES)], 5e-3)
+    check_physics_step([_spec(**{**_STAGES, "transmission_stiffness": 1e6})], 5e-3)  # heavy link: no bound
     with pytest.raises(ValueError, match=r"'test': torque_filter_hz \[Hz\] .* 100 Hz .* got 100.0"):
         check_physics_step([_spec(**{**_STAGES, "torque_filter_hz": 100.0})], 5e-3)
     with pytest.raises(ValueError, match=r"'test': position_filter_hz \[Hz\] .* got 150.0"):
         check_physics_step([_spec(**{**_STAGES, "position_filter_hz": 150.0})], 5e-3)
-    with pytest.raises(ValueError, match=r"transmission_stiffness \[N·m/rad\] 2000.0 .* need k < 1887 N·m/rad"):
-        check_physics_step([_spec(**{**_STAGES, "transmission_stiffness": 2000.0})], 5e-3)
-    check_physics_step([_spec(**{**_STAGES, "transmission_stiffness": 1880.0})], 5e-3)
+    light = {**_STAGES, "link_inertia": 0.005}
+    check_physics_step([_spec(**light)], 5e-3)
+    with pytest.raises(ValueError, match=r"\[N·m/rad\] 1100.0 .* 1.083 >= 1 .* need k < 1000 N·m/rad"):
+        check_physics_step([_spec(**{**light, "transmission_stiffness": 1100.0})], 5e-3)
+    check_physics_step([_spec(**{**light, "transmission_stiffness": 990.0})], 5e-3)
+    # The PD closes on the motor (J_m = 0.015): (kp·dt² + 2·kd·dt)/(4·J_m) with kp = 50, kd = 7: (0.00125 + 0.07)/0.06
+    # = 1.19 -> refused; the bound kd < (4·J_m − kp·dt²)/(2·dt) = (0.06 − 0.00125)/0.01 = 5.875.
+    with pytest.raises(ValueError, match=r"closes on the motor .* 1.188 >= 1; need kd < 5.875"):
+        check_physics_step([_spec(**{**_STAGES, "gains": PDGains(kp=50.0, kd=7.0)})], 5e-3)

@@ -47,11 +47,36 @@ def test_free_free_two_mass_resonance_matches_theory():
 
 
 def test_stability_margin_is_the_real_boundary():
-    # μ = 0.02·0.08/0.1 = 0.016; at dt = 5 ms, c = 0: ρ = k·dt²/(4μ) < 1  <=>  k < 4μ/dt² = 2560 N·m/rad.
-    assert elastic_stability_margin(2560.0, 0.0, 0.02, 0.08, 5e-3) == pytest.approx(1.0)
-    assert abs(_free_free(0.9 * 2560.0, 0.0, 0.02, 0.08, 5e-3, 2000)).max() < 0.1  # bounded oscillation
+    # The motor is integrated implicitly in the spring, the link explicitly: stable iff
+    # ρ = (k·dt² + 2·c·dt)·(1/J_l − 1/J_m)/4 < 1. A link lighter than the motor binds: J_m = 0.08, J_l = 0.02,
+    # 1/J_l − 1/J_m = 50 − 12.5 = 37.5; at dt = 5 ms, c = 0: k < 4/(37.5·dt²) = 4266.7 N·m/rad.
+    assert elastic_stability_margin(4266.6667, 0.0, 0.08, 0.02, 5e-3) == pytest.approx(1.0, rel=1e-6)
+    assert abs(_free_free(0.9 * 4266.67, 0.0, 0.08, 0.02, 5e-3, 2000)).max() < 0.1  # bounded oscillation
     with np.errstate(over="ignore", invalid="ignore"):
-        assert not (abs(_free_free(1.1 * 2560.0, 0.0, 0.02, 0.08, 5e-3, 2000)) < 1e3).all()  # explodes
+        assert not (abs(_free_free(1.1 * 4266.67, 0.0, 0.08, 0.02, 5e-3, 2000)) < 1e3).all()  # explodes
+    # A link at least as heavy as the motor: no bound. The explicit scheme (ρ = k·dt²/(4μ), μ = 0.016) failed at
+    # k = 2560 N·m/rad; the implicit motor holds 100 times that.
+    assert elastic_stability_margin(1e6, 1.0, 0.02, 0.08, 5e-3) == 0.0
+    assert abs(_free_free(256000.0, 0.0, 0.02, 0.08, 5e-3, 2000)).max() <= 0.01 + 1e-12
+
+
+def test_pd_on_the_motor_holds_a_light_link_at_the_physics_step():
+    # The G1 stand-in knee at dt = 5 ms: kp 300, kd 5 on the motor (J_m = 0.0251) through k = 1200, c = 0.5 to a light
+    # link (J_l = 0.0289, the lower bound). The earlier scheme (explicit motor, PD on the link) left this in a limit
+    # cycle of ±0.2 rad; the collocated PD with the implicit motor settles on the 0.1 rad target (no gravity, so
+    # θ_m = q = target) within 1 s.
+    dt, k, c, jm, jl, kp, kd = 5e-3, 1200.0, 0.5, 0.0251, 0.0289, 300.0, 5.0
+    tr = ElasticTransmission(num_envs=1, physics_dt=dt)
+    q, qd = np.zeros((1, 1)), np.zeros((1, 1))
+    trace = []
+    for _ in range(400):
+        th, thd = tr.motor_state(q, qd, k)
+        tau_m = np.clip(kp * (0.1 - th) - kd * thd, -139.0, 139.0)
+        tau_link = tr.step(tau_m, q, qd, k, c, 0.0, jm)
+        qd = qd + dt * tau_link / jl
+        q = q + dt * qd
+        trace.append(float(q[0, 0]))
+    assert max(abs(x - 0.1) for x in trace[200:]) < 1e-3
 
 
 def test_deadzone_and_unilateral_contact():
@@ -70,7 +95,8 @@ def test_slow_reversal_shows_the_configured_dead_band_width():
     # a viscous load c_l = 1 (time constant J_l/c_l = 0.1 s) so it settles against the driving flank after each
     # reversal instead of coasting through the gap. In steady motion the flank carries c_l·v = 0.1 N·m, a deflection
     # of 2e-4 rad at k = 500, so the hysteresis δ_forward − δ_backward = 2·b + 2·c_l·v/k = 0.04 + 4e-4 rad for
-    # b = 0.02 rad. Inside the band the link feels exactly zero torque.
+    # b = 0.02 rad, less 2·v·dt = 2e-4 rad: the motor, implicit in the spring, meets the link where it stood at the
+    # start of each step (semi-implicit Euler's one-step lag). Inside the band the link feels exactly zero torque.
     b, k, c, jm, jl, c_l, dt, v = 0.02, 500.0, 2.0, 0.01, 0.1, 1.0, 1e-3, 0.1
     tr = ElasticTransmission(num_envs=1, physics_dt=dt)
     q, qd = np.zeros((1, 1)), np.zeros((1, 1))
@@ -90,7 +116,7 @@ def test_slow_reversal_shows_the_configured_dead_band_width():
         d = float((tr.motor_position - q)[0, 0])
         (fwd if 1.0 < t < 2.0 else bwd if 3.0 < t < 4.0 else []).append(d)
     width = np.mean(fwd) - np.mean(bwd)
-    assert width - 2 * c_l * v / k == pytest.approx(2 * b, rel=1e-3)
+    assert width - 2 * c_l * v / k + 2 * v * dt == pytest.approx(2 * b, rel=1e-3)
     assert inside and all(x == 0.0 for x in inside)  # the reversal crossed the band, transmitting nothing
 
 

@@ -15,6 +15,7 @@ from realgap.envs.dr.stages import (
     with_transmission,
 )
 from realgap.envs.robots.g1 import G1_ACTUATORS, G1_COMPLIANT_TRANSMISSION
+from realgap.envs.robots.panda import PANDA_ACTUATORS, PANDA_COMPLIANT_TRANSMISSION
 
 pytestmark = pytest.mark.unit
 DT = 0.005  # the G1 tasks' physics step: Nyquist 1/(2·dt) = 100 Hz
@@ -78,16 +79,25 @@ def test_physics_step_checks_name_the_field_and_the_limit():
         check_stage_ranges({"position_filter_hz": (30.0, 100.0)}, [knee_rigid], DT, where)
     with pytest.raises(ValueError, match=r"backlash_rad \[0, 0.002\] rad: spec 'g1_7520_22' is built rigid"):
         check_stage_ranges({"backlash_rad": (0.0, 0.002)}, [knee_rigid], DT, where)
-    # Stand-in knee: k = 1200 N·m/rad, c = 0.5, J_m = 0.025102 (7520-22 reflected), J_l = 0.0289 kg·m² ->
-    # μ = J_m·J_l/(J_m + J_l) = 0.013434; stable iff k < (4μ − 2c·dt)/dt² = (0.053736 − 0.005)/2.5e-5 = 1949, i.e. a
-    # scale below 1.624.
+    # Stand-in knee: k = 1200 N·m/rad, c = 0.5, J_m = 0.025102 (7520-22 reflected), J_l = 0.0289 kg·m² >= J_m: the
+    # motor integrated implicitly in the spring is stable at any stiffness scale.
     assert knee.solver_armature == 0.0  # the chain integrates the whole reflected inertia behind the spring
-    check_stage_ranges({"backlash_rad": (0.0, 0.01), "transmission_stiffness_scale": (0.5, 1.6)}, [knee], DT, where)
-    with pytest.raises(ValueError, match=r"transmission_stiffness_scale \[0.5, 1.65\]: .*transmission_stiffness "
-                       r"\[N·m/rad\] 1980.0 makes the explicit elastic joint unstable .*need k < 1949"):  # fmt: skip
-        check_stage_ranges({"transmission_stiffness_scale": (0.5, 1.65)}, [knee], DT, where)
-    with pytest.raises(ValueError, match=r"g1_2x5020_ankle.*unstable"):  # the ankle's light link: bound 43 N·m/rad
+    check_stage_ranges({"backlash_rad": (0.0, 0.01), "transmission_stiffness_scale": (0.5, 20.0)}, [knee], DT, where)
+    with pytest.raises(ValueError, match=r"g1_2x5020_ankle.*unstable.*need transmission_damping < "):  # light link
         with_transmission(G1_ACTUATORS, {"ankles": (1200.0, 0.5)}, DT)
+
+
+def test_panda_wrist_stand_in_is_bounded_by_its_light_link():
+    # Joint 7: J_m = armature 0.1, J_l = 0.0061 kg·m², c = 0.2: k < (4/(1/0.0061 − 1/0.1) − 2·0.2·0.005)/0.005² =
+    # (4/153.93 − 0.002)/2.5e-5 = 959.4 N·m/rad, i.e. a scale below 1.599 of the 600 N·m/rad stand-in.
+    wrist = with_transmission(PANDA_ACTUATORS, PANDA_COMPLIANT_TRANSMISSION, DT)
+    assert [g for g, s in wrist.items() if s.transmission_stiffness is not None] == ["joint5", "joint6", "joint7"]
+    assert all(wrist[g].solver_armature == 0.0 for g in ("joint5", "joint6", "joint7"))
+    check_stage_ranges({"transmission_stiffness_scale": (0.25, 1.5)}, [wrist["joint7"]], DT, "p")
+    with pytest.raises(ValueError, match=r"'panda_joint7'.*960.0 makes the elastic joint unstable.*need k < 959.4"):
+        check_stage_ranges({"transmission_stiffness_scale": (0.25, 1.6)}, [wrist["joint7"]], DT, "p")
+    with pytest.raises(ValueError, match=r"'panda_joint2'.*closes on the motor"):  # kp sized on the heavy link
+        with_transmission(PANDA_ACTUATORS, {"joint2": (600.0, 0.2)}, DT)
 
 
 def test_draws_stay_in_range_reproduce_per_seed_and_scale_their_reference():

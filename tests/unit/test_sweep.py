@@ -74,8 +74,10 @@ def test_transmission_factors_need_compliant_joints_and_check_their_ranges():
         parse_values(["backlash_rad=-0.001"])  # a negative dead band
     with pytest.raises(ValueError, match=r"transmission_stiffness_scale.*admissible range"):
         parse_values(["transmission_stiffness_scale=0"])
-    # the G1 defaults stay inside the stand-in's stability bound at 5 ms: 1.62 x 1200 N·m/rad (envs/robots/g1.py)
-    assert max(DEFAULT_VALUES["g1"]["transmission_stiffness_scale"]) < 1.62
+    # the G1 defaults span softer and stiffer than the stand-in (1200 N·m/rad, envs/robots/g1.py), which is stable at
+    # any stiffness (its link is heavier than its motor)
+    scales = DEFAULT_VALUES["g1"]["transmission_stiffness_scale"]
+    assert min(scales) < 1.0 < max(scales)
 
 
 def test_inf_nominal_plans_reports_and_plots(tmp_path):
