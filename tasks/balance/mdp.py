@@ -133,7 +133,7 @@ class push_curriculum(ManagerTermBase):
     variant, a loaded checkpoint) never applies training-distribution overrides, so it always sees the task's
     pushes.
 
-    Logged (``Curriculum/push_level/<name>``): ``level``, and ``push_max_mps`` (the range's upper end now).
+    Logged while on (``Curriculum/push_level/<name>``): ``level``, and ``push_max_mps`` (the range's upper end now).
 
     Params:
         push_term: Name of the :class:`realgap.envs.dr.push.push_robot` event term.
@@ -147,11 +147,20 @@ class push_curriculum(ManagerTermBase):
     def __init__(self, cfg: CurriculumTermCfg, env: ManagerBasedRLEnv):
         super().__init__(cfg, env)
         p = cfg.params
-        push_cfg = env.event_manager.get_term_cfg(p.get("push_term", "push"))
-        self.push_params = push_cfg.params
-        self.target = tuple(float(v) for v in self.push_params["magnitude_mps"])
         start = p.get("start_mps")
-        self.start = self.target if start is None else tuple(float(v) for v in start)
+        self.active = start is not None
+        self.level = 0.0 if self.active else 1.0
+        self.full_episode = torch.zeros(env.num_envs, dtype=torch.bool, device=env.device)
+        self.ended, self.survived = 0, 0
+        if not self.active:  # off: the push term is not even looked up (a task variant may have none)
+            self.start = self.target = (math.nan, math.nan)
+            return
+        push_term = p.get("push_term", "push")
+        if push_term not in sum(env.event_manager.active_terms.values(), []):
+            raise ValueError(f"push_curriculum needs the push event term '{push_term}', which this env does not have")
+        self.push_params = env.event_manager.get_term_cfg(push_term).params
+        self.target = tuple(float(v) for v in self.push_params["magnitude_mps"])
+        self.start = tuple(float(v) for v in start)
         step, promote, demote = float(p.get("step", 0.1)), float(p.get("promote", 0.8)), float(p.get("demote", 0.5))
         if len(self.start) != 2 or not 0.0 <= self.start[0] <= self.start[1]:
             raise ValueError(f"push_curriculum start_mps must be (min, max) with 0 <= min <= max, got {start}")
@@ -160,10 +169,6 @@ class push_curriculum(ManagerTermBase):
         if not 0.0 < step <= 1.0 or not 0.0 <= demote <= promote <= 1.0:
             raise ValueError(f"push_curriculum needs 0 < step <= 1 and 0 <= demote <= promote <= 1, got step={step}, "
                              f"promote={promote}, demote={demote}")  # fmt: skip
-        self.active = start is not None
-        self.level = 0.0 if self.active else 1.0
-        self.full_episode = torch.zeros(env.num_envs, dtype=torch.bool, device=env.device)
-        self.ended, self.survived = 0, 0
         self._write()
 
     def range_mps(self) -> tuple[float, float]:
@@ -199,5 +204,7 @@ class push_curriculum(ManagerTermBase):
                 elif survival < demote:
                     self.level = max(0.0, self.level - step)
                 self.ended = self.survived = 0
-        self._write()  # every call: the push range is a function of the level (also after a restored snapshot)
+            self._write()  # every call: the push range is a function of the level (also after a restored snapshot)
+        if not self.active:
+            return {}  # nothing to log
         return {"level": self.level, "push_max_mps": self.range_mps()[1]}

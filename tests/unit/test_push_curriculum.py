@@ -21,7 +21,7 @@ def _env(num_envs: int = 8) -> SimpleNamespace:
         num_envs=num_envs,
         device="cpu",
         common_step_counter=0,
-        event_manager=SimpleNamespace(get_term_cfg=lambda name: push_cfg),
+        event_manager=SimpleNamespace(get_term_cfg=lambda name: push_cfg, active_terms={"interval": ["push"]}),
         termination_manager=SimpleNamespace(time_outs=torch.zeros(num_envs, dtype=torch.bool),
                                             terminated=torch.zeros(num_envs, dtype=torch.bool)),
         push_cfg=push_cfg,
@@ -50,10 +50,10 @@ def _end(term: push_curriculum, env: SimpleNamespace, survived: list[bool]) -> d
 def test_off_by_default_leaves_the_task_pushes():
     env = _env()
     term = _term(env, start_mps=None)
-    assert env.push_cfg.params["magnitude_mps"] == list(TASK) and term.level == 1.0
+    assert env.push_cfg.params["magnitude_mps"] is TASK and term.level == 1.0  # untouched
     for _ in range(3):
-        assert _end(term, env, [False] * 8)["push_max_mps"] == pytest.approx(0.4)  # falls change nothing
-    assert env.push_cfg.params["magnitude_mps"] == pytest.approx(TASK)
+        assert _end(term, env, [False] * 8) == {}  # falls change nothing, nothing logged
+    assert env.push_cfg.params["magnitude_mps"] is TASK
 
 
 def test_levels_rise_with_survival_and_fall_with_falls():
@@ -80,7 +80,8 @@ def test_levels_rise_with_survival_and_fall_with_falls():
 @pytest.mark.parametrize(
     "params, match",
     [({"start_mps": (0.3, 0.2)}, "min <= max"), ({"start_mps": (0.0, 0.5)}, "must not exceed"),
-     ({"step": 0.0}, "0 < step"), ({"promote": 0.3, "demote": 0.5}, "demote <= promote")],
+     ({"step": 0.0}, "0 < step"), ({"promote": 0.3, "demote": 0.5}, "demote <= promote"),
+     ({"push_term": "shove"}, "needs the push event term 'shove'")],
 )  # fmt: skip
 def test_bad_parameters_are_refused(params, match):
     with pytest.raises(ValueError, match=match):
