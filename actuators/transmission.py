@@ -151,8 +151,8 @@ class ElasticTransmission:
         The drive's own encoder sits on the motor (before the gearbox; a Unitree joint reports the rotor angle over
         the gear ratio), so its PD loop, back-EMF (the torque–speed line) and speed limit all follow the motor, not
         the link. Closing the PD on the motor keeps it collocated: a PD on the link position through a compliant
-        transmission is unstable on a light link even when integrated finely (measured on the two-mass model,
-        ``kp`` = 300 N·m/rad against ``k`` up to 1200 N·m/rad), which a drive with a rotor encoder never is.
+        transmission is unstable on a light link even when integrated finely (the G1 stand-in knee at dt = 0.1 ms:
+        ``test_pd_on_the_link_through_the_spring_is_unstable_even_finely_integrated``), which a collocated loop is not.
 
         Shape:
             ``q``, ``qd`` ``(E, J)``; outputs ``(E, J)``.
@@ -164,14 +164,6 @@ class ElasticTransmission:
         if self._any_fresh:
             use = use & ~self._fresh.reshape(-1, 1)
         return xp.where(use, self.motor_position, q), xp.where(use, self.motor_velocity, qd)
-
-    def motor_speed(self, qd: Array, stiffness: Array | float) -> Array:
-        """The velocity the drive sees this step (:meth:`motor_state`'s second half), rad/s.
-
-        Shape:
-            ``qd`` ``(E, J)``; output ``(E, J)``.
-        """
-        return self.motor_state(qd, qd, stiffness)[1]
 
     def reset(self, env_ids: EnvIds = None) -> None:
         """Re-initialise ``env_ids`` from their next step (static equilibrium with that step's motor torque)."""

@@ -161,14 +161,17 @@ class push_curriculum(ManagerTermBase):
         self.push_params = env.event_manager.get_term_cfg(push_term).params
         self.target = tuple(float(v) for v in self.push_params["magnitude_mps"])
         self.start = tuple(float(v) for v in start)
-        step, promote, demote = float(p.get("step", 0.1)), float(p.get("promote", 0.8)), float(p.get("demote", 0.5))
+        self.step, self.promote, self.demote = float(p["step"]), float(p["promote"]), float(p["demote"])
+        self.min_episodes = int(p["min_episodes"])
+        step, promote, demote = self.step, self.promote, self.demote
         if len(self.start) != 2 or not 0.0 <= self.start[0] <= self.start[1]:
             raise ValueError(f"push_curriculum start_mps must be (min, max) with 0 <= min <= max, got {start}")
         if self.start[0] > self.target[0] or self.start[1] > self.target[1]:
             raise ValueError(f"push_curriculum start_mps {self.start} must not exceed the task's range {self.target}")
-        if not 0.0 < step <= 1.0 or not 0.0 <= demote <= promote <= 1.0:
-            raise ValueError(f"push_curriculum needs 0 < step <= 1 and 0 <= demote <= promote <= 1, got step={step}, "
-                             f"promote={promote}, demote={demote}")  # fmt: skip
+        if not 0.0 < step <= 1.0 or not 0.0 <= demote <= promote <= 1.0 or self.min_episodes < 1:
+            raise ValueError(f"push_curriculum needs 0 < step <= 1, 0 <= demote <= promote <= 1 and min_episodes >= 1, "
+                             f"got step={step}, promote={promote}, demote={demote}, "
+                             f"min_episodes={self.min_episodes}")  # fmt: skip
         self._write()
 
     def range_mps(self) -> tuple[float, float]:
@@ -183,13 +186,15 @@ class push_curriculum(ManagerTermBase):
         self,
         env: ManagerBasedRLEnv,
         env_ids: torch.Tensor,
-        push_term: str = "push",
+        push_term: str | None = None,
         start_mps: tuple[float, float] | None = None,
-        step: float = 0.1,
-        promote: float = 0.8,
-        demote: float = 0.5,
-        min_episodes: int = 256,
+        step: float | None = None,
+        promote: float | None = None,
+        demote: float | None = None,
+        min_episodes: int | None = None,
     ) -> dict[str, float]:
+        """Count the episodes ``env_ids`` just ended; decide when enough have. The params (named for Isaac Lab's
+        signature check) were read and validated at construction; the values here are not used again."""
         if self.active and env.common_step_counter > 0:
             full = self.full_episode[env_ids]
             timed_out = env.termination_manager.time_outs[env_ids] & full
@@ -197,12 +202,12 @@ class push_curriculum(ManagerTermBase):
             self.ended += int((timed_out | fell).sum())
             self.survived += int(timed_out.sum())
             self.full_episode[env_ids] = True
-            if self.ended >= min_episodes:
+            if self.ended >= self.min_episodes:
                 survival = self.survived / self.ended
-                if survival >= promote:
-                    self.level = min(1.0, self.level + step)
-                elif survival < demote:
-                    self.level = max(0.0, self.level - step)
+                if survival >= self.promote:
+                    self.level = min(1.0, self.level + self.step)
+                elif survival < self.demote:
+                    self.level = max(0.0, self.level - self.step)
                 self.ended = self.survived = 0
             self._write()  # every call: the push range is a function of the level (also after a restored snapshot)
         if not self.active:

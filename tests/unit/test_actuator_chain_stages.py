@@ -142,7 +142,7 @@ def test_compliant_chain_holds_a_target_on_a_link_and_resets_per_env():
     assert chain.stages == ChainStages(transmission=True)
     q, qd, tgt, z = np.zeros((2, 1)), np.zeros((2, 1)), np.full((2, 1), 0.3), np.zeros((2, 1))
     for _ in range(3000):
-        speed = chain.transmission.motor_speed(qd, chain.params.transmission_stiffness)  # what the drive sees
+        _, speed = chain.transmission.motor_state(q, qd, chain.params.transmission_stiffness)  # what the drive sees
         out = chain.compute(tgt, z, q, qd)
         lo, hi = torque_speed_bounds(speed, 30.0, 12.0)
         assert np.all(out.tau_motor >= lo - 1e-9) and np.all(out.tau_motor <= hi + 1e-9)

@@ -31,9 +31,7 @@ def _env(num_envs: int = 8) -> SimpleNamespace:
 def _term(env: SimpleNamespace, **params) -> push_curriculum:
     params = {"push_term": "push", "start_mps": (0.0, 0.2), "step": 0.25, "promote": 0.75, "demote": 0.4,
               "min_episodes": 4} | params  # fmt: skip
-    term = push_curriculum(SimpleNamespace(params=params), env)
-    term.params = params
-    return term
+    return push_curriculum(SimpleNamespace(params=params), env)
 
 
 def _end(term: push_curriculum, env: SimpleNamespace, survived: list[bool]) -> dict[str, float]:
@@ -44,7 +42,7 @@ def _end(term: push_curriculum, env: SimpleNamespace, survived: list[bool]) -> d
     env.termination_manager.terminated[:] = False
     env.termination_manager.time_outs[ids] = torch.tensor(survived)
     env.termination_manager.terminated[ids] = ~torch.tensor(survived)
-    return term(env, ids, **term.params)
+    return term(env, ids)
 
 
 def test_off_by_default_leaves_the_task_pushes():
@@ -81,7 +79,7 @@ def test_levels_rise_with_survival_and_fall_with_falls():
     "params, match",
     [({"start_mps": (0.3, 0.2)}, "min <= max"), ({"start_mps": (0.0, 0.5)}, "must not exceed"),
      ({"step": 0.0}, "0 < step"), ({"promote": 0.3, "demote": 0.5}, "demote <= promote"),
-     ({"push_term": "shove"}, "needs the push event term 'shove'")],
+     ({"min_episodes": 0}, "min_episodes >= 1"), ({"push_term": "shove"}, "needs the push event term 'shove'")],
 )  # fmt: skip
 def test_bad_parameters_are_refused(params, match):
     with pytest.raises(ValueError, match=match):
