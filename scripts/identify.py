@@ -24,6 +24,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--policy", default=None, help="export folder the log must come from (checks the metadata hash)")
     p.add_argument("--max_delay_steps", type=int, default=6, help="largest command delay searched, physics steps")
     p.add_argument("--base_profile", default="nominal", help="DR profile the generated one starts from")
+    p.add_argument(
+        "--filter_hz",
+        type=float,
+        default=None,
+        help="noisy sensors: zero-phase low-pass corner applied to both sides of the torque regressions, Hz",
+    )
     p.add_argument("--no_replay", action="store_true", help="skip the MuJoCo replay (no q plot; needs torque)")
     p.add_argument("--no_plot", action="store_true", help="do not draw the fit plot")
     return p.parse_args(argv)
@@ -44,7 +50,9 @@ def main(argv: list[str] | None = None) -> int:
         meta = load_metadata(args.policy)
         expected = metadata_sha256(meta)
     log = load_log(args.log, joint_names=None if args.policy is None else meta.joint_names, metadata_hash=expected)
-    ident = identify(log, args.joints, max_delay_steps=args.max_delay_steps, replay=not args.no_replay)
+    ident = identify(
+        log, args.joints, max_delay_steps=args.max_delay_steps, replay=not args.no_replay, filter_hz=args.filter_hz
+    )
     print("\n".join(summary_lines(ident)))
     paths = write_outputs(ident, log, args.log, args.out, base_profile=args.base_profile, plot=not args.no_plot)
     for what, path in paths.items():

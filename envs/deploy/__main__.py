@@ -50,12 +50,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--robot",
         required=True,
         choices=["mujoco", "hidden"],
-        help="mujoco: the MuJoCo robot; hidden: the MuJoCo G1 with hidden drive parameters (--excite: welded)",
+        help="mujoco: the MuJoCo robot; hidden: the same robot with hidden drive parameters (--excite: welded)",
     )
     p.add_argument("--log", default=None, help="record a robot log (.npz) of every control period")
     p.add_argument("--excite", nargs="+", default=None, metavar="JOINT", help="run the identification motion")
     p.add_argument("--hang_m", type=float, default=0.5, help="--excite: base welded this far above the start pose, m")
     p.add_argument("--hidden_seed", type=int, default=0, help="--robot hidden: seed of the hidden parameters")
+    p.add_argument(
+        "--sensor_noise",
+        choices=["none", "typical"],
+        default="none",
+        help="--robot hidden: noise on the joint states and torque it reports (hidden_robot.SENSOR_NOISE)",
+    )
     p.add_argument("--episodes", type=int, default=1, help="episodes to run (default 1)")
     p.add_argument("--duration_s", type=float, default=10.0, help="episode length, s (default 10: the task's)")
     p.add_argument("--push_mps", nargs="+", default=["0.2,0.4"], help="push magnitude range LO,HI, m/s (0,0: none)")
@@ -81,6 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"[realgap] {args.policy}: {meta.task} on '{meta.robot.name}' ({meta.robot.description['path']}), obs "
           f"{meta.obs_dim} -> actions {meta.action_dim}; physics {r.physics_hz:g} Hz, servo {r.control_hz:g} Hz, "
           f"policy {r.policy_hz:g} Hz ({r.target_mode})", flush=True)  # fmt: skip
+    if args.sensor_noise != "none" and args.robot != "hidden":
+        raise ValueError(f"--sensor_noise {args.sensor_noise} is a property of the hidden robot: add --robot hidden")
     if args.excite is not None:
         return _excite(args, meta)
     if meta.robot.fixed_base:
@@ -96,9 +104,10 @@ def main(argv: list[str] | None = None) -> int:
     from realgap.envs.deploy.sim2sim import run_episode, schedules
 
     if args.robot == "hidden":
-        from realgap.envs.deploy.hidden_robot import HiddenRobot
+        from realgap.envs.deploy.hidden_robot import SENSOR_NOISE, HiddenRobot
 
-        robot, tau_source = HiddenRobot(meta, args.hidden_seed, fixed_base=False), "measured"
+        noise = SENSOR_NOISE[args.sensor_noise]
+        robot, tau_source = HiddenRobot(meta, args.hidden_seed, fixed_base=False, noise=noise), "measured"
         where = f"hidden G1 (seed {args.hidden_seed}, command delay {robot.truth.delay_steps} steps), free base"
     else:
         robot, tau_source = MujocoRobot.for_policy(meta), "commanded"
@@ -133,9 +142,10 @@ def _excite(args: argparse.Namespace, meta) -> int:
     from realgap.envs.deploy.excitation import ExcitationPlan, run_excitation
 
     if args.robot == "hidden":
-        from realgap.envs.deploy.hidden_robot import HiddenRobot
+        from realgap.envs.deploy.hidden_robot import SENSOR_NOISE, HiddenRobot
 
-        robot = HiddenRobot(meta, args.hidden_seed, fixed_base=True, hang_m=args.hang_m)
+        noise = SENSOR_NOISE[args.sensor_noise]
+        robot = HiddenRobot(meta, args.hidden_seed, fixed_base=True, hang_m=args.hang_m, noise=noise)
         root = robot.root_pos_w
     else:
         from realgap.envs.deploy.mujoco_robot import MujocoRobot

@@ -27,7 +27,7 @@ import numpy as np
 from realgap.envs.deploy.log import LogRecorder, RobotLog
 from realgap.envs.deploy.metadata import PolicyMetadata
 from realgap.envs.deploy.robot import Robot
-from realgap.envs.deploy.runtime import DeployRuntime, ZeroPolicy
+from realgap.envs.deploy.runtime import DeployRuntime
 
 
 @dataclass(frozen=True)
@@ -145,7 +145,7 @@ def run_excitation(meta: PolicyMetadata, robot: Robot, plan: ExcitationPlan, *, 
         tau_source = "none"
     recorder = LogRecorder(meta, robot.control_dt, robot.command_mode, tau_source, source="excitation",
                            fixed_base=fixed_base, root_pos_w=root_pos_w)  # fmt: skip
-    runtime = DeployRuntime(meta, robot, ZeroPolicy(meta.action_dim), command_delay=False, log=recorder)
+    runtime = DeployRuntime(meta, robot, None, command_delay=False, log=recorder)
     for q_target, seg in zip(q_plan, segment, strict=True):
         runtime.q_target[:] = q_target
         runtime.last_action = implied_action(meta, q_target).astype(np.float32)

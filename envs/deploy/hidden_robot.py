@@ -1,4 +1,5 @@
-"""A stand-in "real" G1: a position-commanded MuJoCo robot whose drives differ from the datasheet, drawn from a seed.
+"""A stand-in "real" robot (the G1 of a balance export, the Panda of a grasp export): a position-commanded MuJoCo
+robot whose drives differ from the datasheet, drawn from a seed.
 
 Identification (:mod:`realgap.envs.sim2sim.identify`) must recover these numbers from a log alone, so it never imports
 this module; only the tests and the ``--robot hidden`` option of ``python -m realgap.envs.deploy`` do. The truth is
@@ -14,6 +15,12 @@ The robot runs its own servo like a Unitree drive: it receives ``(q*, q̇*, kp, 
 the torque with the realgap :class:`~realgap.actuators.chain.ActuatorChain` (delay, PD with the realized gains,
 torque–speed saturation); MuJoCo applies friction (``frictionloss`` / ``damping``) and the armature. It reports the
 motor torque it applied (:meth:`read_torque`, what a current sensor gives). numpy + mujoco.
+
+Its sensors can be noisy (:class:`SensorNoise`, off by default): white Gaussian noise on the joint positions,
+velocities and the motor torque it *reports* (the drive's own servo reads its encoder, so the noise does not enter
+the PD), drawn from a generator seeded apart from the truth. ``SENSOR_NOISE["typical"]`` is a stated guess at a good
+drive, not a measurement: 0.1 mrad on q (a 16-bit absolute encoder), 0.02 rad/s on q̇ (differentiated and filtered
+by the drive), 1 % of the peak torque on τ (current sensing).
 
 Two mounts, the same truth for a seed: welded ``hang_m`` above the start pose (``fixed_base=True``, the default: the
 identification motion, feet clear of the ground) or free-floating in the exported start pose, feet on the ground
@@ -58,6 +65,32 @@ class HiddenTruth:
         return {f.name: np.asarray(getattr(self, f.name)).tolist() for f in dataclasses.fields(self)}
 
 
+@dataclass(frozen=True)
+class SensorNoise:
+    """Standard deviations of the white noise on what the hidden robot reports.
+
+    Attributes:
+        q_rad: Joint position, rad. qd_rads: Joint velocity, rad/s. tau_frac: Motor torque, fraction of each joint's
+            datasheet peak torque.
+        seed: Seed of the noise generator (apart from the truth's).
+    """
+
+    q_rad: float = 0.0
+    qd_rads: float = 0.0
+    tau_frac: float = 0.0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        values = (self.q_rad, self.qd_rads, self.tau_frac)
+        if not all(np.isfinite(v) and v >= 0 for v in values):
+            raise ValueError(f"SensorNoise: standard deviations must be finite and >= 0, got q_rad={self.q_rad}, "
+                             f"qd_rads={self.qd_rads}, tau_frac={self.tau_frac}")  # fmt: skip
+
+
+SENSOR_NOISE = {"none": SensorNoise(), "typical": SensorNoise(q_rad=1e-4, qd_rads=0.02, tau_frac=0.01)}
+"""Named noise levels (``--sensor_noise`` of ``python -m realgap.envs.deploy --robot hidden``)."""
+
+
 def _datasheet(meta: PolicyMetadata, key: str) -> np.ndarray:
     out = np.zeros(len(meta.joint_names))
     for g in meta.actuator_groups:
@@ -91,6 +124,7 @@ class HiddenRobot(Robot):
             in the exported start pose, feet on the ground (balance episodes: :meth:`push`, falls).
         hang_m: Height of the welded base above the start pose, m (0.5: feet clear of the ground; welded base only).
         truth: Explicit hidden parameters.
+        noise: Noise on the reported joint states and torque (default none).
 
     Raises:
         ValueError: ``fixed_base=False`` for a robot the export fixes to the world (it has no base to float).
@@ -100,11 +134,14 @@ class HiddenRobot(Robot):
     simulated = False  # it brings its own latency: the runtime must not add the training delay
 
     def __init__(self, meta: PolicyMetadata, seed: int = 0, *, fixed_base: bool = True, hang_m: float = 0.5,
-                 truth: HiddenTruth | None = None) -> None:  # fmt: skip
+                 truth: HiddenTruth | None = None, noise: SensorNoise | None = None) -> None:  # fmt: skip
         if not fixed_base and meta.robot.fixed_base:
             raise ValueError(f"a free-floating hidden robot needs a floating base; robot '{meta.robot.name}' of "
                              f"{meta.task} is fixed to the world")  # fmt: skip
         self.truth = draw_truth(meta, seed) if truth is None else truth
+        self.noise = SensorNoise() if noise is None else noise
+        self._noise_rng = np.random.default_rng(self.noise.seed)
+        self._tau_std = self.noise.tau_frac * _datasheet(meta, "peak_torque")
         self.fixed_base = fixed_base
         mount = {"fixed_base": True, "hang_m": hang_m} if fixed_base else {}  # free: the start pose, feet down
         self.sim = MujocoRobot.for_policy(meta, **mount)
@@ -140,7 +177,14 @@ class HiddenRobot(Robot):
         return self.sim.description_hash
 
     def read_joints(self) -> JointState:
-        return self.sim.read_joints()
+        """The joint state as the bus reports it (with :attr:`noise`)."""
+        state, n = self.sim.read_joints(), self.noise
+        if n.q_rad == 0 and n.qd_rads == 0:
+            return state
+        rng, size = self._noise_rng, state.pos.shape
+        return JointState(
+            pos=state.pos + rng.normal(0.0, n.q_rad, size), vel=state.vel + rng.normal(0.0, n.qd_rads, size)
+        )
 
     def read_imu(self) -> ImuState:
         return self.sim.read_imu()
@@ -152,8 +196,11 @@ class HiddenRobot(Robot):
         self._command = (np.asarray(q_target, float)[None, :], np.asarray(qd_target, float)[None, :])
 
     def read_torque(self) -> np.ndarray:
-        """Motor torque applied over the period just stepped, N·m (friction acts behind it, in the gearbox)."""
-        return self._tau.copy()
+        """Motor torque applied over the period just stepped, as the drive reports it (with :attr:`noise`), N·m
+        (friction acts behind it, in the gearbox)."""
+        if self.noise.tau_frac == 0:
+            return self._tau.copy()
+        return self._tau + self._noise_rng.normal(0.0, 1.0, self._tau.shape) * self._tau_std
 
     def step(self) -> None:
         joints = self.sim.read_joints()

@@ -169,7 +169,10 @@ class DeployRuntime:
     Args:
         meta: Exported metadata.
         robot: The robot (its joint order must equal ``meta.joint_names``).
-        policy: Observation → raw action, e.g. the :class:`OnnxPolicy` of :func:`load_policy` or :class:`ZeroPolicy`.
+        policy: Observation → raw action, e.g. the :class:`OnnxPolicy` of :func:`load_policy` or :class:`ZeroPolicy`;
+            None: no policy runs — the caller writes :attr:`q_target` itself (the identification motion), so the
+            observation and action terms are not built (a policy whose terms need more than encoders and an IMU,
+            such as the grasp's object pose, can still be excited and identified).
         command_delay: Reproduce the training command delay in the chain (default: only for simulated robots).
         seed: Seed of the numpy generator drawing the command delay.
 
@@ -184,15 +187,15 @@ class DeployRuntime:
         UnsupportedActionError: An action term cannot be run on a robot.
     """
 
-    def __init__(self, meta: PolicyMetadata, robot: Robot, policy: Policy, *, command_delay: bool | None = None,
-                 seed: int = 0, log: LogRecorder | None = None) -> None:  # fmt: skip
+    def __init__(self, meta: PolicyMetadata, robot: Robot, policy: Policy | None, *,
+                 command_delay: bool | None = None, seed: int = 0, log: LogRecorder | None = None) -> None:  # fmt: skip
         self.meta, self.robot, self.policy, self.log = meta, robot, policy, log
         self.steps_per_policy = check_compatible(meta, robot)
         obs_dim = getattr(policy, "obs_dim", meta.obs_dim)
         if obs_dim != meta.obs_dim:
             raise MetadataMismatchError(f"the policy takes {obs_dim} inputs, the metadata layout has {meta.obs_dim}")
-        self.observations = ObservationBuilder(meta)
-        self.actions = ActionMapper(meta)
+        self.observations = ObservationBuilder(meta) if policy is not None else None
+        self.actions = ActionMapper(meta) if policy is not None else None
         index = {j: i for i, j in enumerate(meta.joint_names)}
         self.command_delay = robot.simulated if command_delay is None else command_delay
         rng = np.random.default_rng(seed)
@@ -229,7 +232,8 @@ class DeployRuntime:
     def reset(self) -> None:
         """Forget the previous action and the chain state (call when the robot is (re)placed in its start pose)."""
         self.last_action = np.zeros(self.meta.action_dim, dtype=np.float32)
-        self.observations.reset()
+        if self.observations is not None:
+            self.observations.reset()
         self.q_target = np.asarray(self.meta.default_joint_pos, dtype=np.float64).copy()
         for _, chain in self.chains:
             chain.reset()
@@ -242,7 +246,12 @@ class DeployRuntime:
 
         Raises:
             FloatingPointError: The policy produced a non-finite action (nothing is sent).
+            RuntimeError: The runtime was built without a policy (``policy=None``).
         """
+        if self.policy is None:
+            raise RuntimeError(
+                "this runtime was built without a policy (policy=None): write q_target and call control()"
+            )
         t0 = time.perf_counter()
         readings = Readings(self.robot.read_joints(), self.robot.read_imu(), self.last_action)
         raw = np.asarray(self.policy(self.observations.build(readings)), dtype=np.float32).reshape(-1)

@@ -132,6 +132,13 @@ class ObservationsCfg:
     policy: PolicyCfg = PolicyCfg()
 
 
+ARM_SPEED_LIMITS: dict[str, float] = {
+    expr: spec.velocity_limit for spec in PANDA_ACTUATORS.values() if "finger" not in spec.name
+    for expr in spec.joint_names_expr
+}  # fmt: skip
+"""Arm joint velocity limits, rad/s (Franka's interface limits: 2.175 for joints 1-4, 2.61 for 5-7)."""
+
+
 @configclass
 class RewardsCfg:
     # -- task, dense to sparse (Isaac Lab's lift task as the model): reach, pinch, raise, hold at the target height
@@ -148,13 +155,9 @@ class RewardsCfg:
     joint_vel = RewTerm(
         func=mdp.joint_vel_l2, weight=-1.0e-4, params={"asset_cfg": SceneEntityCfg("robot", joint_names="joint.*")}
     )
-
-
-ARM_SPEED_LIMITS: dict[str, float] = {
-    expr: spec.velocity_limit for spec in PANDA_ACTUATORS.values() if "finger" not in spec.name
-    for expr in spec.joint_names_expr
-}  # fmt: skip
-"""Arm joint velocity limits, rad/s (Franka's interface limits: 2.175 for joints 1-4, 2.61 for 5-7)."""
+    # off as shipped (weight 0: not computed): a penalty from 0.7 x the speed reflex's limit up, 1 per joint at it
+    speed_margin = RewTerm(func=grasp_mdp.joint_speed_margin, weight=0.0,
+                           params={"limits_rad_s": ARM_SPEED_LIMITS, "onset": 0.7})  # fmt: skip
 
 
 @configclass

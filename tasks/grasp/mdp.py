@@ -110,22 +110,51 @@ class joint_speed_reflex(ManagerTermBase):
 
     def __init__(self, cfg: TerminationTermCfg, env: ManagerBasedRLEnv) -> None:
         super().__init__(cfg, env)
-        robot = env.scene[cfg.params.get("asset_cfg", ROBOT).name]
-        ids, limits = [], []
-        for expr, limit in cfg.params["limits_rad_s"].items():
-            found = [i for i, name in enumerate(robot.joint_names) if re.fullmatch(expr, name)]
-            if not found:
-                raise ValueError(f"joint_speed_reflex: no joint matches {expr!r} (joints: {robot.joint_names})")
-            ids += found
-            limits += [float(limit)] * len(found)
-        self.robot = robot
-        self.joint_ids = torch.tensor(ids, device=env.device)
-        self.limits = torch.tensor(limits, device=env.device)
+        self.robot, self.joint_ids, self.limits = _speed_limits(env, cfg.params, "joint_speed_reflex")
 
     def __call__(self, env: ManagerBasedRLEnv, limits_rad_s: dict[str, float],
                  asset_cfg: SceneEntityCfg = ROBOT) -> torch.Tensor:  # fmt: skip
         speed = self.robot.data.joint_vel.torch[:, self.joint_ids].abs()
         return (speed > self.limits).any(dim=-1)
+
+
+def _speed_limits(env: ManagerBasedRLEnv, params: dict, term: str) -> tuple[Any, torch.Tensor, torch.Tensor]:
+    """The robot, the joint ids and the velocity limits (rad/s) that ``params["limits_rad_s"]`` names by regex."""
+    robot = env.scene[params.get("asset_cfg", ROBOT).name]
+    ids, limits = [], []
+    for expr, limit in params["limits_rad_s"].items():
+        found = [i for i, name in enumerate(robot.joint_names) if re.fullmatch(expr, name)]
+        if not found:
+            raise ValueError(f"{term}: no joint matches {expr!r} (joints: {robot.joint_names})")
+        ids += found
+        limits += [float(limit)] * len(found)
+    return robot, torch.tensor(ids, device=env.device), torch.tensor(limits, device=env.device)
+
+
+class joint_speed_margin(ManagerTermBase):
+    """Reward (a penalty with a negative weight): how far the arm's joints run into the band below the speed reflex,
+    ``Σ_i clip((|q̇_i|/q̇_max,i − onset) / (1 − onset), 0, ∞)²`` — 0 below ``onset`` × the limit, 1 per joint at the
+    limit. The reflex ends the episode at the limit (:class:`joint_speed_reflex`), which tells the policy only that
+    it went too fast, one step too late; this term says so on the way there, with a gradient. Off in the task as
+    shipped (weight 0); ``--set env.rewards.speed_margin.weight=-W`` turns it on.
+
+    Params:
+        limits_rad_s: Joint-name regex -> velocity limit, rad/s (as :class:`joint_speed_reflex`).
+        onset: Fraction of the limit where the penalty starts (0 < onset < 1).
+    """
+
+    def __init__(self, cfg: RewardTermCfg, env: ManagerBasedRLEnv) -> None:
+        super().__init__(cfg, env)
+        onset = float(cfg.params.get("onset", 0.7))
+        if not 0.0 < onset < 1.0:
+            raise ValueError(f"joint_speed_margin: onset must lie in (0, 1), got {onset}")
+        self.robot, self.joint_ids, self.limits = _speed_limits(env, cfg.params, "joint_speed_margin")
+        self.onset = onset
+
+    def __call__(self, env: ManagerBasedRLEnv, limits_rad_s: dict[str, float], onset: float = 0.7,
+                 asset_cfg: SceneEntityCfg = ROBOT) -> torch.Tensor:  # fmt: skip
+        ratio = self.robot.data.joint_vel.torch[:, self.joint_ids].abs() / self.limits
+        return ((ratio - self.onset).clamp(min=0.0) / (1.0 - self.onset)).square().sum(dim=-1)
 
 
 def tcp_object_distance(env: ManagerBasedRLEnv, std: float, robot_cfg: SceneEntityCfg = ROBOT,

@@ -13,7 +13,9 @@ def torque_env():
     from conftest import build_env
 
     # joint torques: a large command spins joint 1 past its 2.175 rad/s limit within a few policy steps
-    with build_env("Realgap-Grasp-Franka-JointTorque-v0", num_envs=2, seed=1, events__reset_arm=None) as env:
+    # the speed-margin penalty (off in the task as shipped) on, to check it against its formula on the same motion
+    with build_env("Realgap-Grasp-Franka-JointTorque-v0", num_envs=2, seed=1, events__reset_arm=None,
+                   rewards__speed_margin__weight=-1.0) as env:  # fmt: skip
         yield env
 
 
@@ -41,6 +43,29 @@ def test_joint_speed_reflex_ends_only_the_speeding_env(torque_env):
     # the reset env is back at rest: the reflex does not fire again on the next step
     env.step(torch.zeros_like(act))
     assert not bool(env.termination_manager.get_term("joint_speed_reflex").any())
+
+
+def test_speed_margin_penalty_grows_from_its_onset_to_one_per_joint_at_the_limit(torque_env):
+    env = torque_env
+    env.reset()
+    robot = env.scene["robot"]
+    cfg = env.reward_manager.get_term_cfg("speed_margin")
+    limits = torch.tensor([2.175] * 4 + [2.61] * 3)
+    act = torch.zeros(2, env.action_manager.total_action_dim)
+    act[0, 0] = 0.5  # env 0: 5 N·m on joint 1 spins it up to its limit over many steps, env 1 holds
+    seen = []
+    for _ in range(100):
+        env.step(act)
+        if bool(env.termination_manager.get_term("joint_speed_reflex").any()):
+            break
+        value = cfg.func(env, **cfg.params)
+        ratio = robot.data.joint_vel.torch[:, :7].abs() / limits
+        want = ((ratio - 0.7).clamp(min=0.0) / 0.3).square().sum(dim=-1)
+        torch.testing.assert_close(value, want)
+        seen.append(float(ratio[0, 0]))
+        assert float(value[1]) == 0.0  # holding: nothing near the limit
+    assert max(seen) > 0.7 and any(r < 0.7 for r in seen)  # the motion crossed the onset before the reflex
+    assert "speed_margin" in env.reward_manager.active_terms
 
 
 def test_nan_in_the_object_resets_that_env_and_is_counted(torque_env):
