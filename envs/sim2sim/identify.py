@@ -173,9 +173,10 @@ def _gains_and_limit(fit: JointFit, log: RobotLog, e: np.ndarray, no_load_speed:
         sigma = np.std(tau[keep] - pred[keep]) + 1e-9
         saturated = (np.abs(pred) - np.abs(tau) > 6 * sigma + 1e-3 * np.abs(tau).max()) & (pred * tau > 0)
         keep = ~saturated
-    if saturated.sum() >= 3:  # noisy sensors: keep only samples clear of the limit, measured *and* asked for
-        limit = float(np.median(tau[saturated] / _envelope(log.qd[s, j][saturated], np.sign(tau[saturated]),
-                                                          no_load_speed)))  # fmt: skip
+    n_sat = int(saturated.sum())
+    if n_sat >= 3:  # the limit from the saturated samples; then keep only samples clear of it, measured *and* asked
+        peaks = tau[saturated] / _envelope(log.qd[s, j][saturated], np.sign(tau[saturated]), no_load_speed)
+        limit = float(np.median(peaks))
         for _ in range(2):
             beta, _, _ = _ols(x[keep], tau[keep])
             pred = x @ beta
@@ -191,12 +192,9 @@ def _gains_and_limit(fit: JointFit, log: RobotLog, e: np.ndarray, no_load_speed:
     cmd_kp, cmd_kd = log.kp[j], log.kd[j]
     fit.estimates["kp"] = Estimate(float(beta[0]), float(std[0]), "N·m/rad", f"OLS on τ (commanded {cmd_kp:g})")
     fit.estimates["kd"] = Estimate(float(beta[1]), float(std[1]), "N·m·s/rad", f"OLS on τ (commanded {cmd_kd:g})")
-    if saturated.sum() >= 3:
-        sign = np.sign(tau[saturated])
-        peaks = tau[saturated] / _envelope(log.qd[s, j][saturated], sign, no_load_speed)
-        fit.estimates["torque_limit"] = Estimate(float(np.median(peaks)), float(np.std(peaks) / np.sqrt(peaks.size)),
-                                                 "N·m", f"{int(saturated.sum())} saturated samples")  # fmt: skip
-        limit = fit.estimates["torque_limit"].value
+    if n_sat >= 3:
+        fit.estimates["torque_limit"] = Estimate(limit, float(np.std(peaks) / np.sqrt(n_sat)), "N·m",
+                                                 f"{n_sat} saturated samples")  # fmt: skip
         fit.tau_predicted[s] = np.clip(x @ beta, -limit, limit)
     else:
         fit.estimates["torque_limit"] = Estimate.missing(

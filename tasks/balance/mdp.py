@@ -163,14 +163,13 @@ class push_curriculum(ManagerTermBase):
         self.start = tuple(float(v) for v in start)
         self.step, self.promote, self.demote = float(p["step"]), float(p["promote"]), float(p["demote"])
         self.min_episodes = int(p["min_episodes"])
-        step, promote, demote = self.step, self.promote, self.demote
         if len(self.start) != 2 or not 0.0 <= self.start[0] <= self.start[1]:
             raise ValueError(f"push_curriculum start_mps must be (min, max) with 0 <= min <= max, got {start}")
         if self.start[0] > self.target[0] or self.start[1] > self.target[1]:
             raise ValueError(f"push_curriculum start_mps {self.start} must not exceed the task's range {self.target}")
-        if not 0.0 < step <= 1.0 or not 0.0 <= demote <= promote <= 1.0 or self.min_episodes < 1:
+        if not 0.0 < self.step <= 1.0 or not 0.0 <= self.demote <= self.promote <= 1.0 or self.min_episodes < 1:
             raise ValueError(f"push_curriculum needs 0 < step <= 1, 0 <= demote <= promote <= 1 and min_episodes >= 1, "
-                             f"got step={step}, promote={promote}, demote={demote}, "
+                             f"got step={self.step}, promote={self.promote}, demote={self.demote}, "
                              f"min_episodes={self.min_episodes}")  # fmt: skip
         self._write()
 

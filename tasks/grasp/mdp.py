@@ -8,7 +8,6 @@ The pure math (contact modes, hold counting) lives in :mod:`realgap.tasks.grasp.
 from __future__ import annotations
 
 import math
-import re
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -123,10 +122,11 @@ def _speed_limits(env: ManagerBasedRLEnv, params: dict, term: str) -> tuple[Any,
     robot = env.scene[params.get("asset_cfg", ROBOT).name]
     ids, limits = [], []
     for expr, limit in params["limits_rad_s"].items():
-        found = [i for i, name in enumerate(robot.joint_names) if re.fullmatch(expr, name)]
-        if not found:
-            raise ValueError(f"{term}: no joint matches {expr!r} (joints: {robot.joint_names})")
-        ids += found
+        try:
+            found, _ = robot.find_joints(expr)  # Isaac Lab's regex matching (raises when nothing matches)
+        except ValueError as err:
+            raise ValueError(f"{term}: no joint matches {expr!r} (joints: {robot.joint_names})") from err
+        ids += list(found)
         limits += [float(limit)] * len(found)
     return robot, torch.tensor(ids, device=env.device), torch.tensor(limits, device=env.device)
 

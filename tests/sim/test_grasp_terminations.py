@@ -68,6 +68,15 @@ def test_speed_margin_penalty_grows_from_its_onset_to_one_per_joint_at_the_limit
     assert "speed_margin" in env.reward_manager.active_terms
 
 
+def test_a_speed_limit_naming_no_joint_is_refused_with_the_joints(torque_env):
+    from realgap.tasks.grasp.mdp import _speed_limits
+
+    _, ids, limits = _speed_limits(torque_env, {"limits_rad_s": {"joint[1-4]": 2.175, "joint[5-7]": 2.61}}, "t")
+    assert ids.tolist() == list(range(7)) and limits.tolist() == pytest.approx([2.175] * 4 + [2.61] * 3)
+    with pytest.raises(ValueError, match=r"joint_speed_margin: no joint matches 'elbow\.\*' \(joints: \["):
+        _speed_limits(torque_env, {"limits_rad_s": {"elbow.*": 1.0}}, "joint_speed_margin")
+
+
 def test_nan_in_the_object_resets_that_env_and_is_counted(torque_env):
     from realgap.envs.sim.nan_guard import FiniteVecEnv
 
