@@ -125,6 +125,12 @@ class RewardsCfg:
         weight=0.0,
         params={"feet_cfg": SceneEntityCfg("robot", body_names=list(G1_FOOT_BODIES))},
     )
+    # capture point outside the support polygon (zero while the ankles can hold it; a step brings it back): a lever, off
+    capture_support = RewTerm(
+        func=balance_mdp.capture_point_outside_support,
+        weight=0.0,
+        params={"feet_cfg": SceneEntityCfg("robot", body_names=list(G1_FOOT_BODIES))},
+    )
     # -- effort and smoothness (what the motors and the gearboxes pay for)
     torque = RewTerm(func=mdp.joint_torques_l2, weight=-1.0e-5)
     joint_acc = RewTerm(func=mdp.joint_acc_l2, weight=-1.0e-7)

@@ -1,5 +1,6 @@
-"""MDP terms of the balance task that Isaac Lab does not ship: the horizontal base-velocity penalty and the task
-metrics (survival to time-out, time to fall, push survived).
+"""MDP terms of the balance task that Isaac Lab does not ship: the horizontal base-velocity penalty, two capture-point
+rewards (offset from the feet; distance outside the support polygon), the push curriculum and the task metrics
+(survival to time-out, time to fall, push survived).
 
 The push is :class:`realgap.envs.dr.push.push_robot`; everything else in the task's MDP table comes from
 ``isaaclab.envs.mdp``.
@@ -12,6 +13,9 @@ from typing import TYPE_CHECKING
 
 import torch
 from isaaclab.managers import ManagerTermBase, SceneEntityCfg
+from isaaclab.utils.math import quat_apply
+
+from realgap.envs.robots.g1 import G1_FOOT_BODIES, G1_SOLE_POINTS_B, G1_SOLE_RADIUS
 
 if TYPE_CHECKING:
     from isaaclab.envs import ManagerBasedRLEnv
@@ -29,6 +33,21 @@ def base_lin_vel_xy_l2(env: ManagerBasedRLEnv, asset_cfg: SceneEntityCfg = Scene
     return torch.sum(torch.square(asset.data.root_lin_vel_w.torch[:, :2]), dim=1)
 
 
+def _capture_point_w(env: ManagerBasedRLEnv, asset) -> torch.Tensor:
+    """Horizontal capture point ``ξ = c + ċ / ω`` of the whole body in the world frame, m; ``c`` the centre of mass,
+    ``ω = sqrt(g / c_z)`` (the linear inverted pendulum, the simulation's own g).
+
+    Shape: (E, 2).
+    """
+    mass = asset.data.body_mass.torch  # (E, B)
+    weights = (mass / mass.sum(dim=1, keepdim=True)).unsqueeze(-1)
+    com = torch.sum(asset.data.body_com_pos_w.torch * weights, dim=1)
+    com_vel = torch.sum(asset.data.body_com_lin_vel_w.torch * weights, dim=1)
+    gravity = -float(env.cfg.sim.gravity[2])
+    omega = torch.sqrt(gravity / com[:, 2].clamp(min=0.1))
+    return com[:, :2] + com_vel[:, :2] / omega[:, None]
+
+
 def capture_point_offset_l2(
     env: ManagerBasedRLEnv,
     asset_cfg: SceneEntityCfg = SceneEntityCfg("robot"),
@@ -43,15 +62,64 @@ def capture_point_offset_l2(
     where the fall it prevents is paid a second later.
     """
     asset = env.scene[asset_cfg.name]
-    mass = asset.data.body_mass.torch  # (E, B)
-    weights = (mass / mass.sum(dim=1, keepdim=True)).unsqueeze(-1)
-    com = torch.sum(asset.data.body_com_pos_w.torch * weights, dim=1)
-    com_vel = torch.sum(asset.data.body_com_lin_vel_w.torch * weights, dim=1)
-    gravity = -float(env.cfg.sim.gravity[2])  # the simulation's own g, m/s²
-    omega = torch.sqrt(gravity / com[:, 2].clamp(min=0.1))
-    capture = com[:, :2] + com_vel[:, :2] / omega[:, None]
     feet = asset.data.body_link_pos_w.torch[:, feet_cfg.body_ids, :2].mean(dim=1)
-    return torch.sum(torch.square(capture - feet), dim=1)
+    return torch.sum(torch.square(_capture_point_w(env, asset) - feet), dim=1)
+
+
+def distance_outside_hull(point: torch.Tensor, vertices: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+    """Distance from each env's point to the convex hull of its valid vertices in the plane, 0 inside, m.
+
+    Exact, without building the hull: for a point p outside, ``dist = max over unit u of (u·p − h(u))`` with the
+    support function ``h(u) = max over valid s of u·s``, attained at ``u = (p − q) / |p − q|`` (q the nearest hull
+    point). That direction is the outward normal of the hull edge nearest p, or the direction from the nearest
+    vertex to p, so it is among the candidates {±normal of every vertex pair} ∪ {(p − s) / |p − s|}; every other
+    unit vector gives a lower bound, since ``u·p − h(u) ≤ u·(p − q) ≤ |p − q|``. Inside, every candidate gives ≤ 0.
+    An env with no valid vertex (both feet off the ground) is measured against all its vertices.
+
+    Shape: point (E, 2), vertices (E, V, 2), valid (E, V) bool → (E,).
+    """
+    i, j = torch.triu_indices(vertices.shape[1], vertices.shape[1], 1, device=vertices.device)
+    edge = vertices[:, j] - vertices[:, i]
+    normal = torch.stack((edge[..., 1], -edge[..., 0]), dim=-1)
+    to_point = point[:, None, :] - vertices
+    u = torch.cat((normal, -normal, to_point), dim=1)
+    u = u / u.norm(dim=-1, keepdim=True).clamp(min=1e-12)  # a zero candidate (coincident points) gives 0: harmless
+    valid = valid | ~valid.any(dim=1, keepdim=True)
+    support = torch.einsum("ekd,evd->ekv", u, vertices).masked_fill(~valid[:, None, :], -torch.inf).amax(dim=-1)
+    gap = torch.einsum("ekd,ed->ek", u, point) - support
+    return gap.amax(dim=1).clamp(min=0.0)
+
+
+def capture_point_outside_support(
+    env: ManagerBasedRLEnv,
+    asset_cfg: SceneEntityCfg = SceneEntityCfg("robot"),
+    feet_cfg: SceneEntityCfg = SceneEntityCfg("robot", body_names=list(G1_FOOT_BODIES)),
+    sole_points_b: tuple[tuple[float, float, float], ...] = G1_SOLE_POINTS_B,
+    sole_radius: float = G1_SOLE_RADIUS,
+    contact_tolerance: float = 0.01,
+) -> torch.Tensor:
+    """Horizontal distance of the capture point outside the support polygon, m (0 while it lies inside).
+
+    The robot can come to rest without a step as long as its capture point ξ (see :func:`capture_point_offset_l2`)
+    lies in the support polygon, the convex hull of the sole points on the ground; outside, only a step that moves
+    the polygon under ξ saves it. Unlike the offset from the middle of the feet, this term is zero for any ξ the
+    ankles can hold, and a step toward ξ is what takes it back to zero: it pays the step strategy, not only the ankle
+    and hip ones. A sole point (``sole_points_b`` in each foot's frame, spheres of ``sole_radius``) is on the ground
+    when its centre lies within ``contact_tolerance`` of touching z = 0 (the task's flat ground). A swing foot leaves
+    the polygon, so the step itself costs while the foot is in the air.
+    """
+    asset = env.scene[asset_cfg.name]
+    pos_w = asset.data.body_link_pos_w.torch[:, feet_cfg.body_ids]  # (E, F, 3)
+    quat_w = asset.data.body_link_quat_w.torch[:, feet_cfg.body_ids]  # (E, F, 4)
+    sole_b = torch.tensor(sole_points_b, dtype=pos_w.dtype, device=pos_w.device)  # (S, 3)
+    num_envs, num_feet, num_points = pos_w.shape[0], pos_w.shape[1], sole_b.shape[0]
+    quat = quat_w[:, :, None, :].expand(-1, -1, num_points, -1).reshape(-1, 4)
+    sole_w = pos_w[:, :, None, :] + quat_apply(quat, sole_b.repeat(num_envs * num_feet, 1)).view(
+        num_envs, num_feet, num_points, 3
+    )
+    sole_w = sole_w.reshape(num_envs, num_feet * num_points, 3)
+    on_ground = sole_w[..., 2] < sole_radius + contact_tolerance
+    return distance_outside_hull(_capture_point_w(env, asset), sole_w[..., :2], on_ground)
 
 
 class balance_metrics(ManagerTermBase):

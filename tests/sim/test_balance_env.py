@@ -94,3 +94,39 @@ def test_capture_point_moves_by_the_push_over_omega(env):
     robot.update(0.0)
     pushed = capture_point_offset_l2(env, feet_cfg=feet).sqrt()
     assert bool((pushed > shift - standing - 0.01).all() and (pushed < shift + standing + 0.01).all()), (pushed, shift)
+
+
+def test_support_polygon_holds_the_standing_capture_point_and_a_backward_push_leaves_it(env):
+    from isaaclab.utils.math import quat_apply
+
+    from realgap.envs.robots.g1 import G1_SOLE_POINTS_B
+    from realgap.tasks.balance.mdp import capture_point_outside_support
+
+    env.reset()
+    robot = env.scene["robot"]
+    act = torch.zeros(env.num_envs, 29)
+    for _ in range(25):  # settle 0.5 s
+        env.step(act)
+    params = env.reward_manager.get_term_cfg("capture_support").params
+    standing = capture_point_outside_support(env, **params)
+    assert bool((standing == 0).all()), standing  # standing still, ξ lies between the soles
+    # a 0.6 m/s backward push (each env faces its own random yaw): ξ moves 0.6 / ω ≈ 0.17 m back, behind the heels,
+    # which sit 5 cm behind the ankles; with the feet flat the distance is how far ξ lies behind the heel line
+    forward = quat_apply(robot.data.root_quat_w.torch, torch.tensor([[1.0, 0.0, 0.0]]).repeat(env.num_envs, 1))
+    forward[:, 2] = 0.0
+    forward = forward / forward.norm(dim=1, keepdim=True)
+    vel = robot.data.root_vel_w.torch.clone()
+    vel[:, :3] -= 0.6 * forward
+    robot.write_root_velocity_to_sim_index(root_velocity=vel)
+    env.sim.forward()
+    robot.update(0.0)
+    mass = robot.data.body_mass.torch[..., None]
+    com = (robot.data.body_com_pos_w.torch * mass).sum(1) / mass.sum(1)
+    com_vel = (robot.data.body_com_lin_vel_w.torch * mass).sum(1) / mass.sum(1)
+    capture = com[:, :2] + com_vel[:, :2] / torch.sqrt(9.81 / com[:, 2:3])
+    ankles = robot.data.body_link_pos_w.torch[:, params["feet_cfg"].body_ids, :2]
+    heel = (ankles * forward[:, None, :2]).sum(-1).min(dim=1).values + min(p[0] for p in G1_SOLE_POINTS_B)
+    expected = heel - (capture * forward[:, :2]).sum(-1)
+    pushed = capture_point_outside_support(env, **params)
+    assert bool((expected > 0.05).all()), expected
+    torch.testing.assert_close(pushed, expected, atol=0.015, rtol=0.0)
