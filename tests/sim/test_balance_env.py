@@ -128,5 +128,5 @@ def test_support_polygon_holds_the_standing_capture_point_and_a_backward_push_le
     heel = (ankles * forward[:, None, :2]).sum(-1).min(dim=1).values + min(p[0] for p in G1_SOLE_POINTS_B)
     expected = heel - (capture * forward[:, :2]).sum(-1)
     pushed = capture_point_outside_support(env, **params)
-    assert bool((expected > 0.05).all()), expected
+    assert bool((expected > 0.02).all()), expected  # behind the heels in every env (its CoM offset varies by env)
     torch.testing.assert_close(pushed, expected, atol=0.015, rtol=0.0)
