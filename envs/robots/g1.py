@@ -43,7 +43,7 @@ G1_ROOT_HEIGHT = 0.757
 G1_FOOT_BODIES: tuple[str, str] = ("left_ankle_roll_link", "right_ankle_roll_link")
 # The sole: each foot touches the ground through four collision spheres of radius 5 mm in its ankle-roll frame (g1.xml,
 # class "foot": heel at x = -0.05 m, toe at x = 0.12 m, 3 cm below the frame), the same on both feet. The support
-# polygon is the convex hull of those in contact (tests/unit/test_g1_sole.py checks them against the MJCF).
+# polygon is the convex hull of those in contact (tests/unit/test_support_polygon.py checks them against the MJCF).
 G1_SOLE_POINTS_B: tuple[tuple[float, float, float], ...] = (
     (-0.05, 0.025, -0.03), (-0.05, -0.025, -0.03), (0.12, 0.03, -0.03), (0.12, -0.03, -0.03),
 )  # fmt: skip

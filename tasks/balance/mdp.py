@@ -113,10 +113,8 @@ def capture_point_outside_support(
     quat_w = asset.data.body_link_quat_w.torch[:, feet_cfg.body_ids]  # (E, F, 4)
     sole_b = torch.tensor(sole_points_b, dtype=pos_w.dtype, device=pos_w.device)  # (S, 3)
     num_envs, num_feet, num_points = pos_w.shape[0], pos_w.shape[1], sole_b.shape[0]
-    quat = quat_w[:, :, None, :].expand(-1, -1, num_points, -1).reshape(-1, 4)
-    sole_w = pos_w[:, :, None, :] + quat_apply(quat, sole_b.repeat(num_envs * num_feet, 1)).view(
-        num_envs, num_feet, num_points, 3
-    )
+    shape = (num_envs, num_feet, num_points)
+    sole_w = pos_w[:, :, None, :] + quat_apply(quat_w[:, :, None, :].expand(*shape, 4), sole_b.expand(*shape, 3))
     sole_w = sole_w.reshape(num_envs, num_feet * num_points, 3)
     on_ground = sole_w[..., 2] < sole_radius + contact_tolerance
     return distance_outside_hull(_capture_point_w(env, asset), sole_w[..., :2], on_ground)

@@ -9,6 +9,13 @@ pytestmark = pytest.mark.sim
 TASK = "Realgap-Balance-G1-v0"
 
 
+def _whole_body_com(robot) -> tuple[torch.Tensor, torch.Tensor]:
+    """Mass-weighted centre of mass and its velocity in the world frame, (E, 3) each."""
+    mass = robot.data.body_mass.torch[..., None]
+    com = (robot.data.body_com_pos_w.torch * mass).sum(1) / mass.sum(1)
+    return com, (robot.data.body_com_lin_vel_w.torch * mass).sum(1) / mass.sum(1)
+
+
 @pytest.fixture(scope="module")
 def env():
     from conftest import build_env
@@ -84,8 +91,7 @@ def test_capture_point_moves_by_the_push_over_omega(env):
     standing = capture_point_offset_l2(env, feet_cfg=feet).sqrt()
     assert bool((standing < 0.06).all()), standing  # ξ over the feet (the CoM sits a few cm ahead of the ankles)
     # the same state with every body 0.4 m/s faster along y (a lateral push): ξ moves by 0.4 / ω, ω = sqrt(g / c_z)
-    mass = robot.data.body_mass.torch
-    com_z = (robot.data.body_com_pos_w.torch[..., 2] * mass).sum(1) / mass.sum(1)
+    com_z = _whole_body_com(robot)[0][:, 2]
     shift = 0.4 / torch.sqrt(9.81 / com_z)
     vel = robot.data.root_vel_w.torch.clone()
     vel[:, 1] += 0.4
@@ -120,9 +126,7 @@ def test_support_polygon_holds_the_standing_capture_point_and_a_backward_push_le
     robot.write_root_velocity_to_sim_index(root_velocity=vel)
     env.sim.forward()
     robot.update(0.0)
-    mass = robot.data.body_mass.torch[..., None]
-    com = (robot.data.body_com_pos_w.torch * mass).sum(1) / mass.sum(1)
-    com_vel = (robot.data.body_com_lin_vel_w.torch * mass).sum(1) / mass.sum(1)
+    com, com_vel = _whole_body_com(robot)
     capture = com[:, :2] + com_vel[:, :2] / torch.sqrt(9.81 / com[:, 2:3])
     ankles = robot.data.body_link_pos_w.torch[:, params["feet_cfg"].body_ids, :2]
     heel = (ankles * forward[:, None, :2]).sum(-1).min(dim=1).values + min(p[0] for p in G1_SOLE_POINTS_B)
