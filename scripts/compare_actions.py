@@ -3,6 +3,7 @@
     python scripts/compare_actions.py --max_iterations 300 --num_envs 64                  # all six, seed 0
     python scripts/compare_actions.py --spaces joint_pos,joint_torque --seeds 0,1 --factors object_mass_scale
     python scripts/compare_actions.py --max_iterations 2 --num_envs 8 --episodes 2        # smoke test
+    python scripts/compare_actions.py --seeds 1 --include runs/compare_actions/<seed-0 folder>  # add a seed later
 
 For every action space and seed, ``scripts/train.py`` runs in a subprocess (``--jobs`` at a time: the physics of one
 takes a core, so 2 on a 2-core CPU) with identical ``--max_iterations``, ``--num_envs`` and ``--seed`` (each variant's
@@ -10,8 +11,10 @@ PPO config differs only in its initial action noise, tasks/grasp/agent_cfg.py), 
 the last checkpoint at the nominal point and under the ``--factors`` sweeps. Writes into <out> (default
 runs/compare_actions/<timestamp>): comparison.csv and comparison.md (action space, low-level actuator model, physics /
 servo / policy rates and target mode, budget, training time, success with its 95 % CI, mean and worst success over each
-sweep), learning_curves.png, success.png, robustness.png; the runs under <out>/runs, the evaluations under <out>/eval,
-logs under <out>/logs.
+sweep), learning_curves.png, success.png, robustness.png; the runs under <out>/runs, the evaluations under <out>/eval
+(each with the run's training record, progress.csv and params, in eval/<space>_s<seed>/run/, so the folder stands on
+its own), logs under <out>/logs. ``--include DIR`` joins an earlier comparison's runs (same budget and evaluation
+settings, checked) to this one's table and plots: seeds can be added in another sitting.
 
 Progress: one line per finished run with an ETA, and each child's own progress line every 30 s.
 """
@@ -56,6 +59,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--device", default="cpu")
     p.add_argument("--jobs", type=int, default=1, help="trainings at a time (one per core: 2 on a 2-core CPU)")
     p.add_argument("--out", default=None, help="output folder")
+    p.add_argument("--include", action="append", default=[], metavar="DIR",
+                   help="an earlier comparison's output folder whose runs join the table and plots (same settings; "
+                        "e.g. another seed run in another sitting)")  # fmt: skip
     return p.parse_args(argv)
 
 
@@ -108,10 +114,14 @@ def main(argv: list[str] | None = None) -> int:
         raise ValueError(f"--max_minutes must be > 0, got {args.max_minutes}")
     if min(args.max_iterations, args.num_envs, args.episodes, args.eval_envs, args.jobs) < 1:
         raise ValueError("--max_iterations, --num_envs, --episodes, --eval_envs and --jobs must be >= 1")
+    from realgap.envs.eval import compare
+
+    settings = vars(args) | {"spaces": spaces, "seeds": seeds, "factors": factors}
+    included = [r for folder in args.include for r in compare.load_comparison(Path(folder), settings)]
+    if twice := sorted({f"{r.space}_s{r.seed}" for r in included} & {f"{s}_s{n}" for s in spaces for n in seeds}):
+        raise ValueError(f"runs {', '.join(twice)} are both included and to be trained: drop them from --seeds")
     out = Path(args.out or Path("runs") / "compare_actions" / f"{datetime.datetime.now():%Y-%m-%d_%H-%M-%S}")
     (out / "logs").mkdir(parents=True, exist_ok=True)
-
-    from realgap.envs.eval import compare
 
     def train_and_evaluate(space: str, seed: int) -> compare.RunResult:
         tag = f"{space}_s{seed}"
@@ -133,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         cmd += ["--episode_s", str(args.episode_s)] if args.episode_s else []
         run(cmd, out / "logs" / f"eval_{tag}.log", tag)
         report = json.loads((out / "eval" / tag / "report.json").read_text())
+        compare.keep_training_record(run_dir, out / "eval" / tag / "run")  # the output folder stands on its own
         return compare.RunResult(space, seed, run_dir, train_s, report)
 
     from realgap.envs.run.progress import Progress
@@ -147,7 +158,8 @@ def main(argv: list[str] | None = None) -> int:
             done[futures[future]] = future.result()
             with _PRINT:  # its line must not land inside a worker's line
                 progress.update(1, finished=f"{futures[future][0]}_s{futures[future][1]}")
-    results = [done[job] for job in jobs]
+    order = {space: i for i, space in enumerate(ACTION_SPACE_IDS)}
+    results = sorted([*included, *(done[job] for job in jobs)], key=lambda r: (order[r.space], r.seed))
 
     rows = compare.table_rows(results)
     compare.write_csv(rows, out / "comparison.csv")
@@ -155,7 +167,6 @@ def main(argv: list[str] | None = None) -> int:
     compare.plot_learning_curves(results, out / "learning_curves.png")
     compare.plot_success(rows, out / "success.png")
     compare.plot_robustness(results, out / "robustness.png")
-    settings = vars(args) | {"spaces": spaces, "seeds": seeds, "factors": factors}
     record = finite_or_none({"settings": settings, "rows": rows})
     (out / "comparison.json").write_text(json.dumps(record, indent=2, default=str))
     print(compare.markdown(rows, factors))

@@ -46,6 +46,16 @@ def env_builder():
     return build_env
 
 
+@pytest.fixture(scope="session")
+def tiny_run(tmp_path_factory: pytest.TempPathFactory):
+    """The slow tier's shared balance run (:data:`shared_run.TINY_RUN_ARGS`), trained once per session — once across
+    xdist workers too — on first request; read only: a test that writes into a run folder uses
+    :func:`shared_run.copy_run`."""
+    from shared_run import shared_tiny_run
+
+    return shared_tiny_run(tmp_path_factory)
+
+
 # Property tests (hypothesis). Where the CI environment variable is set (hosted CI runners set CI=true) every property
 # test draws the same examples on every run: derandomize=True seeds each test from a hash of its source, so a red CI
 # run is red again when rerun, and locally with HYPOTHESIS_PROFILE=ci. Derandomized runs keep no example database

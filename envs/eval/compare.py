@@ -66,6 +66,58 @@ def _num(value: float | None) -> float:
     return math.nan if value is None else float(value)
 
 
+TRAINING_RECORD = ("progress.csv", "params/run.json", "params/agent.yaml")
+"""The parts of a run folder the table and the learning curves read."""
+
+COMPARABLE_SETTINGS = ("max_iterations", "max_minutes", "num_envs", "episodes", "eval_envs", "episode_s", "factors",
+                       "values", "device")  # fmt: skip
+"""Settings two comparisons must share for their runs to sit in one table (one budget, one evaluation)."""
+
+
+def keep_training_record(run_dir: Path, dest: Path) -> Path:
+    """Copy :data:`TRAINING_RECORD` of ``run_dir`` to ``dest``: a comparison's output folder then holds every run's
+    learning curve and budget beside its evaluation, and stands on its own once the run folders are gone."""
+    import shutil
+
+    for name in TRAINING_RECORD:
+        target = Path(dest) / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(Path(run_dir) / name, target)
+    return Path(dest)
+
+
+def load_comparison(folder: Path, settings: Mapping[str, Any]) -> list[RunResult]:
+    """The runs of an earlier comparison (its output folder), to join a new one's table and plots.
+
+    Each run is rebuilt from what the folder keeps: ``eval/<space>_s<seed>/report.json``, the training record beside
+    it (``eval/<space>_s<seed>/run/``, see :func:`keep_training_record`) and its training time (``comparison.json``).
+
+    Raises:
+        ValueError: The folder is not a comparison, keeps no training record for a run, or was made with other
+            :data:`COMPARABLE_SETTINGS` than ``settings`` (another budget or evaluation is not comparable).
+    """
+    folder = Path(folder)
+    path = folder / "comparison.json"
+    if not path.is_file():
+        raise ValueError(f"{folder} holds no comparison.json: not an output folder of scripts/compare_actions.py")
+    record = json.loads(path.read_text())
+    theirs = record.get("settings", {})
+    differ = [k for k in COMPARABLE_SETTINGS if theirs.get(k) != settings.get(k)]
+    if differ:
+        detail = ", ".join(f"{k}: {theirs.get(k)!r} there, {settings.get(k)!r} here" for k in differ)
+        raise ValueError(f"{folder} was made with other settings ({detail}); one table needs one budget and evaluation")
+    results = []
+    for row in record["rows"]:
+        tag = f"{row['action_space']}_s{row['seed']}"
+        run = folder / "eval" / tag / "run"
+        if missing := [n for n in (*TRAINING_RECORD, "../report.json") if not (run / n).is_file()]:
+            raise ValueError(f"{folder}: run {tag} keeps no {', '.join(missing)} (a comparison made before its "
+                             f"training records were kept cannot be joined)")  # fmt: skip
+        report = json.loads((run.parent / "report.json").read_text())
+        results.append(RunResult(row["action_space"], int(row["seed"]), run, float(row["train_wall_s"]), report))
+    return results
+
+
 def table_rows(results: Sequence[RunResult]) -> list[dict[str, Any]]:
     """One flat row per run (the CSV and the markdown table); the budget is read from the run's own record."""
     rows = []

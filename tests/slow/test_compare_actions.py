@@ -20,12 +20,10 @@ def test_compare_all_eight_action_spaces_on_a_tiny_budget(tmp_path):
     spaces = list(ACTION_SPACE_IDS)
     assert len(spaces) == 8
     out = tmp_path / "compare"
-    proc = subprocess.run(
-        [sys.executable, str(REPO / "scripts/compare_actions.py"),
-         "--max_iterations", "2", "--num_envs", "8", "--episodes", "2", "--eval_envs", "8", "--episode_s", "1",
-         "--factors", "command_delay_s", "--values", "command_delay_s=0,0.02", "--out", str(out), "--jobs", "2"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=1800,
-    )  # fmt: skip
+    cmd = [sys.executable, str(REPO / "scripts/compare_actions.py"),
+           "--max_iterations", "2", "--num_envs", "8", "--episodes", "2", "--eval_envs", "8", "--episode_s", "1",
+           "--factors", "command_delay_s", "--values", "command_delay_s=0,0.02", "--jobs", "2"]  # fmt: skip
+    proc = subprocess.run([*cmd, "--out", str(out)], cwd=tmp_path, capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0, proc.stderr[-3000:]
     # progress: the children's own lines forwarded with their tag, and one line per finished run with an ETA
     for tag in (f"{space}_s0" for space in spaces):
@@ -61,3 +59,11 @@ def test_compare_all_eight_action_spaces_on_a_tiny_budget(tmp_path):
         path = out / f"{name}.png"
         assert path.stat().st_size > 1024
         assert matplotlib.image.imread(path).ndim == 3
+    for tag in (f"{space}_s0" for space in spaces):  # each run's training record kept beside its evaluation
+        kept = out / "eval" / tag / "run"
+        assert (kept / "progress.csv").is_file() and (kept / "params" / "run.json").is_file()
+    # joining this comparison to one that would train the same runs again is refused before anything is written
+    again = subprocess.run([*cmd, "--include", str(out), "--out", str(tmp_path / "again")], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert again.returncode == 2 and "both included and to be trained" in again.stderr, again.stderr[-2000:]
+    assert not (tmp_path / "again").exists()

@@ -1,5 +1,6 @@
-"""Slow tier: the robustness sweep and sim2sim scripts on a one-iteration checkpoint, in subprocesses as a user runs
-them — each writes its report with the expected fields, and the sweep its plots (non-empty, decodable PNGs)."""
+"""Slow tier: the robustness sweep and sim2sim scripts on the tier's shared 2-iteration checkpoint, in subprocesses
+as a user runs them — each writes its report with the expected fields, and the sweep its plots (non-empty, decodable
+PNGs)."""
 
 import json
 import subprocess
@@ -7,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from shared_run import copy_run
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
@@ -19,12 +21,9 @@ def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def run_dir(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("evaluate")
-    _run([str(REPO / "scripts/train.py"), "--num_envs", "8", "--max_iterations", "1", "--seed", "1",
-          "--log_root", str(tmp / "runs"), "--device", "cpu"], tmp)  # fmt: skip
-    (run,) = list((tmp / "runs" / "balance_g1").iterdir())
-    return run
+def run_dir(tiny_run, tmp_path_factory):
+    """A copy of the tier's shared tiny run (tests/conftest.py): sim2sim exports into the run folder."""
+    return copy_run(tiny_run, tmp_path_factory.mktemp("evaluate"))
 
 
 def _check_png(path: Path) -> None:

@@ -1,8 +1,7 @@
-"""Slow tier: train a tiny policy (8 envs, 1 PPO iteration) in a subprocess, export it with scripts/export.py, and
-check the export: three self-contained files, the same metadata (realgap.policy/2) everywhere, the training commit
-recorded, onnxruntime
-== TorchScript == the checkpoint's own actor (normalizer folded in), and the deploy runtime driving the MuJoCo G1
-with it. A missing checkpoint is refused with nothing written.
+"""Slow tier: the tier's shared tiny policy (8 envs, 2 PPO iterations; tests/conftest.py) exported with
+scripts/export.py, and the export checked: three self-contained files, the same metadata (realgap.policy/2)
+everywhere, the training commit recorded, onnxruntime == TorchScript == the checkpoint's own actor (normalizer folded
+in), and the deploy runtime driving the MuJoCo G1 with it. A missing checkpoint is refused with nothing written.
 """
 
 from __future__ import annotations
@@ -16,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from shared_run import copy_run
 
 pytestmark = pytest.mark.slow
 
@@ -27,22 +27,17 @@ def run_script(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def tiny_run(tmp_path_factory) -> Path:
-    """A run folder with a checkpoint of a 1-iteration policy (~1 min)."""
-    root = tmp_path_factory.mktemp("runs")
-    out = run_script("scripts/train.py", "--num_envs", "8", "--max_iterations", "1", "--seed", "0",
-                     "--log_root", str(root))  # fmt: skip
-    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
-    (run,) = (root / "balance_g1").iterdir()
-    return run
+def run_copy(tiny_run, tmp_path_factory) -> Path:
+    """A copy of the tier's shared tiny run (tests/conftest.py): the export writes into the run folder."""
+    return copy_run(tiny_run, tmp_path_factory.mktemp("runs"))
 
 
 @pytest.fixture(scope="module")
-def exported(tiny_run) -> Path:
-    out = run_script("scripts/export.py", "--checkpoint", str(tiny_run))
+def exported(run_copy) -> Path:
+    out = run_script("scripts/export.py", "--checkpoint", str(run_copy))
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
     print(out.stdout.strip().splitlines()[-1])  # the export's own ONNX-vs-torch figure
-    return tiny_run / "exported"
+    return run_copy / "exported"
 
 
 def test_export_writes_three_self_contained_files(exported):
@@ -55,7 +50,7 @@ def test_export_writes_three_self_contained_files(exported):
     assert not [p for p in exported.parent.iterdir() if "staging" in p.name or "-old-" in p.name]
 
 
-def test_metadata_is_the_same_everywhere_and_names_the_training_commit(tiny_run, exported):
+def test_metadata_is_the_same_everywhere_and_names_the_training_commit(run_copy, exported):
     from realgap.envs.deploy import load_metadata
     from realgap.envs.run.run_dir import latest_checkpoint
 
@@ -64,9 +59,9 @@ def test_metadata_is_the_same_everywhere_and_names_the_training_commit(tiny_run,
     with zipfile.ZipFile(exported / "policy.pt") as pt:  # TorchScript archive: extra files live under */extra/
         (name,) = [n for n in pt.namelist() if n.endswith("extra/realgap_metadata.json")]
         assert json.loads(pt.read(name)) == json.loads((exported / "policy.json").read_text())
-    run = json.loads((tiny_run / "params" / "run.json").read_text())
+    run = json.loads((run_copy / "params" / "run.json").read_text())
     assert from_json.training["git"] == run["git"]
-    assert from_json.training["checkpoint"] == str(latest_checkpoint(tiny_run).resolve())
+    assert from_json.training["checkpoint"] == str(latest_checkpoint(run_copy).resolve())
     assert from_json.task == "Realgap-Balance-G1-v0" and from_json.obs_dim == 93 and from_json.action_dim == 29
     assert json.loads((exported / "policy.json").read_text())["format"] == "realgap.policy/2"  # schema-checked
     assert from_json.training["dr_profile"] == "none" and from_json.training["randomization"]["events"]["interval"]
@@ -75,7 +70,7 @@ def test_metadata_is_the_same_everywhere_and_names_the_training_commit(tiny_run,
     assert noise["joint_vel"]["n_min"] == -0.4 and noise["actions"] is None
 
 
-def test_onnx_matches_torch_and_the_checkpoint(tiny_run, exported):
+def test_onnx_matches_torch_and_the_checkpoint(run_copy, exported):
     import torch
 
     from realgap.envs.deploy import OnnxPolicy
@@ -86,7 +81,7 @@ def test_onnx_matches_torch_and_the_checkpoint(tiny_run, exported):
     obs = rng.standard_normal((256, 93)).astype(np.float32)
     diff_torchscript = compare_onnx_torch(exported, obs)
     # an independent torch forward pass from the checkpoint's actor weights: (obs − mean)/(std + eps) -> MLP (ELU)
-    sd = torch.load(latest_checkpoint(tiny_run), weights_only=False, map_location="cpu")["actor_state_dict"]
+    sd = torch.load(latest_checkpoint(run_copy), weights_only=False, map_location="cpu")["actor_state_dict"]
     x = torch.from_numpy(obs)
     x = (x - sd["obs_normalizer._mean"]) / (sd["obs_normalizer._std"] + 1e-2)
     for i in (0, 2, 4, 6):
@@ -129,7 +124,7 @@ def test_export_refuses_a_folder_without_checkpoint(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_export_and_its_checkpoint_act_alike_inside_the_env(tiny_run, exported):
+def test_export_and_its_checkpoint_act_alike_inside_the_env(run_copy, exported):
     """The shipped form (ONNX + metadata, read by play.py --policy) and the checkpoint give the same actions on the
     observations of a rollout in the task's Play variant."""
     import torch
@@ -144,7 +139,7 @@ def test_export_and_its_checkpoint_act_alike_inside_the_env(tiny_run, exported):
     _, agent_cfg = load_cfgs("Realgap-Balance-G1-Play-v0", "cpu", 4, 0)
     agent_cfg = handle_deprecated_rsl_rl_cfg(agent_cfg, check_rsl_rl_version())
     with build_env("Realgap-Balance-G1-Play-v0", num_envs=4, seed=0) as env:
-        from_ckpt = checkpoint_policy(env, agent_cfg, latest_checkpoint(tiny_run))
+        from_ckpt = checkpoint_policy(env, agent_cfg, latest_checkpoint(run_copy))
         from_export = exported_policy(env, meta, onnx_path)
         obs, _ = env.reset()
         worst = 0.0

@@ -8,16 +8,14 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 import torch
+from shared_run import TINY_RUN_ARGS, TINY_RUN_ITERATIONS, TRAIN, copy_run
 
 pytestmark = pytest.mark.slow
-REPO = Path(__file__).resolve().parents[2]
-TRAIN = [sys.executable, str(REPO / "scripts/train.py"), "--num_envs", "8", "--device", "cpu"]
 
 
 def _iterations(run: Path) -> list[int]:
@@ -67,54 +65,53 @@ def test_kill_9_then_resume_continues(tmp_path):
     assert not list(run.glob(".tmp_*"))
 
 
-def test_same_seed_same_first_iterations(tmp_path):
-    rows, weights = [], []
-    for name in ("a", "b"):
-        out = subprocess.run([*TRAIN, "--max_iterations", "2", "--seed", "11", "--log_root", str(tmp_path / name)],
-                             cwd=tmp_path, capture_output=True, text=True, timeout=900)  # fmt: skip
-        assert out.returncode == 0, out.stderr[-3000:]
-        (run,) = list((tmp_path / name / "balance_g1").iterdir())
-        rows.append(_rows(run))  # rewards, episode lengths, task metrics (timings excluded)
-        weights.append(torch.load(run / "model_1.pt", weights_only=False, map_location="cpu")["actor_state_dict"])
-    assert rows[0] == rows[1]  # rewards, episode lengths, task metrics (timings excluded)
-    assert weights[0].keys() == weights[1].keys()
-    for name in weights[0]:
-        assert torch.equal(weights[0][name], weights[1][name]), name
+@pytest.fixture(scope="module")
+def whole_run(tmp_path_factory) -> Path:
+    """The tier's shared tiny run (tests/conftest.py) uninterrupted to 4 iterations: the same command and seed."""
+    root = tmp_path_factory.mktemp("whole")
+    args = [*TINY_RUN_ARGS[:-1], "4"]
+    out = subprocess.run([*TRAIN, *args, "--log_root", str(root)], cwd=root, capture_output=True, text=True,
+                         timeout=900)  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    (run,) = list((root / "balance_g1").iterdir())
+    return run
 
 
-def test_resume_is_exact(tmp_path):
-    """Stopped after iteration 1 and resumed, a run's iterations 2 and 3 equal those of the same run uninterrupted:
-    every logged metric (rewards, episode lengths, survival, push statistics; timings excluded) and every weight."""
-    common = ["--seed", "5", "--save_interval", "2"]
-    whole = subprocess.run([*TRAIN, *common, "--max_iterations", "4", "--log_root", str(tmp_path / "whole")],
-                           cwd=tmp_path, capture_output=True, text=True, timeout=900)  # fmt: skip
-    assert whole.returncode == 0, whole.stderr[-3000:]
-    first = subprocess.run([*TRAIN, *common, "--max_iterations", "2", "--log_root", str(tmp_path / "parts")],
-                           cwd=tmp_path, capture_output=True, text=True, timeout=900)  # fmt: skip
-    assert first.returncode == 0, first.stderr[-3000:]
-    (run,) = list((tmp_path / "parts" / "balance_g1").iterdir())
+def test_same_seed_same_first_iterations(tiny_run, whole_run):
+    """Two processes with the same seed (the shared 2-iteration run and the 4-iteration one) log the same first two
+    iterations and hold the same weights after them."""
+    a, b = _rows(tiny_run.path), _rows(whole_run)[:TINY_RUN_ITERATIONS]
+    assert [r["iteration"] for r in a] == ["0", "1"] and a == b  # rewards, episode lengths, task metrics
+    wa, wb = (torch.load(run / "model_1.pt", weights_only=False, map_location="cpu")["actor_state_dict"]
+              for run in (tiny_run.path, whole_run))  # fmt: skip
+    assert wa.keys() == wb.keys()
+    for name in wa:
+        assert torch.equal(wa[name], wb[name]), name
+
+
+def test_resume_is_exact(tiny_run, whole_run, tmp_path):
+    """Stopped after iteration 1 (the shared run) and resumed, a run's iterations 2 and 3 equal those of the same run
+    uninterrupted: every logged metric (rewards, episode lengths, survival, push statistics; timings excluded) and
+    every weight."""
+    run = copy_run(tiny_run, tmp_path)
     rest = subprocess.run([*TRAIN, "--resume", str(run), "--max_iterations", "4"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=900)  # fmt: skip
     assert rest.returncode == 0, rest.stderr[-3000:]
     assert "an exact continuation" in rest.stdout
-    (ref,) = list((tmp_path / "whole" / "balance_g1").iterdir())
-    a, b = _rows(ref), _rows(run)
+    a, b = _rows(whole_run), _rows(run)
     assert [r["iteration"] for r in b] == ["0", "1", "2", "3"]
     assert a == b  # iterations 2 and 3 after the resume included
     assert float(a[3]["mean_episode_length"]) > 0  # episodes ended after the resume: the statistics are not empty
-    wa = torch.load(ref / "model_3.pt", weights_only=False, map_location="cpu")
+    wa = torch.load(whole_run / "model_3.pt", weights_only=False, map_location="cpu")
     wb = torch.load(run / "model_3.pt", weights_only=False, map_location="cpu")
     for part in ("actor_state_dict", "critic_state_dict"):
         for name in wa[part]:
             assert torch.equal(wa[part][name], wb[part][name]), f"{part}.{name}"
 
 
-def test_resume_from_an_older_checkpoint_says_it_is_not_exact(tmp_path):
+def test_resume_from_an_older_checkpoint_says_it_is_not_exact(tiny_run, tmp_path):
     """Only the newest checkpoint carries the env state; resuming an older one says so and still continues."""
-    out = subprocess.run([*TRAIN, "--seed", "5", "--save_interval", "1", "--max_iterations", "2", "--log_root",
-                          str(tmp_path)], cwd=tmp_path, capture_output=True, text=True, timeout=900)  # fmt: skip
-    assert out.returncode == 0, out.stderr[-3000:]
-    (run,) = list((tmp_path / "balance_g1").iterdir())
+    run = copy_run(tiny_run, tmp_path)
     assert not (run / "model_0.env.pt").exists() and (run / "model_1.env.pt").is_file()
     (run / "model_1.pt").unlink()
     rest = subprocess.run([*TRAIN, "--resume", str(run), "--max_iterations", "3"], cwd=tmp_path,

@@ -9,25 +9,20 @@ import sys
 from pathlib import Path
 
 import pytest
+from shared_run import copy_run
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
 
 
-def test_train_two_iterations_then_play(tmp_path):
-    runs = tmp_path / "runs"
-    train = subprocess.run(
-        [sys.executable, str(REPO / "scripts/train.py"), "--num_envs", "8", "--max_iterations", "2", "--seed", "3",
-         "--log_root", str(runs), "--device", "cpu"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=900,
-    )  # fmt: skip
-    assert train.returncode == 0, train.stderr[-3000:]
-    progress = [line for line in train.stdout.splitlines() if line.startswith("[realgap] train ")]
+def test_train_two_iterations_then_play(tiny_run, tmp_path):
+    train_stdout = tiny_run.stdout  # the shared run of the tier (tests/conftest.py): 2 iterations, 8 envs
+    progress = [line for line in train_stdout.splitlines() if line.startswith("[realgap] train ")]
     assert [line.split(" [")[0] for line in progress] == ["[realgap] train 1/2 it", "[realgap] train 2/2 it"]
     assert all("ETA" in line and "steps/s=" in line and "survival_rate=" in line for line in progress), progress
-    ours = [line for line in train.stdout.splitlines() if line.startswith("[realgap]")]
+    ours = [line for line in train_stdout.splitlines() if line.startswith("[realgap]")]
     assert not [line for line in ours if "nan" in line], ours  # "—" until an episode ends, never nan
-    (run,) = list((runs / "balance_g1").iterdir())
+    run = copy_run(tiny_run, tmp_path)  # play exports into the run folder
     assert (run / "model_0.pt").is_file() and (run / "model_1.pt").is_file()
     assert list(run.glob("events.out.tfevents.*")), "TensorBoard log missing"
     rows = list(csv.DictReader(open(run / "progress.csv")))

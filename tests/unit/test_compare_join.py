@@ -1,0 +1,78 @@
+"""Unit tier: an action-space comparison keeps each run's training record beside its evaluation, and an earlier
+comparison's runs join a new table only when made with the same budget and evaluation settings."""
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from realgap.envs.eval import compare
+
+pytestmark = pytest.mark.unit
+
+SETTINGS = {"max_iterations": 3, "max_minutes": None, "num_envs": 8, "episodes": 4, "eval_envs": 4,
+            "episode_s": None, "factors": ["object_mass_scale"], "values": [], "device": "cpu"}  # fmt: skip
+
+
+def _report(success: float) -> dict:
+    point = {"value": 1.0, "success_rate": success, "success_ci95": [success / 2, (1 + success) / 2], "episodes": 4,
+             "ended_by": {"joint_speed_reflex": 0.25}}  # fmt: skip
+    return {"rates": {"physics_hz": 200, "control_hz": 200, "policy_hz": 50, "target_mode": "hold"},
+            "action_space": {"low_level": "PD"},
+            "factors": {"object_mass_scale": {"nominal": 1.0, "unit": "", "policies": {"ppo": [point]}}},
+            "reference": {}}  # fmt: skip
+
+
+def _run_dir(path: Path, iterations: int = 3, num_envs: int = 8) -> Path:
+    (path / "params").mkdir(parents=True)
+    rows = ["iteration,collect_s,learn_s,mean_reward,success_rate,reflex_rate"]
+    rows += [f"{i},1.0,0.5,{i * 2.0},{0.1 * i},0.0" for i in range(iterations)]
+    (path / "progress.csv").write_text("\n".join(rows) + "\n")
+    (path / "params" / "run.json").write_text(json.dumps({"num_envs_total": num_envs}))
+    (path / "params" / "agent.yaml").write_text("num_steps_per_env: 24\n")
+    return path
+
+
+def _comparison(folder: Path, settings: dict = SETTINGS, seed: int = 0, keep_record: bool = True) -> Path:
+    """A comparison output folder as scripts/compare_actions.py writes it, one joint_pos run."""
+    tag = f"joint_pos_s{seed}"
+    (folder / "eval" / tag).mkdir(parents=True)
+    (folder / "eval" / tag / "report.json").write_text(json.dumps(_report(0.5)))
+    run = _run_dir(folder / "runs" / tag)
+    if keep_record:
+        compare.keep_training_record(run, folder / "eval" / tag / "run")
+    rows = compare.table_rows([compare.RunResult("joint_pos", seed, run, 120.0, _report(0.5))])
+    (folder / "comparison.json").write_text(json.dumps({"settings": settings, "rows": rows}))
+    return folder
+
+
+def test_an_earlier_comparison_rebuilds_the_same_rows_from_what_it_kept(tmp_path):
+    folder = _comparison(tmp_path / "a")
+    import shutil
+
+    shutil.rmtree(folder / "runs")  # the run folders are gone: the kept record is enough
+    (result,) = compare.load_comparison(folder, SETTINGS)
+    assert (result.space, result.seed, result.train_wall_s) == ("joint_pos", 0, 120.0)
+    (row,) = compare.table_rows([result])
+    before = json.loads((folder / "comparison.json").read_text())["rows"][0]
+    same = [json.dumps({k: v for k, v in r.items() if k != "run_dir"}, sort_keys=True) for r in (row, before)]
+    assert same[0] == same[1]  # as JSON: NaN (no task-draw reference here) equals NaN
+    assert row["iterations"] == 3 and row["num_envs"] == 8 and row["env_steps"] == 3 * 24 * 8
+    assert math.isclose(row["success_rate"], 0.5) and math.isclose(row["train_success_rate"], 0.2)
+    plot = compare.plot_learning_curves([result], tmp_path / "curves.png")  # the learning curve comes back too
+    assert plot.stat().st_size > 1024
+
+
+def test_a_comparison_with_another_budget_or_evaluation_is_refused(tmp_path):
+    folder = _comparison(tmp_path / "a", settings=SETTINGS | {"max_iterations": 200, "episodes": 32})
+    with pytest.raises(ValueError, match=r"other settings \(max_iterations: 200 there, 3 here, episodes: 32 there"):
+        compare.load_comparison(folder, SETTINGS)
+
+
+def test_a_folder_that_is_not_a_comparison_or_kept_no_record_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="holds no comparison.json"):
+        compare.load_comparison(tmp_path, SETTINGS)
+    folder = _comparison(tmp_path / "old", keep_record=False)
+    with pytest.raises(ValueError, match=r"run joint_pos_s0 keeps no progress.csv, params/run.json, params/agent.yaml"):
+        compare.load_comparison(folder, SETTINGS)
