@@ -109,11 +109,13 @@ def load_comparison(folder: Path, settings: Mapping[str, Any]) -> list[RunResult
     results = []
     for row in record["rows"]:
         tag = f"{row['action_space']}_s{row['seed']}"
-        run = folder / "eval" / tag / "run"
-        if missing := [n for n in (*TRAINING_RECORD, "../report.json") if not (run / n).is_file()]:
+        evaluation = folder / "eval" / tag
+        kept = ["report.json", *(f"run/{name}" for name in TRAINING_RECORD)]
+        if missing := [name for name in kept if not (evaluation / name).is_file()]:
             raise ValueError(f"{folder}: run {tag} keeps no {', '.join(missing)} (a comparison made before its "
                              f"training records were kept cannot be joined)")  # fmt: skip
-        report = json.loads((run.parent / "report.json").read_text())
+        run = evaluation / "run"
+        report = json.loads((evaluation / "report.json").read_text())
         results.append(RunResult(row["action_space"], int(row["seed"]), run, float(row["train_wall_s"]), report))
     return results
 

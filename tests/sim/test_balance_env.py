@@ -79,25 +79,35 @@ def test_hard_push_triggers_fall_termination(env):
     assert not fell[2] and not fell[3]  # the unpushed envs keep standing
 
 
+def _settle(env):
+    """Reset and hold the stance for 0.5 s with the zero action; the robot."""
+    env.reset()
+    act = torch.zeros(env.num_envs, 29)
+    for _ in range(25):
+        env.step(act)
+    return env.scene["robot"]
+
+
+def _add_root_velocity(env, robot, dv: torch.Tensor) -> None:
+    """The same state with the root (and so every body) ``dv`` faster (m/s, world), kinematics brought up to date."""
+    vel = robot.data.root_vel_w.torch.clone()
+    vel[:, :3] += dv
+    robot.write_root_velocity_to_sim_index(root_velocity=vel)
+    env.sim.forward()
+    robot.update(0.0)
+
+
 def test_capture_point_moves_by_the_push_over_omega(env):
     from realgap.tasks.balance.mdp import capture_point_offset_l2
 
-    env.reset()
-    robot = env.scene["robot"]
-    act = torch.zeros(env.num_envs, 29)
-    for _ in range(25):  # settle 0.5 s
-        env.step(act)
+    robot = _settle(env)
     feet = env.reward_manager.get_term_cfg("capture_point").params["feet_cfg"]
     standing = capture_point_offset_l2(env, feet_cfg=feet).sqrt()
     assert bool((standing < 0.06).all()), standing  # ξ over the feet (the CoM sits a few cm ahead of the ankles)
     # the same state with every body 0.4 m/s faster along y (a lateral push): ξ moves by 0.4 / ω, ω = sqrt(g / c_z)
     com_z = _whole_body_com(robot)[0][:, 2]
     shift = 0.4 / torch.sqrt(9.81 / com_z)
-    vel = robot.data.root_vel_w.torch.clone()
-    vel[:, 1] += 0.4
-    robot.write_root_velocity_to_sim_index(root_velocity=vel)
-    env.sim.forward()
-    robot.update(0.0)
+    _add_root_velocity(env, robot, torch.tensor([0.0, 0.4, 0.0]))
     pushed = capture_point_offset_l2(env, feet_cfg=feet).sqrt()
     assert bool((pushed > shift - standing - 0.01).all() and (pushed < shift + standing + 0.01).all()), (pushed, shift)
 
@@ -108,11 +118,7 @@ def test_support_polygon_holds_the_standing_capture_point_and_a_backward_push_le
     from realgap.envs.robots.g1 import G1_SOLE_POINTS_B
     from realgap.tasks.balance.mdp import capture_point_outside_support
 
-    env.reset()
-    robot = env.scene["robot"]
-    act = torch.zeros(env.num_envs, 29)
-    for _ in range(25):  # settle 0.5 s
-        env.step(act)
+    robot = _settle(env)
     params = env.reward_manager.get_term_cfg("capture_support").params
     standing = capture_point_outside_support(env, **params)
     assert bool((standing == 0).all()), standing  # standing still, ξ lies between the soles
@@ -121,11 +127,7 @@ def test_support_polygon_holds_the_standing_capture_point_and_a_backward_push_le
     forward = quat_apply(robot.data.root_quat_w.torch, torch.tensor([[1.0, 0.0, 0.0]]).repeat(env.num_envs, 1))
     forward[:, 2] = 0.0
     forward = forward / forward.norm(dim=1, keepdim=True)
-    vel = robot.data.root_vel_w.torch.clone()
-    vel[:, :3] -= 0.6 * forward
-    robot.write_root_velocity_to_sim_index(root_velocity=vel)
-    env.sim.forward()
-    robot.update(0.0)
+    _add_root_velocity(env, robot, -0.6 * forward)
     com, com_vel = _whole_body_com(robot)
     capture = com[:, :2] + com_vel[:, :2] / torch.sqrt(9.81 / com[:, 2:3])
     ankles = robot.data.body_link_pos_w.torch[:, params["feet_cfg"].body_ids, :2]

@@ -74,5 +74,6 @@ def test_a_folder_that_is_not_a_comparison_or_kept_no_record_is_refused(tmp_path
     with pytest.raises(ValueError, match="holds no comparison.json"):
         compare.load_comparison(tmp_path, SETTINGS)
     folder = _comparison(tmp_path / "old", keep_record=False)
-    with pytest.raises(ValueError, match=r"run joint_pos_s0 keeps no progress.csv, params/run.json, params/agent.yaml"):
+    kept = "run/progress.csv, run/params/run.json, run/params/agent.yaml"
+    with pytest.raises(ValueError, match=rf"run joint_pos_s0 keeps no {kept}"):
         compare.load_comparison(folder, SETTINGS)
