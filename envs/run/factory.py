@@ -63,6 +63,18 @@ def check_rates(env_cfg: Any) -> RateSpec:
     return rates
 
 
+def _registered_cfg(task: str, key: str) -> Any:
+    """A fresh config from the entry point that realgap's own registration names (``tasks/*/__init__.py`` registers a
+    function returning the config). Called directly rather than through ``isaaclab_tasks``' loader: importing that
+    package registers every Isaac Lab task, ~1 s of every script's start, for a lookup of one callable."""
+    import gymnasium as gym
+
+    entry = gym.spec(task).kwargs[key]
+    if not callable(entry):
+        raise TypeError(f"{task}: the {key} registered is {entry!r}, not a function returning the config")
+    return entry()
+
+
 def load_cfgs(
     task: str,
     device: str | None = None,
@@ -90,10 +102,8 @@ def load_cfgs(
     """
     check_task(task)
     device = resolve_device(device)
-    from isaaclab_tasks.utils.parse_cfg import load_cfg_from_registry
-
-    env_cfg = load_cfg_from_registry(task, "env_cfg_entry_point")
-    agent_cfg = load_cfg_from_registry(task, "rsl_rl_cfg_entry_point")
+    env_cfg = _registered_cfg(task, "env_cfg_entry_point")
+    agent_cfg = _registered_cfg(task, "rsl_rl_cfg_entry_point")
     apply_device(env_cfg, device)
     agent_cfg.device = device
     if num_envs is not None:
