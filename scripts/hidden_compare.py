@@ -32,6 +32,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--hidden_from", default=None, help="export whose datasheet the hidden truth is drawn around "
                    "(default: --against)")  # fmt: skip
     p.add_argument("--hidden_seed", type=int, default=0, help="seed of the hidden drive parameters")
+    p.add_argument("--hidden_drives", default="default", help="family the hidden drives are drawn from "
+                   "(default, worn: envs/deploy/hidden_robot.py DRIVE_FAMILIES)")  # fmt: skip
     p.add_argument("--zero_action", action="store_true", help="also run the zero action (hold the stance)")
     p.add_argument("--episodes", type=int, default=64, help="paired episodes (one push schedule each)")
     p.add_argument("--duration_s", type=float, default=10.0, help="episode length, s (the task's: 10)")
@@ -62,11 +64,12 @@ def main(argv: list[str] | None = None) -> int:
     check_comparable({f"--{k} {v[0]}": v[1] for k, v in arms.items()} | {f"--hidden_from {hidden_from}": truth_meta})
     if args.zero_action:
         arms["zero"] = ("zero action", truth_meta, ZeroPolicy(truth_meta.action_dim))
-    truth = draw_truth(truth_meta, args.hidden_seed)  # one robot for every arm: the same drives, rebuilt per arm
+    # one robot for every arm: the same drives, rebuilt per arm
+    truth = draw_truth(truth_meta, args.hidden_seed, args.hidden_drives)
     make_robot = functools.partial(HiddenRobot, truth_meta, fixed_base=False, truth=truth)
-    print(f"[realgap] hidden G1, seed {args.hidden_seed} (drawn around {hidden_from}; command delay "
-          f"{truth.delay_steps} steps), free base; {args.episodes} episodes of {args.duration_s:g} s, pushes "
-          f"{lo:g}-{hi:g} m/s every {ilo:g}-{ihi:g} s, seed {args.seed}", flush=True)  # fmt: skip
+    print(f"[realgap] hidden G1, {args.hidden_drives} drives, seed {args.hidden_seed} (drawn around {hidden_from}; "
+          f"command delay {truth.delay_steps} steps), free base; {args.episodes} episodes of {args.duration_s:g} s, "
+          f"pushes {lo:g}-{hi:g} m/s every {ilo:g}-{ihi:g} s, seed {args.seed}", flush=True)  # fmt: skip
     settings = dict(episodes=args.episodes, duration_s=args.duration_s, push_mps=(lo, hi), push_interval_s=(ilo, ihi),
                     fall_height=args.fall_height, fall_tilt=args.fall_tilt, seed=args.seed)  # fmt: skip
     results, wall = {}, {}
@@ -84,8 +87,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[realgap] paired time up, {key}: {p.diff_mean_s:+.3f} ± {p.diff_se_s:.3f} s (mean ± standard error, "
               f"{p.episodes} episodes; falls {p.falls_a} vs {p.falls_b})")  # fmt: skip
     plan = schedules(args.episodes, args.duration_s, (lo, hi), (ilo, ihi), args.seed)
-    report = {"hidden_robot": {"seed": args.hidden_seed, "drawn_from": hidden_from, "fixed_base": False,
-                               "truth": truth.to_dict()},
+    report = {"hidden_robot": {"seed": args.hidden_seed, "drives": args.hidden_drives, "drawn_from": hidden_from,
+                               "fixed_base": False, "truth": truth.to_dict()},
               "settings": settings, "exports": {k: v[0] for k, v in arms.items()},
               "wall_s_per_episode": {k: v / args.episodes for k, v in wall.items()},
               "paired": {k: dataclasses.asdict(v) for k, v in paired.items()},

@@ -18,6 +18,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--spec", required=True, help="identified spec YAML written by scripts/identify.py")
     p.add_argument("--policy", required=True, help="export folder the hidden robot was built from")
     p.add_argument("--hidden_seed", type=int, required=True, help="seed of the hidden robot")
+    p.add_argument("--hidden_drives", default="default", help="family of the hidden drives (default, worn)")
     return p.parse_args(argv)
 
 
@@ -32,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     if not isinstance(spec, dict) or spec.get("format") != "realgap.identified_actuators/1":
         raise ValueError(f"{args.spec} is not an identified spec (format realgap.identified_actuators/1)")
     meta = load_metadata(args.policy)
-    truth = draw_truth(meta, args.hidden_seed)
+    truth = draw_truth(meta, args.hidden_seed, args.hidden_drives)
     delay = spec["command_delay_steps"]["value"]
     print(f"command delay: identified {delay:g} steps, hidden {truth.delay_steps} steps: "
           f"{'exact' if delay == truth.delay_steps else 'WRONG'}")  # fmt: skip

@@ -56,6 +56,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--excite", nargs="+", default=None, metavar="JOINT", help="run the identification motion")
     p.add_argument("--hang_m", type=float, default=0.5, help="--excite: base welded this far above the start pose, m")
     p.add_argument("--hidden_seed", type=int, default=0, help="--robot hidden: seed of the hidden parameters")
+    p.add_argument("--hidden_drives", default="default",
+                   help="--robot hidden: the family the hidden drives are drawn from (default, worn: "
+                        "hidden_robot.DRIVE_FAMILIES)")  # fmt: skip
     p.add_argument(
         "--sensor_noise",
         choices=["none", "typical"],
@@ -107,8 +110,12 @@ def main(argv: list[str] | None = None) -> int:
         from realgap.envs.deploy.hidden_robot import SENSOR_NOISE, HiddenRobot
 
         noise = SENSOR_NOISE[args.sensor_noise]
-        robot, tau_source = HiddenRobot(meta, args.hidden_seed, fixed_base=False, noise=noise), "measured"
-        where = f"hidden G1 (seed {args.hidden_seed}, command delay {robot.truth.delay_steps} steps), free base"
+        robot, tau_source = (
+            HiddenRobot(meta, args.hidden_seed, fixed_base=False, noise=noise, drives=args.hidden_drives),
+            "measured",
+        )
+        where = (f"hidden G1 ({args.hidden_drives} drives, seed {args.hidden_seed}, command delay "
+                 f"{robot.truth.delay_steps} steps), free base")  # fmt: skip
     else:
         robot, tau_source = MujocoRobot.for_policy(meta), "commanded"
         where = f"{robot.mjcf_path}"
@@ -145,7 +152,9 @@ def _excite(args: argparse.Namespace, meta) -> int:
         from realgap.envs.deploy.hidden_robot import SENSOR_NOISE, HiddenRobot
 
         noise = SENSOR_NOISE[args.sensor_noise]
-        robot = HiddenRobot(meta, args.hidden_seed, fixed_base=True, hang_m=args.hang_m, noise=noise)
+        robot = HiddenRobot(
+            meta, args.hidden_seed, fixed_base=True, hang_m=args.hang_m, noise=noise, drives=args.hidden_drives
+        )
         root = robot.root_pos_w
     else:
         from realgap.envs.deploy.mujoco_robot import MujocoRobot

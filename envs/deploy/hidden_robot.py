@@ -11,6 +11,11 @@ drawn per joint (one bus delay for the robot) from :func:`draw_truth`:
 - armature (reflected rotor inertia): datasheet × U(1.3, 1.7) ("×1.5");
 - peak torque: datasheet × U(0.8, 0.95) (battery sag, derating).
 
+Those are the ``default`` drives. ``drives="worn"`` (:data:`DRIVE_FAMILIES`) draws a robot further from its datasheet,
+one the datasheet policy is not made for: delay 4..6 steps (20–30 ms), Coulomb × U(2.5, 3.5), viscous U(0.2, 0.5),
+kp × U(0.5, 0.6), kd × U(0.8, 1.0), armature × U(1.8, 2.2), peak torque × U(0.6, 0.75). A seed draws the same numbers
+in both families' ranges (the same generator, the same order).
+
 The robot runs its own servo like a Unitree drive: it receives ``(q*, q̇*, kp, kd)`` every control period and computes
 the torque with the realgap :class:`~realgap.actuators.chain.ActuatorChain` (delay, PD with the realized gains,
 torque–speed saturation); MuJoCo applies friction (``frictionloss`` / ``damping``) and the armature. It reports the
@@ -99,18 +104,35 @@ def _datasheet(meta: PolicyMetadata, key: str) -> np.ndarray:
     return out
 
 
-def draw_truth(meta: PolicyMetadata, seed: int) -> HiddenTruth:
-    """The hidden parameters for ``seed`` (ranges in the module docstring)."""
+DRIVE_FAMILIES: dict[str, dict[str, tuple[float, float]]] = {
+    # delay_steps: integers lo..hi inclusive; the rest: uniform ranges (scales of the datasheet, viscous in N·m·s/rad)
+    "default": {"delay_steps": (1, 3), "kp_scale": (0.75, 0.85), "kd_scale": (0.9, 1.1), "coulomb": (1.7, 2.3),
+                "viscous_nms": (0.05, 0.25), "armature": (1.3, 1.7), "peak_torque": (0.8, 0.95)},
+    "worn": {"delay_steps": (4, 6), "kp_scale": (0.5, 0.6), "kd_scale": (0.8, 1.0), "coulomb": (2.5, 3.5),
+             "viscous_nms": (0.2, 0.5), "armature": (1.8, 2.2), "peak_torque": (0.6, 0.75)},
+}  # fmt: skip
+"""The hidden drives' ranges by family (module docstring): ``default``, and ``worn``, further from the datasheet."""
+
+
+def draw_truth(meta: PolicyMetadata, seed: int, drives: str = "default") -> HiddenTruth:
+    """The hidden parameters for ``seed``, drawn in the ranges of the family ``drives`` (:data:`DRIVE_FAMILIES`).
+
+    Raises:
+        ValueError: ``drives`` names no family.
+    """
+    if drives not in DRIVE_FAMILIES:
+        raise ValueError(f"unknown hidden drive family {drives!r}; known: {', '.join(DRIVE_FAMILIES)}")
+    r = DRIVE_FAMILIES[drives]
     rng = np.random.default_rng(seed)
     n = len(meta.joint_names)
     return HiddenTruth(
-        delay_steps=int(rng.integers(1, 4)),
-        kp_scale=rng.uniform(0.75, 0.85, n),
-        kd_scale=rng.uniform(0.9, 1.1, n),
-        coulomb_nm=_datasheet(meta, "coulomb_friction") * rng.uniform(1.7, 2.3, n),
-        viscous_nms=rng.uniform(0.05, 0.25, n),
-        armature=_datasheet(meta, "armature") * rng.uniform(1.3, 1.7, n),
-        peak_torque=_datasheet(meta, "peak_torque") * rng.uniform(0.8, 0.95, n),
+        delay_steps=int(rng.integers(r["delay_steps"][0], r["delay_steps"][1] + 1)),
+        kp_scale=rng.uniform(*r["kp_scale"], n),
+        kd_scale=rng.uniform(*r["kd_scale"], n),
+        coulomb_nm=_datasheet(meta, "coulomb_friction") * rng.uniform(*r["coulomb"], n),
+        viscous_nms=rng.uniform(*r["viscous_nms"], n),
+        armature=_datasheet(meta, "armature") * rng.uniform(*r["armature"], n),
+        peak_torque=_datasheet(meta, "peak_torque") * rng.uniform(*r["peak_torque"], n),
     )
 
 
@@ -125,6 +147,7 @@ class HiddenRobot(Robot):
         hang_m: Height of the welded base above the start pose, m (0.5: feet clear of the ground; welded base only).
         truth: Explicit hidden parameters.
         noise: Noise on the reported joint states and torque (default none).
+        drives: The family :func:`draw_truth` draws from (ignored when ``truth`` is given).
 
     Raises:
         ValueError: ``fixed_base=False`` for a robot the export fixes to the world (it has no base to float).
@@ -134,11 +157,12 @@ class HiddenRobot(Robot):
     simulated = False  # it brings its own latency: the runtime must not add the training delay
 
     def __init__(self, meta: PolicyMetadata, seed: int = 0, *, fixed_base: bool = True, hang_m: float = 0.5,
-                 truth: HiddenTruth | None = None, noise: SensorNoise | None = None) -> None:  # fmt: skip
+                 truth: HiddenTruth | None = None, noise: SensorNoise | None = None,
+                 drives: str = "default") -> None:  # fmt: skip
         if not fixed_base and meta.robot.fixed_base:
             raise ValueError(f"a free-floating hidden robot needs a floating base; robot '{meta.robot.name}' of "
                              f"{meta.task} is fixed to the world")  # fmt: skip
-        self.truth = draw_truth(meta, seed) if truth is None else truth
+        self.truth = draw_truth(meta, seed, drives) if truth is None else truth
         self.noise = SensorNoise() if noise is None else noise
         self._noise_rng = np.random.default_rng(self.noise.seed)
         self._tau_std = self.noise.tau_frac * _datasheet(meta, "peak_torque")

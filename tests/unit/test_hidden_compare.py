@@ -108,6 +108,27 @@ def test_one_seed_is_one_truth_in_both_mounts(balance):
         np.testing.assert_array_equal(a, b)
 
 
+def test_worn_drives_are_drawn_in_their_own_ranges_and_an_unknown_family_is_refused(balance):
+    from realgap.envs.deploy.hidden_robot import DRIVE_FAMILIES, HiddenRobot, _datasheet, draw_truth
+
+    meta, _ = balance
+    default, worn = draw_truth(meta, 3), draw_truth(meta, 3, "worn")
+    assert default.to_dict() == draw_truth(meta, 3, "default").to_dict()  # the default family is the old draw
+    r = DRIVE_FAMILIES["worn"]
+    assert r["delay_steps"][0] <= worn.delay_steps <= r["delay_steps"][1] and worn.delay_steps > default.delay_steps
+    driven = _datasheet(meta, "armature") > 0
+    for name, field, base in (("kp_scale", worn.kp_scale, 1.0), ("kd_scale", worn.kd_scale, 1.0),
+                              ("viscous_nms", worn.viscous_nms, 1.0),
+                              ("armature", worn.armature[driven], _datasheet(meta, "armature")[driven]),
+                              ("peak_torque", worn.peak_torque, _datasheet(meta, "peak_torque"))):  # fmt: skip
+        lo, hi = r[name]
+        assert np.all(field >= lo * base - 1e-12) and np.all(field <= hi * base + 1e-12), name
+    assert np.all(worn.kp_scale < default.kp_scale) and np.all(worn.peak_torque < default.peak_torque)
+    assert HiddenRobot(meta, 3, fixed_base=False, drives="worn").truth.to_dict() == worn.to_dict()
+    with pytest.raises(ValueError, match="unknown hidden drive family 'new'; known: default, worn"):
+        draw_truth(meta, 3, "new")
+
+
 def test_the_free_mount_refuses_a_robot_fixed_to_the_world():
     from realgap.envs.deploy import load_metadata
     from realgap.envs.deploy.hidden_robot import HiddenRobot
@@ -198,7 +219,8 @@ def test_the_deploy_command_runs_pushed_episodes_on_the_free_hidden_robot():
     proc = _deploy("--policy", str(BALANCE), "--robot", "hidden", "--hidden_seed", "3", "--episodes", "1",
                    "--duration_s", "1")  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "hidden G1 (seed 3, command delay 3 steps), free base" in proc.stdout and "episode 1/1" in proc.stdout
+    assert "hidden G1 (default drives, seed 3, command delay 3 steps), free base" in proc.stdout
+    assert "episode 1/1" in proc.stdout
     refused = _deploy("--policy", str(GRASP), "--robot", "hidden", "--episodes", "1")
     assert refused.returncode == 2 and "need a floating base" in refused.stderr, refused.stderr[-3000:]
 
