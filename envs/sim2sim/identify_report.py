@@ -71,6 +71,13 @@ def _range(value: float, std: float, k_sigma: float, floor: float, lo_bound: flo
     return [float(max(lo_bound, value - half)), float(value + half)]
 
 
+def _rest(group: dict[str, Any], identified: str, joint_names: tuple[str, ...]) -> dict[str, Any] | None:
+    """``group`` restricted to the joints not identified, or None when none of ``joint_names`` is left in it."""
+    patterns = [f"(?=(?:{p})$)(?!(?:{identified})$).*" for p in group["joints"]]
+    kept = [p for p in patterns if any(re.fullmatch(p, name) for name in joint_names)]
+    return group | {"joints": kept} if kept else None
+
+
 def dr_profile_dict(ident: Identification, log: RobotLog, name: str, base: str = "nominal", *, k_sigma: float = 3.0,
                     floor: float = 0.05) -> dict[str, Any]:  # fmt: skip
     """A DR profile: ``base`` with the identified joints' friction, gains, torque limit and the delay replaced."""
@@ -80,11 +87,10 @@ def dr_profile_dict(ident: Identification, log: RobotLog, name: str, base: str =
                            f"(± {k_sigma:g} σ, at least ± {floor:.0%}); everything else from '{base}'.")  # fmt: skip
     ok = {f.joint: f for f in ident.joints}
     pattern = "|".join(re.escape(j) for j in ok)
-    friction, actuator = [], []  # the base ranges keep applying to the joints not identified (lookahead excludes them)
-    for group in data["joint_friction"]:
-        friction.append(group | {"joints": [f"(?=(?:{p})$)(?!(?:{pattern})$).*" for p in group["joints"]]})
-    for group in data["actuator"]:
-        actuator.append(group | {"joints": [f"(?=(?:{p})$)(?!(?:{pattern})$).*" for p in group["joints"]]})
+    # the base ranges keep applying to the joints not identified (a lookahead excludes the identified ones); a base
+    # pattern left matching none of the robot's joints (all of them identified) is dropped, as the loader refuses it
+    friction = [g for g in (_rest(group, pattern, log.joint_names) for group in data["joint_friction"]) if g]
+    actuator = [g for g in (_rest(group, pattern, log.joint_names) for group in data["actuator"]) if g]
     for joint, f in ok.items():
         e, j = f.estimates, f.index
         fr: dict[str, Any] = {"asset": "robot", "joints": [re.escape(joint)]}
