@@ -100,3 +100,21 @@ def test_sensor_noise_on_a_robot_that_is_not_hidden_is_refused(tmp_path):
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=120)
     assert out.returncode == 2 and "a property of the hidden robot: add --robot hidden" in out.stderr, out.stderr
     assert not (tmp_path / "x.npz").exists()
+
+
+def test_a_base_group_whose_joints_were_all_identified_is_dropped_from_the_generated_profile():
+    """The generated DR profile keeps the base ranges only for joints not identified; a base pattern left matching
+    none of the robot's joints (the whole group identified) is dropped, as the DR loader refuses such a pattern."""
+    import re
+
+    from realgap.envs.sim2sim.identify_report import _rest
+
+    names = ("left_knee_joint", "right_knee_joint", "left_elbow_joint")
+    group = {"asset": "robot", "joints": [".*_knee_joint", ".*_elbow_joint"], "coulomb_nm": [0.1, 0.2]}
+    both_knees = "|".join(re.escape(j) for j in names[:2])
+    kept = _rest(group, both_knees, names)
+    assert kept["coulomb_nm"] == [0.1, 0.2] and len(kept["joints"]) == 1  # the knee pattern went, the elbow stays
+    assert [n for n in names if re.fullmatch(kept["joints"][0], n)] == ["left_elbow_joint"]
+    one_knee = _rest(group, re.escape("left_knee_joint"), names)
+    assert [n for n in names if any(re.fullmatch(p, n) for p in one_knee["joints"])] == list(names[1:])
+    assert _rest(group, "|".join(re.escape(j) for j in names), names) is None  # nothing left: the group goes
