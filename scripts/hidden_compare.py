@@ -44,6 +44,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--fall_tilt", type=float, default=1.0, help="fall: root tilted beyond this angle, rad")
     p.add_argument("--seed", type=int, default=0, help="seed of the push schedules")
     p.add_argument("--out", default=None, help="output JSON (default: runs/hidden_compare/seed<N>_<timestamp>.json)")
+    p.add_argument("--plot", default=None, help="also draw the fraction of episodes still standing against time (PNG)")
     return p.parse_args(argv)
 
 
@@ -100,7 +101,34 @@ def main(argv: list[str] | None = None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(finite_or_none(report), indent=2))
     print(f"[realgap] wrote {out}")
+    if args.plot:
+        labels = {k: f"{k}: {v[0]}" for k, v in arms.items()}
+        title = f"hidden G1, {args.hidden_drives} drives, seed {args.hidden_seed}: {args.episodes} paired episodes"
+        plot_standing(results, labels, args.duration_s, Path(args.plot), title)
+        print(f"[realgap] wrote {args.plot}")
     return 0
+
+
+def plot_standing(results: dict, labels: dict[str, str], duration_s: float, path: Path, title: str) -> None:
+    """Fraction of each arm's episodes still standing at each time (1 at t = 0; a drop at each fall)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    t = np.linspace(0.0, duration_s, 401)
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for name, episodes in results.items():
+        falls = np.array([r.time_up_s for r in episodes if r.fell])
+        standing = 1.0 - (falls[None, :] <= t[:, None]).sum(axis=1) / len(episodes)
+        ax.step(t, standing, where="post", label=labels[name])
+    ax.set(xlabel="time, s", ylabel="fraction of episodes standing", ylim=(0, 1.02), title=title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="lower left")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
 
 
 if __name__ == "__main__":

@@ -192,6 +192,24 @@ def test_the_comparison_script_writes_paired_results(tmp_path):
     assert pair["diff_mean_s"] == pytest.approx(np.mean(np.subtract(policy_up, against_up)))
 
 
+def test_the_comparison_on_worn_drives_records_them_and_draws_who_stays_standing(tmp_path):
+    import matplotlib.image
+
+    from realgap.envs.deploy import load_metadata
+    from realgap.envs.deploy.hidden_robot import draw_truth
+
+    out, png = tmp_path / "worn.json", tmp_path / "worn.png"
+    proc = _script("--policy", str(BALANCE), "--against", str(BALANCE), "--hidden_seed", "3", "--hidden_drives",
+                   "worn", "--episodes", "2", "--duration_s", "1", "--out", str(out), "--plot", str(png))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(out.read_text())
+    assert report["hidden_robot"]["drives"] == "worn"
+    assert report["hidden_robot"]["truth"] == draw_truth(load_metadata(BALANCE), 3, "worn").to_dict()
+    assert png.stat().st_size > 1024 and matplotlib.image.imread(png).ndim == 3
+    bad = _script("--policy", str(BALANCE), "--against", str(BALANCE), "--hidden_drives", "new", "--episodes", "1")
+    assert bad.returncode == 2 and "unknown hidden drive family 'new'" in bad.stderr, bad.stderr[-2000:]
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
