@@ -110,10 +110,8 @@ def main(argv: list[str] | None = None) -> int:
         from realgap.envs.deploy.hidden_robot import SENSOR_NOISE, HiddenRobot
 
         noise = SENSOR_NOISE[args.sensor_noise]
-        robot, tau_source = (
-            HiddenRobot(meta, args.hidden_seed, fixed_base=False, noise=noise, drives=args.hidden_drives),
-            "measured",
-        )
+        robot = HiddenRobot(meta, args.hidden_seed, fixed_base=False, noise=noise, drives=args.hidden_drives)
+        tau_source = "measured"
         where = (f"hidden G1 ({args.hidden_drives} drives, seed {args.hidden_seed}, command delay "
                  f"{robot.truth.delay_steps} steps), free base")  # fmt: skip
     else:

@@ -119,6 +119,7 @@ def test_worn_drives_are_drawn_in_their_own_ranges_and_an_unknown_family_is_refu
     driven = _datasheet(meta, "armature") > 0
     for name, field, base in (("kp_scale", worn.kp_scale, 1.0), ("kd_scale", worn.kd_scale, 1.0),
                               ("viscous_nms", worn.viscous_nms, 1.0),
+                              ("coulomb", worn.coulomb_nm, _datasheet(meta, "coulomb_friction")),
                               ("armature", worn.armature[driven], _datasheet(meta, "armature")[driven]),
                               ("peak_torque", worn.peak_torque, _datasheet(meta, "peak_torque"))):  # fmt: skip
         lo, hi = r[name]

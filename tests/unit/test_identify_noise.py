@@ -118,3 +118,22 @@ def test_a_base_group_whose_joints_were_all_identified_is_dropped_from_the_gener
     one_knee = _rest(group, re.escape("left_knee_joint"), names)
     assert [n for n in names if any(re.fullmatch(p, n) for p in one_knee["joints"])] == list(names[1:])
     assert _rest(group, "|".join(re.escape(j) for j in names), names) is None  # nothing left: the group goes
+
+
+def test_the_committed_worn_profile_names_only_joints_the_g1_has():
+    """What the DR loader checks when a training starts (every joint pattern matches a joint of the asset), on the
+    profile the worn-robot loop trained with: all 15 leg and waist joints identified, so the base groups of those
+    joints must be gone and the arm groups kept."""
+    import json
+    import re
+
+    import yaml
+
+    names = json.loads((REPO / "configs/policies/balance_g1/policy.json").read_text())["joints"]["names"]
+    profile = yaml.safe_load((REPO / "docs/results/identify/g1_worn_seed3_dr.yaml").read_text())
+    for kind in ("joint_friction", "actuator"):
+        for group in profile[kind]:
+            for pattern in group["joints"]:
+                assert any(re.fullmatch(pattern, n) for n in names), (kind, pattern)
+    covered = {n for g in profile["actuator"] for p in g["joints"] for n in names if re.fullmatch(p, n)}
+    assert covered == set(names)  # identified joints by their own entries, the arms by the base's
