@@ -4,6 +4,7 @@
     python scripts/compare_actions.py --spaces joint_pos,joint_torque --seeds 0,1 --factors object_mass_scale
     python scripts/compare_actions.py --max_iterations 2 --num_envs 8 --episodes 2        # smoke test
     python scripts/compare_actions.py --seeds 1 --include runs/compare_actions/<seed-0 folder>  # add a seed later
+    python scripts/compare_actions.py --seeds none --include DIR --out NEW    # rebuild DIR's tables, train nothing
 
 For every action space and seed, ``scripts/train.py`` runs in a subprocess (``--jobs`` at a time: the physics of one
 takes a core, so 2 on a 2-core CPU) with identical ``--max_iterations``, ``--num_envs`` and ``--seed`` (each variant's
@@ -14,7 +15,10 @@ servo / policy rates and target mode, budget, training time, success with its 95
 sweep), learning_curves.png, success.png, robustness.png; the runs under <out>/runs, the evaluations under <out>/eval
 (each with the run's training record, progress.csv and params, in eval/<space>_s<seed>/run/, so the folder stands on
 its own), logs under <out>/logs. ``--include DIR`` joins an earlier comparison's runs (same budget and evaluation
-settings, checked) to this one's table and plots: seeds can be added in another sitting.
+settings, checked) to this one's table and plots: seeds can be added in another sitting; with ``--seeds none`` nothing
+is trained and the tables and plots are rebuilt from the included folders alone. comparison.md opens with one row per
+action space over its seeds (evaluation episodes of all seeds pooled, per-seed success and env steps to 40 % training
+success), then one row per run.
 
 Progress: one line per finished run with an ETA, and each child's own progress line every 30 s.
 """
@@ -45,7 +49,9 @@ def say(text: str) -> None:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--spaces", default=None, help="comma-separated action spaces (default: all)")
-    p.add_argument("--seeds", default="0", help="comma-separated training seeds (each space trains once per seed)")
+    p.add_argument("--seeds", default="0",
+                   help="comma-separated training seeds (each space trains once per seed); 'none' trains nothing and "
+                        "rebuilds the tables from --include")  # fmt: skip
     p.add_argument("--max_iterations", type=int, default=300, help="PPO iterations per run (the equal budget)")
     p.add_argument("--max_minutes", type=float, default=None,
                    help="wall-clock budget per run (train.py --max_minutes); --max_iterations caps it")  # fmt: skip
@@ -99,7 +105,9 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [s for s in spaces if s not in ACTION_SPACE_IDS]
     if unknown:
         raise ValueError(f"unknown action spaces {unknown}; known: {', '.join(ACTION_SPACE_IDS)}")
-    seeds = [int(s) for s in args.seeds.split(",")]
+    seeds = [] if args.seeds == "none" else [int(s) for s in args.seeds.split(",")]
+    if not seeds and not args.include:
+        raise ValueError("--seeds none trains nothing: it needs --include DIR (the comparison to rebuild)")
     factors = args.factors.split(",")
     for name in factors:
         get_factor(name)
@@ -149,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     from realgap.envs.run.progress import Progress
 
     jobs = [(space, seed) for space in spaces for seed in seeds]
-    progress = Progress("[realgap] compare", len(jobs), unit="runs", interval_s=0.0, bar=False)
+    progress = Progress("[realgap] compare", max(len(jobs), 1), unit="runs", interval_s=0.0, bar=False)
     # one training per core: each process steps its physics on one core (--jobs 2 on a 2-core machine)
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         futures = {pool.submit(train_and_evaluate, *job): job for job in jobs}

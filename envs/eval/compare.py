@@ -151,6 +151,9 @@ def table_rows(results: Sequence[RunResult]) -> list[dict[str, Any]]:
             "speed_reflex_rate": _num((nominal.get("ended_by") or {}).get("joint_speed_reflex", 0.0)),
             "train_success_rate": _last(progress, "success_rate"),
             "train_reflex_rate": _last(progress, "reflex_rate"),
+            # how fast: env steps to the first iteration whose training success reached each level (NaN: never)
+            "steps_to_first_success": _steps_to(progress, per_iteration, 0.0),
+            f"steps_to_train_success_{LEARNED_AT:g}": _steps_to(progress, per_iteration, LEARNED_AT),
         }
         for name, factor in r.report["factors"].items():
             rates_f = [_num(x["success_rate"]) for x in next(iter(factor["policies"].values()))]
@@ -159,6 +162,55 @@ def table_rows(results: Sequence[RunResult]) -> list[dict[str, Any]]:
         row["run_dir"] = str(r.run_dir)
         rows.append(row)
     return rows
+
+
+LEARNED_AT = 0.4
+"""Training success (running mean, exploration on) whose first crossing the table reports as "how fast"."""
+
+
+def _steps_to(progress: Sequence[Mapping[str, float]], per_iteration: int, level: float) -> float:
+    """Env steps at the end of the first logged iteration whose training success exceeds ``level`` (NaN: never)."""
+    for row in progress:
+        if row.get("success_rate", math.nan) > level:
+            return (row["iteration"] + 1) * per_iteration
+    return math.nan
+
+
+def summary_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One row per action space over its seeds (in the order of ``rows``): the evaluation episodes of all seeds pooled
+    (successes and Wilson 95 % interval of the pooled rate, which holds episode noise only: the spread between seeds
+    is in the per-seed rates beside it), each seed's env steps to training success, and the worst success any seed
+    kept over each swept factor."""
+    from realgap.envs.eval.sweep import wilson_interval
+
+    by_space: dict[str, list[Mapping[str, Any]]] = {}
+    for r in rows:
+        by_space.setdefault(r["action_space"], []).append(r)
+    out = []
+    for space, runs in by_space.items():
+        episodes = sum(int(r["eval_episodes"]) for r in runs)
+        successes = sum(round(r["success_rate"] * int(r["eval_episodes"])) for r in runs)
+        lo, hi = wilson_interval(successes, episodes)
+        learned = [r[f"steps_to_train_success_{LEARNED_AT:g}"] for r in runs]
+        row = {
+            "action_space": space,
+            "seeds": [r["seed"] for r in runs],
+            "success_per_seed": [r["success_rate"] for r in runs],
+            "successes": successes,
+            "episodes": episodes,
+            "success_pooled": successes / episodes if episodes else math.nan,
+            "success_pooled_ci95_lo": lo,
+            "success_pooled_ci95_hi": hi,
+            "seeds_learned": sum(not math.isnan(v) for v in learned),
+            f"steps_to_train_success_{LEARNED_AT:g}_per_seed": learned,
+            "train_min_mean": sum(r["train_wall_s"] for r in runs) / len(runs) / 60.0,
+            "speed_reflex_rate_eval": sum(r["speed_reflex_rate"] * int(r["eval_episodes"]) for r in runs) / episodes,
+            "train_reflex_rate_mean": sum(r["train_reflex_rate"] for r in runs) / len(runs),
+        }
+        for key in [k for k in runs[0] if k.endswith("_worst_success")]:
+            row[key] = min(r[key] for r in runs)
+        out.append(row)
+    return out
 
 
 def _last(progress: Sequence[Mapping[str, float]], key: str) -> float:
@@ -183,11 +235,31 @@ def write_csv(rows: Sequence[Mapping[str, Any]], path: Path) -> Path:
     return path
 
 
+def _mega(steps: float) -> str:
+    return "never" if math.isnan(steps) else f"{steps / 1e6:.2f} M"
+
+
 def markdown(rows: Sequence[Mapping[str, Any]], factors: Sequence[str]) -> str:
-    """A readable table: action space, actuator model, rates, budget, success (95 % CI) and robustness per factor."""
+    """Readable tables: one row per action space over its seeds (pooled success, per-seed success and speed,
+    robustness), then one per run (rates, budget, success (95 % CI), speed, violations, robustness per factor)."""
 
     def pct(v: float) -> str:
         return "–" if math.isnan(v) else f"{100 * v:.0f} %"
+
+    learned = f"steps_to_train_success_{LEARNED_AT:g}"
+    head = ["action space", "seeds", "Play success, seeds pooled (Wilson 95 %)", "Play success per seed",
+            f"env steps to {pct(LEARNED_AT)} training success, per seed", "training min (mean)",
+            "speed-reflex episodes: eval / training"]  # fmt: skip
+    head += [f"{f}: worst of any seed" for f in factors]
+    summary = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in summary_rows(rows):
+        cells = [f"`{r['action_space']}`", ", ".join(map(str, r["seeds"])),
+                 f"{pct(r['success_pooled'])} ({pct(r['success_pooled_ci95_lo'])}–{pct(r['success_pooled_ci95_hi'])}"
+                 f", {r['successes']}/{r['episodes']})", " / ".join(pct(v) for v in r["success_per_seed"]),
+                 " / ".join(_mega(v) for v in r[f"{learned}_per_seed"]), f"{r['train_min_mean']:.1f}",
+                 f"{pct(r['speed_reflex_rate_eval'])} / {pct(r['train_reflex_rate_mean'])}"]  # fmt: skip
+        cells += [pct(r[f"{f}_worst_success"]) for f in factors]
+        summary.append("| " + " | ".join(cells) + " |")
 
     head = [
         "action space",
@@ -197,6 +269,7 @@ def markdown(rows: Sequence[Mapping[str, Any]], factors: Sequence[str]) -> str:
         "train s",
         "success (95 % CI)",
         "training success (last)",
+        f"env steps to first / {pct(LEARNED_AT)} training success",
         "speed-reflex episodes: eval / training",
     ]
     head += [f"{f}: mean / worst" for f in factors]
@@ -207,11 +280,13 @@ def markdown(rows: Sequence[Mapping[str, Any]], factors: Sequence[str]) -> str:
                  f"{r['iterations']} it × {r['num_envs']} envs ({r['env_steps']} steps)", f"{r['train_wall_s']:g}",
                  f"{pct(r['success_rate'])} ({pct(r['success_ci95_lo'])}–{pct(r['success_ci95_hi'])})",
                  pct(r["train_success_rate"]),
+                 f"{_mega(r['steps_to_first_success'])} / {_mega(r[learned])}",
                  f"{pct(r['speed_reflex_rate'])} / {pct(r['train_reflex_rate'])}"]  # fmt: skip
         cells += [f"{pct(r[f'{f}_mean_success'])} / {pct(r[f'{f}_worst_success'])}" for f in factors]
         lines.append("| " + " | ".join(cells) + " |")
     models = [f"- `{r['action_space']}`: {r['low_level_actuator_model']}" for r in rows if r["seed"] == rows[0]["seed"]]
-    return "\n".join([*lines, "", "Low-level actuator model of each action space:", "", *models, ""])
+    return "\n".join(["Per action space, over its seeds:", "", *summary, "", "Per run:", "", *lines, "",
+                      "Low-level actuator model of each action space:", "", *models, ""])  # fmt: skip
 
 
 def plot_learning_curves(results: Sequence[RunResult], path: Path) -> Path:

@@ -67,3 +67,16 @@ def test_compare_all_eight_action_spaces_on_a_tiny_budget(tmp_path):
                            capture_output=True, text=True, timeout=600)  # fmt: skip
     assert again.returncode == 2 and "both included and to be trained" in again.stderr, again.stderr[-2000:]
     assert not (tmp_path / "again").exists()
+    # --seeds none trains nothing and rebuilds the same rows, and the per-space summary, from the folder alone
+    rebuilt = subprocess.run([*cmd, "--seeds", "none", "--include", str(out), "--out", str(tmp_path / "rebuilt")],
+                             cwd=tmp_path, capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert rebuilt.returncode == 0, rebuilt.stderr[-2000:]
+    assert "[realgap] train " not in rebuilt.stdout
+    again_rows = json.loads((tmp_path / "rebuilt" / "comparison.json").read_text())["rows"]
+
+    def without_run_dir(rows: list[dict]) -> list[dict]:
+        return [{k: v for k, v in r.items() if k != "run_dir"} for r in rows]
+
+    assert without_run_dir(again_rows) == without_run_dir(record["rows"])
+    summary = (tmp_path / "rebuilt" / "comparison.md").read_text().split("Per run:")[0]
+    assert all(f"| `{space}` | 0 | " in summary for space in spaces)

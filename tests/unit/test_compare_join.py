@@ -77,3 +77,26 @@ def test_a_folder_that_is_not_a_comparison_or_kept_no_record_is_refused(tmp_path
     kept = "run/progress.csv, run/params/run.json, run/params/agent.yaml"
     with pytest.raises(ValueError, match=rf"run joint_pos_s0 keeps no {kept}"):
         compare.load_comparison(folder, SETTINGS)
+
+
+def test_the_summary_pools_seeds_per_space_and_reports_each_seeds_speed(tmp_path):
+    # two seeds of one space: 2/4 and 4/4 successes; training success (0.1 * i) crosses 0.4 at iteration 5, the
+    # sixth, in one, never in the other (3 iterations stay <= 0.2)
+    fast = _run_dir(tmp_path / "fast", iterations=8)
+    slow = _run_dir(tmp_path / "slow", iterations=3)
+    results = [compare.RunResult("joint_pos", 0, fast, 60.0, _report(0.5)),
+               compare.RunResult("joint_pos", 1, slow, 180.0, _report(1.0)),
+               compare.RunResult("joint_vel", 0, slow, 120.0, _report(0.25))]  # fmt: skip
+    rows = compare.table_rows(results)
+    assert rows[0]["steps_to_first_success"] == 2 * 24 * 8  # iteration 1 logs 0.1 > 0
+    assert rows[0]["steps_to_train_success_0.4"] == 6 * 24 * 8 and math.isnan(rows[1]["steps_to_train_success_0.4"])
+    pos, vel = compare.summary_rows(rows)
+    assert (pos["action_space"], pos["seeds"], pos["successes"], pos["episodes"]) == ("joint_pos", [0, 1], 6, 8)
+    assert pos["success_per_seed"] == [0.5, 1.0] and math.isclose(pos["success_pooled"], 0.75)
+    assert pos["success_pooled_ci95_lo"] < 0.75 < pos["success_pooled_ci95_hi"]
+    assert pos["steps_to_train_success_0.4_per_seed"][0] == 6 * 24 * 8 and pos["seeds_learned"] == 1
+    assert math.isclose(pos["train_min_mean"], 2.0) and math.isclose(pos["speed_reflex_rate_eval"], 0.25)
+    assert (vel["seeds"], vel["successes"], vel["episodes"]) == ([0], 1, 4)
+    table = compare.markdown(rows, ["object_mass_scale"])
+    assert "| `joint_pos` | 0, 1 | 75 % (" in table and ", 6/8) | 50 % / 100 % | 0.00 M / never |" in table
+    assert "| `joint_vel` | 0 | 25 % (" in table and "Per run:" in table
