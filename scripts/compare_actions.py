@@ -175,6 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     compare.plot_learning_curves(results, out / "learning_curves.png")
     compare.plot_success(rows, out / "success.png")
     compare.plot_robustness(results, out / "robustness.png")
+    # the table's seeds (trained here or included) and those trained in this sitting
+    settings |= {"seeds": sorted({r.seed for r in results}), "trained_seeds": seeds}
     record = finite_or_none({"settings": settings, "rows": rows})
     (out / "comparison.json").write_text(json.dumps(record, indent=2, default=str))
     print(compare.markdown(rows, factors))

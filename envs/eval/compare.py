@@ -289,20 +289,28 @@ def markdown(rows: Sequence[Mapping[str, Any]], factors: Sequence[str]) -> str:
                       "Low-level actuator model of each action space:", "", *models, ""])  # fmt: skip
 
 
+def _style(results: Sequence[RunResult], r: RunResult) -> dict[str, Any]:
+    """One colour per action space, one line style per seed: the seeds of a space read as one family."""
+    spaces = list(dict.fromkeys(x.space for x in results))
+    seeds = sorted({x.seed for x in results})
+    return {"color": f"C{spaces.index(r.space) % 10}", "linestyle": ("-", "--", ":", "-.")[seeds.index(r.seed) % 4]}
+
+
 def plot_learning_curves(results: Sequence[RunResult], path: Path) -> Path:
     """Training success against training minutes and against env steps, and mean episode reward against env steps;
     one line per run (minutes: the cumulative collect + learn time the run logged)."""
     fig, (ax_m, ax_s, ax_r) = plt.subplots(1, 3, figsize=(14, 3.8))
     for r in results:
+        style = _style(results, r)
         rows = read_progress(r.run_dir)
         per_it = env_steps_per_iteration(r.run_dir)
         steps = [(row["iteration"] + 1) * per_it for row in rows]
         minutes = list(itertools.accumulate((row["collect_s"] + row["learn_s"]) / 60.0 for row in rows))
         success = [row.get("success_rate", math.nan) for row in rows]
         label = f"{r.space} (seed {r.seed})"
-        ax_m.plot(minutes, success, label=label)
-        ax_s.plot(steps, success, label=label)
-        ax_r.plot(steps, [row["mean_reward"] for row in rows], label=label)
+        ax_m.plot(minutes, success, label=label, **style)
+        ax_s.plot(steps, success, label=label, **style)
+        ax_r.plot(steps, [row["mean_reward"] for row in rows], label=label, **style)
     ax_m.set_xlabel("training minutes")
     ax_s.set_xlabel("env steps")
     ax_r.set_xlabel("env steps")
@@ -349,7 +357,7 @@ def plot_robustness(results: Sequence[RunResult], path: Path) -> Path:
             factor = r.report["factors"][name]
             rows = next(iter(factor["policies"].values()))
             ax.plot([x["value"] for x in rows], [_num(x["success_rate"]) for x in rows], marker="o",
-                    label=f"{r.space} (s{r.seed})")  # fmt: skip
+                    label=f"{r.space} (s{r.seed})", **_style(results, r))  # fmt: skip
         nominal = results[0].report["factors"][name]["nominal"]
         ax.axvline(nominal, color="grey", linestyle="--", linewidth=1)
         unit = results[0].report["factors"][name]["unit"]

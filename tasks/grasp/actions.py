@@ -84,7 +84,7 @@ IK_SCALE = (0.01, 0.01, 0.01, 0.02, 0.02, 0.02)
 # with random full-scale targets (16 envs, 6 s) tripped the reflex 35 times at 90 %, 10 at 75 %; feeding the
 # setpoint's velocity forward to the servo made it worse (160 at 90 %), so the servo keeps τ = Kp·(s − q) − Kd·q̇.
 # Without a motion generator the absolute targets had to explore with 0.025 rad of noise to stay clear of the reflex
-# and never touched the cube (docs/results/compare_actions/).
+# and never touched the cube (docs/results/compare_actions_3da244d_seed0/).
 SETPOINT_MAX_VELOCITY = {"(panda_)?joint[1-4]": 0.75 * 2.175, "(panda_)?joint[5-7]": 0.75 * 2.61}
 # Following-error bound of the same motion generator: the setpoint stays within δ of the measured joint. Without it a
 # joint held back (the hand on the table or the cube, the wrist's 12 N·m saturated) let the setpoint run ahead by

@@ -50,6 +50,7 @@ def test_compare_all_eight_action_spaces_on_a_tiny_budget(tmp_path):
     assert "200 / 200 / 50 Hz, hold" in table and "speed-reflex episodes" in table
     record = json.loads((out / "comparison.json").read_text())
     assert record["settings"]["max_iterations"] == 2 and len(record["rows"]) == 8
+    assert record["settings"]["seeds"] == record["settings"]["trained_seeds"] == [0]
     for space in (f"{space}_s0" for space in spaces):
         report = json.loads((out / "eval" / space / "report.json").read_text())
         assert report["action_space"]["name"] == space[: -len("_s0")] and report["success"] == "task success"
@@ -72,7 +73,9 @@ def test_compare_all_eight_action_spaces_on_a_tiny_budget(tmp_path):
                              cwd=tmp_path, capture_output=True, text=True, timeout=600)  # fmt: skip
     assert rebuilt.returncode == 0, rebuilt.stderr[-2000:]
     assert "[realgap] train " not in rebuilt.stdout
-    again_rows = json.loads((tmp_path / "rebuilt" / "comparison.json").read_text())["rows"]
+    rebuilt_record = json.loads((tmp_path / "rebuilt" / "comparison.json").read_text())
+    again_rows = rebuilt_record["rows"]
+    assert (rebuilt_record["settings"]["seeds"], rebuilt_record["settings"]["trained_seeds"]) == ([0], [])
 
     def without_run_dir(rows: list[dict]) -> list[dict]:
         return [{k: v for k, v in r.items() if k != "run_dir"} for r in rows]
