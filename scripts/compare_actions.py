@@ -157,15 +157,16 @@ def main(argv: list[str] | None = None) -> int:
     from realgap.envs.run.progress import Progress
 
     jobs = [(space, seed) for space in spaces for seed in seeds]
-    progress = Progress("[realgap] compare", max(len(jobs), 1), unit="runs", interval_s=0.0, bar=False)
-    # one training per core: each process steps its physics on one core (--jobs 2 on a 2-core machine)
-    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        futures = {pool.submit(train_and_evaluate, *job): job for job in jobs}
-        done = {}
-        for future in as_completed(futures):
-            done[futures[future]] = future.result()
-            with _PRINT:  # its line must not land inside a worker's line
-                progress.update(1, finished=f"{futures[future][0]}_s{futures[future][1]}")
+    done = {}
+    if jobs:  # --seeds none: nothing to train, the table is rebuilt from --include
+        progress = Progress("[realgap] compare", len(jobs), unit="runs", interval_s=0.0, bar=False)
+        # one training per core: each process steps its physics on one core (--jobs 2 on a 2-core machine)
+        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            futures = {pool.submit(train_and_evaluate, *job): job for job in jobs}
+            for future in as_completed(futures):
+                done[futures[future]] = future.result()
+                with _PRINT:  # its line must not land inside a worker's line
+                    progress.update(1, finished=f"{futures[future][0]}_s{futures[future][1]}")
     order = {space: i for i, space in enumerate(ACTION_SPACE_IDS)}
     results = sorted([*included, *(done[job] for job in jobs)], key=lambda r: (order[r.space], r.seed))
 

@@ -198,10 +198,9 @@ def summary_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             "success_per_seed": [r["success_rate"] for r in runs],
             "successes": successes,
             "episodes": episodes,
-            "success_pooled": successes / episodes if episodes else math.nan,
+            "success_pooled": successes / episodes,
             "success_pooled_ci95_lo": lo,
             "success_pooled_ci95_hi": hi,
-            "seeds_learned": sum(not math.isnan(v) for v in learned),
             f"steps_to_train_success_{LEARNED_AT:g}_per_seed": learned,
             "train_min_mean": sum(r["train_wall_s"] for r in runs) / len(runs) / 60.0,
             "speed_reflex_rate_eval": sum(r["speed_reflex_rate"] * int(r["eval_episodes"]) for r in runs) / episodes,
@@ -289,19 +288,24 @@ def markdown(rows: Sequence[Mapping[str, Any]], factors: Sequence[str]) -> str:
                       "Low-level actuator model of each action space:", "", *models, ""])  # fmt: skip
 
 
-def _style(results: Sequence[RunResult], r: RunResult) -> dict[str, Any]:
-    """One colour per action space, one line style per seed: the seeds of a space read as one family."""
-    spaces = list(dict.fromkeys(x.space for x in results))
-    seeds = sorted({x.seed for x in results})
-    return {"color": f"C{spaces.index(r.space) % 10}", "linestyle": ("-", "--", ":", "-.")[seeds.index(r.seed) % 4]}
+def _styles(results: Sequence[RunResult]) -> dict[tuple[str, int], dict[str, str]]:
+    """Line style per run: one colour per action space, one line style per seed (a space's seeds read as a family)."""
+    spaces = list(dict.fromkeys(r.space for r in results))
+    seeds = sorted({r.seed for r in results})
+    lines = ("-", "--", ":", "-.")
+    return {
+        (r.space, r.seed): {"color": f"C{spaces.index(r.space) % 10}", "linestyle": lines[seeds.index(r.seed) % 4]}
+        for r in results
+    }
 
 
 def plot_learning_curves(results: Sequence[RunResult], path: Path) -> Path:
     """Training success against training minutes and against env steps, and mean episode reward against env steps;
     one line per run (minutes: the cumulative collect + learn time the run logged)."""
     fig, (ax_m, ax_s, ax_r) = plt.subplots(1, 3, figsize=(14, 3.8))
+    styles = _styles(results)
     for r in results:
-        style = _style(results, r)
+        style = styles[(r.space, r.seed)]
         rows = read_progress(r.run_dir)
         per_it = env_steps_per_iteration(r.run_dir)
         steps = [(row["iteration"] + 1) * per_it for row in rows]
@@ -352,12 +356,13 @@ def plot_robustness(results: Sequence[RunResult], path: Path) -> Path:
     """Success rate against each swept factor, one panel per factor, one line per run."""
     factors = list(results[0].report["factors"])
     fig, axes = plt.subplots(1, len(factors), figsize=(4.2 * len(factors), 3.6), squeeze=False)
+    styles = _styles(results)
     for ax, name in zip(axes[0], factors, strict=True):
         for r in results:
             factor = r.report["factors"][name]
             rows = next(iter(factor["policies"].values()))
             ax.plot([x["value"] for x in rows], [_num(x["success_rate"]) for x in rows], marker="o",
-                    label=f"{r.space} (s{r.seed})", **_style(results, r))  # fmt: skip
+                    label=f"{r.space} (s{r.seed})", **styles[(r.space, r.seed)])  # fmt: skip
         nominal = results[0].report["factors"][name]["nominal"]
         ax.axvline(nominal, color="grey", linestyle="--", linewidth=1)
         unit = results[0].report["factors"][name]["unit"]
