@@ -68,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         rank,
         relaunch_with_torchrun,
         resume_record,
+        resumed_seed,
         train,
         world_size,
     )
@@ -81,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.num_procs > 1 and world_size() == 1:
         check_task(args.task)  # cheap checks before starting the processes
         if args.resume:
-            resume_record(args.resume)
+            resumed_seed(args.seed, resume_record(args.resume)[1])
         if args.num_envs is not None:
             envs_per_process(args.num_envs, args.num_procs)
         return relaunch_with_torchrun(__file__, argv, args.num_procs)

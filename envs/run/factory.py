@@ -110,11 +110,7 @@ def load_cfgs(
         if num_envs < 1:
             raise ValueError(f"--num_envs must be >= 1, got {num_envs}")
         env_cfg.scene.num_envs = num_envs
-    if seed is not None:
-        agent_cfg.seed = seed
-    env_cfg.seed = agent_cfg.seed
-    for act in _realgap_actuator_cfgs(env_cfg):
-        act.seed = env_cfg.seed  # per-env command delays drawn from the run's seed
+    set_seed(env_cfg, agent_cfg, agent_cfg.seed if seed is None else seed)
     if rates is not None:
         apply_rates(env_cfg, rates if isinstance(rates, RateSpec) else load_rate_profile(rates))
     check_rates(env_cfg)
@@ -123,6 +119,14 @@ def load_cfgs(
 
         apply_dr_profile(env_cfg, dr_profile, task=task)
     return env_cfg, agent_cfg
+
+
+def set_seed(env_cfg: Any, agent_cfg: Any, seed: int) -> None:
+    """Seed the agent (policy init, PPO), the env (resets, events, DR) and the per-env command delays with ``seed``."""
+    agent_cfg.seed = seed
+    env_cfg.seed = seed
+    for act in _realgap_actuator_cfgs(env_cfg):
+        act.seed = seed  # per-env command delays drawn from the run's seed
 
 
 @contextlib.contextmanager

@@ -88,6 +88,30 @@ def resume_record(resume: str) -> tuple[Path, dict[str, Any]]:
     return checkpoint, (json.loads(path.read_text()) if path.is_file() else {})
 
 
+def rank_seed(run_seed: int, process_rank: int) -> int:
+    """The seed of process ``process_rank`` of a run seeded ``run_seed``: every process its own random streams.
+
+    Rank 0 keeps the run's seed (a one-process run is seeded exactly as asked). With one seed for all, every process
+    would draw the same resets, pushes and exploration noise from the same weights and, the CPU physics being
+    deterministic, collect the same rollouts: N processes would learn from one process's samples N times over.
+    """
+    return run_seed + process_rank
+
+
+def resumed_seed(requested: int | None, record: dict[str, Any]) -> int | None:
+    """The seed a resumed run continues with: the one it recorded (``params/run.json``), which ``--seed`` may repeat.
+
+    Raises:
+        ValueError: ``--seed`` differs from the run's recorded seed.
+    """
+    recorded = record.get("seed")
+    if recorded is None:  # a run recorded before seeds were: --seed as given (None: the task's)
+        return requested
+    if requested is not None and requested != recorded:
+        raise ValueError(f"--seed {requested} cannot change a resumed run; it keeps its recorded seed {recorded}")
+    return recorded
+
+
 def split_default_envs(env_cfg: Any) -> None:
     """Share the task's default env count over the processes (rounded down, and said so)."""
     default = env_cfg.scene.num_envs
@@ -106,7 +130,7 @@ def train(args: argparse.Namespace) -> Path:
 
     from realgap.envs.dr.profile import load_dr_profile
     from realgap.envs.rates import RateSpec, load_rate_profile
-    from realgap.envs.run.factory import load_cfgs, make_env, simulation
+    from realgap.envs.run.factory import load_cfgs, make_env, set_seed, simulation
     from realgap.envs.run.overrides import apply_overrides
     from realgap.envs.run.run_dir import new_run_dir, record_resume, write_params
     from realgap.envs.run.runner import RealgapRunner
@@ -126,9 +150,12 @@ def train(args: argparse.Namespace) -> Path:
     num_envs = args.num_envs
     if num_envs is not None and world_size() > 1:
         num_envs = envs_per_process(num_envs, world_size())
-    seed = None if args.seed is None else args.seed + rank()
+    if args.resume:
+        args.seed = resumed_seed(args.seed, record)
     device = process_device(args.device)  # cuda:LOCAL_RANK per process on CUDA, as rsl-rl's NCCL path requires
-    env_cfg, agent_cfg = load_cfgs(args.task, device, num_envs, seed, dr_profile=dr_profile, rates=rates)
+    env_cfg, agent_cfg = load_cfgs(args.task, device, num_envs, args.seed, dr_profile=dr_profile, rates=rates)
+    run_seed = agent_cfg.seed  # --seed, else the task's: the run's seed, recorded and restored by --resume
+    set_seed(env_cfg, agent_cfg, rank_seed(run_seed, rank()))
     overrides = list(getattr(args, "overrides", None) or [])
     if args.resume:
         recorded = record.get("overrides", [])
@@ -162,13 +189,14 @@ def train(args: argparse.Namespace) -> Path:
             run_dir = new_run_dir(args.log_root, agent_cfg.experiment_name, args.run_name)
             extra = {"task": args.task, "device": env_cfg.sim.device, "num_procs": world_size(),
                      "num_envs_total": env.num_envs * world_size(), "rates": env_cfg.rates,
-                     "dr_profile": dr_profile.name, "overrides": overrides}  # fmt: skip
+                     "dr_profile": dr_profile.name, "overrides": overrides, "seed": run_seed}  # fmt: skip
             write_params(run_dir, env_cfg, agent_cfg, extra)
             (run_dir / "params" / "dr_profile.yaml").write_text(yaml.safe_dump(dr_profile.to_dict(), sort_keys=False))
         log_dir = str(run_dir) if rank() == 0 else None
         if rank() == 0:
+            seeds = ", ".join(str(rank_seed(run_seed, r)) for r in range(world_size()))
             print(f"[realgap] task {args.task} | {env.num_envs * world_size()} envs on {env_cfg.sim.device}"
-                  f" in {world_size()} process(es) | run folder {run_dir}")  # fmt: skip
+                  f" in {world_size()} process(es) | seed {seeds} | run folder {run_dir}")  # fmt: skip
         runner = RealgapRunner(env, to_dict(agent_cfg), log_dir=log_dir, device=agent_cfg.device)
         if args.max_minutes is not None:
             runner.max_seconds = 60.0 * args.max_minutes

@@ -75,3 +75,34 @@ def test_relaunch_refuses_before_starting_any_process(monkeypatch):
     assert started == [
         ["--standalone", "--nproc_per_node=2", "--tee=3", "train.py", "--device", "cpu", "--num_procs", "2"]
     ]
+
+
+def test_every_process_of_a_run_has_its_own_seed():
+    # One seed for all ranks made every process collect the same rollouts (same resets, pushes and exploration noise
+    # from the same weights on deterministic CPU physics): N processes learned from one process's samples.
+    from realgap.envs.run.training import rank_seed
+
+    assert rank_seed(42, 0) == 42  # a one-process run is seeded exactly as asked
+    assert len({rank_seed(42, r) for r in range(8)}) == 8
+
+
+def test_the_task_seed_is_the_run_seed_and_ranks_reseed_env_agent_and_delays():
+    from realgap.envs.run.factory import load_cfgs, set_seed
+    from realgap.envs.run.training import rank_seed
+    from realgap.envs.sim.actuator import RealgapActuatorCfg
+
+    env_cfg, agent_cfg = load_cfgs("Realgap-Balance-G1-v0", "cpu", 4, None)
+    assert env_cfg.seed == agent_cfg.seed == 42  # no --seed: the task's
+    set_seed(env_cfg, agent_cfg, rank_seed(agent_cfg.seed, 1))
+    delays = [a.seed for a in env_cfg.scene.robot.actuators.values() if isinstance(a, RealgapActuatorCfg)]
+    assert env_cfg.seed == agent_cfg.seed == 43 and delays == [43]
+
+
+def test_a_resumed_run_keeps_its_recorded_seed():
+    from realgap.envs.run.training import resumed_seed
+
+    assert resumed_seed(None, {"seed": 4}) == 4  # --resume without --seed: the run's own, not the task's 42
+    assert resumed_seed(4, {"seed": 4}) == 4
+    assert resumed_seed(None, {}) is None  # recorded before seeds were: the task's, as then
+    with pytest.raises(ValueError, match="--seed 5 cannot change a resumed run; it keeps its recorded seed 4"):
+        resumed_seed(5, {"seed": 4})
