@@ -130,7 +130,7 @@ def test_the_committed_worn_profile_names_only_joints_the_g1_has():
     import yaml
 
     names = json.loads((REPO / "configs/policies/balance_g1/policy.json").read_text())["joints"]["names"]
-    profile = yaml.safe_load((REPO / "docs/results/identify/g1_worn_seed3_dr.yaml").read_text())
+    profile = yaml.safe_load((REPO / "configs/identified/g1_worn_seed3_dr.yaml").read_text())
     for kind in ("joint_friction", "actuator"):
         for group in profile[kind]:
             for pattern in group["joints"]:

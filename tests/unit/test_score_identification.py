@@ -10,7 +10,7 @@ import pytest
 pytestmark = pytest.mark.unit
 REPO = Path(__file__).resolve().parents[2]
 
-SPEC = str(REPO / "docs/results/identify/g1_hidden_seed3.yaml")
+SPEC = str(REPO / "configs/identified/g1_hidden_seed3.yaml")
 ARGS = ["--spec", SPEC, "--policy", str(REPO / "configs/policies/balance_g1"), "--hidden_seed", "3"]
 
 
