@@ -189,8 +189,13 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     (out / "report.json").write_text(json.dumps(finite_or_none(report), indent=2))
     plots = write_plots(report, out, "success" if success == "task success" else "survival")
+    metric = "success" if success == "task success" else "survival"  # what the task counts, named as play.py does
     for label, stats in report["reference"].items():
-        print(f"[realgap] {label}: success {stats['success_rate']:.2f} under the task's own draws (reference)")
+        lo, hi = stats["success_ci95"]
+        print(
+            f"[realgap] {label}: {metric}={stats['success_rate']:.3f} (95 % CI {lo:.3f}-{hi:.3f}, "
+            f"{stats['episodes']} episodes) under the task's own draws (reference)"
+        )
     for name, f in report["factors"].items():
         rows = "  ".join(f"{r['value']:g}:{r['success_rate']:.2f}" for r in next(iter(f["policies"].values())))
         print(f"[realgap] {name:>20}  {rows}")

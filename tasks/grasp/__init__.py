@@ -1,9 +1,9 @@
 """Franka Panda grasp-and-lift task: registration of the gymnasium ids, one per arm action space.
 
-``Realgap-Grasp-Franka-v0`` (and ``-Play-v0``) use joint position targets; every other action space has its own id,
-``Realgap-Grasp-Franka-<Variant>-v0`` (table below). The configs are built by
-:func:`realgap.tasks.grasp.env_cfg.grasp_env_cfg` and :func:`realgap.tasks.grasp.agent_cfg.grasp_ppo_cfg`; nothing
-here imports Isaac Lab.
+``Realgap-Grasp-Franka-v0`` uses joint position targets; every other action space has its own id,
+``Realgap-Grasp-Franka-<Variant>-v0`` (table below); each has its evaluation variant ``...-Play-v0`` (the task's
+normal resets only, 32 envs). The configs are built by :func:`realgap.tasks.grasp.env_cfg.grasp_env_cfg` and
+:func:`realgap.tasks.grasp.agent_cfg.grasp_ppo_cfg`; nothing here imports Isaac Lab.
 """
 
 from __future__ import annotations
@@ -57,4 +57,4 @@ def _register(task_id: str, action_space: str, play: bool = False) -> None:
 
 for _space, _id in ACTION_SPACE_IDS.items():
     _register(_id, _space)
-_register("Realgap-Grasp-Franka-Play-v0", "joint_pos", play=True)
+    _register(_id.replace("-v0", "-Play-v0"), _space, play=True)  # evaluation: the task's normal resets only

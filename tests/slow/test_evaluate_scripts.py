@@ -43,6 +43,9 @@ def test_evaluate_writes_report_and_plots(run_dir, tmp_path):
     assert "wrote" in proc.stdout
     report = json.loads((out / "report.json").read_text())
     assert report["task"] == "Realgap-Balance-G1-Play-v0" and report["robot"] == "g1"
+    lo, hi = report["reference"]["ppo"]["success_ci95"]  # the headline names the balance task's metric, with its CI
+    rate = report["reference"]["ppo"]["success_rate"]
+    assert f"[realgap] ppo: survival={rate:.3f} (95 % CI {lo:.3f}-{hi:.3f}, 2 episodes)" in proc.stdout
     assert report["rates"]["physics_hz"] == 200 and report["rates"]["policy_hz"] == 50
     assert report["actuators"]["g1"]["model"] == "RealgapActuatorCfg" and "ankles" in report["actuators"]["g1"]["specs"]
     assert set(report["policies"]) == {"ppo", "zero action"}

@@ -50,3 +50,18 @@ def test_train_two_iterations_then_play(tiny_run, tmp_path):
     meta = json.loads((exported / "policy.json").read_text())
     assert meta["task"] == "Realgap-Balance-G1-v0" and len(meta["joints"]["names"]) == 29
     assert meta["actions"]["raw_clip"] == 4.0 and meta["rates"]["policy_hz"] == 50
+
+
+def test_play_the_shipped_grasp_export_names_the_grasp_metrics(tmp_path):
+    # The grasp task reports success, drops and the speed reflex, never the balance task's survival or pushes.
+    play = subprocess.run(
+        [sys.executable, str(REPO / "scripts/play.py"), "--policy", str(REPO / "configs/policies/grasp_franka"),
+         "--episodes", "2", "--num_envs", "2", "--device", "cpu", "--json", str(tmp_path / "metrics.json")],
+        cwd=tmp_path, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert play.returncode == 0, play.stderr[-3000:]
+    assert "[realgap] success=" in play.stdout and "(95 % CI " in play.stdout
+    assert "survival" not in play.stdout and "push_survived" not in play.stdout and "time_to_fall" not in play.stdout
+    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    assert metrics["task"] == "Realgap-Grasp-Franka-EEPoseDelta-Play-v0" and metrics["episodes"] == 2
+    assert set(metrics["summary"]) >= {"episodes", "success", "non_finite_rate", "mean_return"}
