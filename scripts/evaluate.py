@@ -188,8 +188,8 @@ def main(argv: list[str] | None = None) -> int:
 
     out.mkdir(parents=True, exist_ok=True)
     (out / "report.json").write_text(json.dumps(finite_or_none(report), indent=2))
-    plots = write_plots(report, out, "success" if success == "task success" else "survival")
     metric = "success" if success == "task success" else "survival"  # what the task counts, named as play.py does
+    plots = write_plots(report, out, metric)
     for label, stats in report["reference"].items():
         lo, hi = stats["success_ci95"]
         print(

@@ -57,6 +57,7 @@ def test_kill_9_then_resume_continues(tmp_path):
                          capture_output=True, text=True, timeout=900)  # fmt: skip
     assert out.returncode == 0, out.stderr[-3000:]
     assert f"at iteration {last + 1}" in out.stdout
+    assert "| seed 4 |" in out.stdout  # resumed without --seed: the run's recorded seed, not the task's 42
     (resume,) = json.loads((run / "params" / "run.json").read_text())["resumes"]  # the continuation is on record
     assert "--resume" in resume["argv"] and resume["from_iteration"] == last + 1
     # the progress log continues without a gap or a repeat: 0..last from the first run, then last+1..last+2
