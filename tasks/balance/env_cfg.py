@@ -131,6 +131,13 @@ class RewardsCfg:
         weight=0.0,
         params={"feet_cfg": SceneEntityCfg("robot", body_names=list(G1_FOOT_BODIES))},
     )
+    # margin of the capture point inside the support polygon (a reward: a deeper polygon in the worst heading, e.g. a
+    # staggered stance, raises the largest push the ankles can take): a lever, off
+    capture_margin = RewTerm(
+        func=balance_mdp.capture_point_margin,
+        weight=0.0,
+        params={"feet_cfg": SceneEntityCfg("robot", body_names=list(G1_FOOT_BODIES))},
+    )
     # -- effort and smoothness (what the motors and the gearboxes pay for)
     torque = RewTerm(func=mdp.joint_torques_l2, weight=-1.0e-5)
     joint_acc = RewTerm(func=mdp.joint_acc_l2, weight=-1.0e-7)

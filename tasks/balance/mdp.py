@@ -1,5 +1,5 @@
-"""MDP terms of the balance task that Isaac Lab does not ship: the horizontal base-velocity penalty, two capture-point
-rewards (offset from the feet; distance outside the support polygon), the push curriculum and the task metrics
+"""MDP terms of the balance task that Isaac Lab does not ship: the horizontal base-velocity penalty, three capture-point
+rewards (offset from the feet; distance outside the support polygon; margin inside it), the push curriculum and the task metrics
 (survival to time-out, time to fall, push survived).
 
 The push is :class:`realgap.envs.dr.push.push_robot`; everything else in the task's MDP table comes from
@@ -66,15 +66,17 @@ def capture_point_offset_l2(
     return torch.sum(torch.square(_capture_point_w(env, asset) - feet), dim=1)
 
 
-def distance_outside_hull(point: torch.Tensor, vertices: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
-    """Distance from each env's point to the convex hull of its valid vertices in the plane, 0 inside, m.
+def signed_distance_to_hull(point: torch.Tensor, vertices: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+    """Signed distance from each env's point to the convex hull of its valid vertices in the plane, m: the distance to
+    the hull outside it, minus the distance to the nearest hull edge inside it (the margin).
 
-    Exact, without building the hull: for a point p outside, ``dist = max over unit u of (u·p − h(u))`` with the
-    support function ``h(u) = max over valid s of u·s``, attained at ``u = (p − q) / |p − q|`` (q the nearest hull
-    point). That direction is the outward normal of the hull edge nearest p, or the direction from the nearest
-    vertex to p, so it is among the candidates {±normal of every vertex pair} ∪ {(p − s) / |p − s|}; every other
-    unit vector gives a lower bound, since ``u·p − h(u) ≤ u·(p − q) ≤ |p − q|``. Inside, every candidate gives ≤ 0.
-    An env with no valid vertex (both feet off the ground) is measured against all its vertices.
+    Exact, without building the hull: ``s(p) = max over unit u of (u·p − h(u))`` with the support function
+    ``h(u) = max over valid v of u·v``. Outside, the maximum is the distance, attained at ``u = (p − q) / |p − q|``
+    (q the nearest hull point): the outward normal of the hull edge nearest p, or the direction from the nearest vertex
+    to p; every other unit vector gives a lower bound, since ``u·p − h(u) ≤ u·(p − q) ≤ |p − q|``. Inside, a disc of
+    radius m (the margin) around p lies in the hull, so ``u·p − h(u) ≤ −m`` for every u, with equality at the outward
+    normal of the nearest edge. Both maximisers are among the candidates {±normal of every vertex pair} ∪
+    {(p − v) / |p − v|}. An env with no valid vertex (both feet off the ground) is measured against all its vertices.
 
     Shape: point (E, 2), vertices (E, V, 2), valid (E, V) bool → (E,).
     """
@@ -83,11 +85,33 @@ def distance_outside_hull(point: torch.Tensor, vertices: torch.Tensor, valid: to
     normal = torch.stack((edge[..., 1], -edge[..., 0]), dim=-1)
     to_point = point[:, None, :] - vertices
     u = torch.cat((normal, -normal, to_point), dim=1)
-    u = u / u.norm(dim=-1, keepdim=True).clamp(min=1e-12)  # a zero candidate (coincident points) gives 0: harmless
+    u = u / u.norm(dim=-1, keepdim=True).clamp(min=1e-12)  # a zero candidate (coincident points) gives <= 0: harmless
     valid = valid | ~valid.any(dim=1, keepdim=True)
     support = torch.einsum("ekd,evd->ekv", u, vertices).masked_fill(~valid[:, None, :], -torch.inf).amax(dim=-1)
     gap = torch.einsum("ekd,ed->ek", u, point) - support
-    return gap.amax(dim=1).clamp(min=0.0)
+    return gap.amax(dim=1)
+
+
+def distance_outside_hull(point: torch.Tensor, vertices: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+    """Distance from each env's point to the convex hull of its valid vertices in the plane, 0 inside, m
+    (:func:`signed_distance_to_hull` clamped at 0). Shape: point (E, 2), vertices (E, V, 2), valid (E, V) → (E,)."""
+    return signed_distance_to_hull(point, vertices, valid).clamp(min=0.0)
+
+
+def _sole_points_w(
+    asset, feet_cfg: SceneEntityCfg, sole_points_b: tuple[tuple[float, float, float], ...], sole_radius: float,
+    contact_tolerance: float,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The sole points in the world plane and whether each is on the ground (its sphere's centre within
+    ``contact_tolerance`` of touching z = 0, the task's flat ground). Shape: (E, F·S, 2), (E, F·S)."""
+    pos_w = asset.data.body_link_pos_w.torch[:, feet_cfg.body_ids]  # (E, F, 3)
+    quat_w = asset.data.body_link_quat_w.torch[:, feet_cfg.body_ids]  # (E, F, 4)
+    sole_b = torch.tensor(sole_points_b, dtype=pos_w.dtype, device=pos_w.device)  # (S, 3)
+    num_envs, num_feet, num_points = pos_w.shape[0], pos_w.shape[1], sole_b.shape[0]
+    shape = (num_envs, num_feet, num_points)
+    sole_w = pos_w[:, :, None, :] + quat_apply(quat_w[:, :, None, :].expand(*shape, 4), sole_b.expand(*shape, 3))
+    sole_w = sole_w.reshape(num_envs, num_feet * num_points, 3)
+    return sole_w[..., :2], sole_w[..., 2] < sole_radius + contact_tolerance
 
 
 def capture_point_outside_support(
@@ -109,15 +133,33 @@ def capture_point_outside_support(
     the polygon, so the step itself costs while the foot is in the air.
     """
     asset = env.scene[asset_cfg.name]
-    pos_w = asset.data.body_link_pos_w.torch[:, feet_cfg.body_ids]  # (E, F, 3)
-    quat_w = asset.data.body_link_quat_w.torch[:, feet_cfg.body_ids]  # (E, F, 4)
-    sole_b = torch.tensor(sole_points_b, dtype=pos_w.dtype, device=pos_w.device)  # (S, 3)
-    num_envs, num_feet, num_points = pos_w.shape[0], pos_w.shape[1], sole_b.shape[0]
-    shape = (num_envs, num_feet, num_points)
-    sole_w = pos_w[:, :, None, :] + quat_apply(quat_w[:, :, None, :].expand(*shape, 4), sole_b.expand(*shape, 3))
-    sole_w = sole_w.reshape(num_envs, num_feet * num_points, 3)
-    on_ground = sole_w[..., 2] < sole_radius + contact_tolerance
-    return distance_outside_hull(_capture_point_w(env, asset), sole_w[..., :2], on_ground)
+    soles, on_ground = _sole_points_w(asset, feet_cfg, sole_points_b, sole_radius, contact_tolerance)
+    return distance_outside_hull(_capture_point_w(env, asset), soles, on_ground)
+
+
+def capture_point_margin(
+    env: ManagerBasedRLEnv,
+    asset_cfg: SceneEntityCfg = SceneEntityCfg("robot"),
+    feet_cfg: SceneEntityCfg = SceneEntityCfg("robot", body_names=list(G1_FOOT_BODIES)),
+    sole_points_b: tuple[tuple[float, float, float], ...] = G1_SOLE_POINTS_B,
+    sole_radius: float = G1_SOLE_RADIUS,
+    contact_tolerance: float = 0.01,
+    cap: float = 0.15,
+) -> torch.Tensor:
+    """Margin of the capture point inside the support polygon, m: its distance to the nearest polygon edge while
+    inside (at most ``cap``), minus its distance outside (a reward, positive weight).
+
+    A push of Δv in any heading moves ξ by Δv / ω; the robot survives it with its ankles alone while the margin in
+    that heading exceeds Δv / ω, so the smallest margin is the largest push it can take from its worst side. Standing
+    on the G1's parallel feet that is the heel or toe line, ~9 cm (0.34 m/s): every push above it, forward or
+    backward, needs hip motion or a step. This term pays for a larger one wherever it comes from: ξ kept in the middle
+    of the feet, and feet placed so that the polygon is deep in every direction (a step, or a staggered stance taken
+    before the push comes). ``cap`` bounds what a wide stance can earn. Sole points and contact as in
+    :func:`capture_point_outside_support`.
+    """
+    asset = env.scene[asset_cfg.name]
+    soles, on_ground = _sole_points_w(asset, feet_cfg, sole_points_b, sole_radius, contact_tolerance)
+    return (-signed_distance_to_hull(_capture_point_w(env, asset), soles, on_ground)).clamp(max=cap)
 
 
 class balance_metrics(ManagerTermBase):

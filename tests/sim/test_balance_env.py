@@ -116,12 +116,15 @@ def test_support_polygon_holds_the_standing_capture_point_and_a_backward_push_le
     from isaaclab.utils.math import quat_apply
 
     from realgap.envs.robots.g1 import G1_SOLE_POINTS_B
-    from realgap.tasks.balance.mdp import capture_point_outside_support
+    from realgap.tasks.balance.mdp import capture_point_margin, capture_point_outside_support
 
     robot = _settle(env)
     params = env.reward_manager.get_term_cfg("capture_support").params
     standing = capture_point_outside_support(env, **params)
     assert bool((standing == 0).all()), standing  # standing still, ξ lies between the soles
+    # ... with a margin of the heel or toe line, whichever is nearer: the sole is 17 cm long, ξ a few cm off its middle
+    margin = capture_point_margin(env, **env.reward_manager.get_term_cfg("capture_margin").params)
+    assert bool(((margin > 0.05) & (margin <= 0.085 + 0.005)).all()), margin
     # a 0.6 m/s backward push (each env faces its own random yaw): ξ moves 0.6 / ω ≈ 0.17 m back, behind the heels,
     # which sit 5 cm behind the ankles; with the feet flat the distance is how far ξ lies behind the heel line
     forward = quat_apply(robot.data.root_quat_w.torch, torch.tensor([[1.0, 0.0, 0.0]]).repeat(env.num_envs, 1))
@@ -136,3 +139,5 @@ def test_support_polygon_holds_the_standing_capture_point_and_a_backward_push_le
     pushed = capture_point_outside_support(env, **params)
     assert bool((expected > 0.02).all()), expected  # behind the heels in every env (its CoM offset varies by env)
     torch.testing.assert_close(pushed, expected, atol=0.015, rtol=0.0)
+    # outside, the margin is minus that distance
+    torch.testing.assert_close(capture_point_margin(env, **params), -pushed, atol=1e-6, rtol=0.0)

@@ -8,19 +8,20 @@ import pytest
 import torch
 
 from realgap.envs.robots.g1 import G1, G1_FOOT_BODIES, G1_SOLE_POINTS_B, G1_SOLE_RADIUS
-from realgap.tasks.balance.mdp import distance_outside_hull
+from realgap.tasks.balance.mdp import distance_outside_hull, signed_distance_to_hull
 
 pytestmark = pytest.mark.unit
 
 
-def _reference(point: np.ndarray, vertices: np.ndarray) -> float:
-    """Distance from ``point`` to conv(vertices) by scipy's hull: 0 inside, else the nearest hull edge's distance."""
+def _reference(point: np.ndarray, vertices: np.ndarray, signed: bool = False) -> float:
+    """Distance from ``point`` to conv(vertices) by scipy's hull: the nearest hull edge's distance outside; inside 0,
+    or with ``signed`` minus the distance to the nearest edge line."""
     from scipy.spatial import ConvexHull
 
     hull = ConvexHull(vertices)
     # hull.equations: n·x + b <= 0 inside, n outward unit normals
     if np.all(hull.equations[:, :2] @ point + hull.equations[:, 2] <= 1e-12):
-        return 0.0
+        return float(np.max(hull.equations[:, :2] @ point + hull.equations[:, 2])) if signed else 0.0
     best = np.inf
     for a, b in hull.simplices:
         p, q = vertices[a], vertices[b]
@@ -46,6 +47,22 @@ def test_matches_scipy_hull_on_random_feet():
     expected = np.array([_reference(points[e], vertices[e]) for e in range(num)])
     assert (expected == 0).sum() > 10 and (expected > 0).sum() > 100  # both cases drawn
     np.testing.assert_allclose(d.numpy(), expected, atol=1e-12)
+
+
+def test_signed_distance_is_minus_the_margin_inside_and_the_distance_outside():
+    square = torch.tensor([[[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]]]).repeat(4, 1, 1)
+    points = torch.tensor([[0.5, 0.5], [0.9, 0.3], [2.0, 2.0], [0.0, 0.5]])
+    s = signed_distance_to_hull(points, square, torch.ones(4, 4, dtype=torch.bool))
+    # centre: 0.5 to every edge; near the right edge: 0.1; beyond the corner (1, 1): sqrt(2); on the edge x = 0: 0
+    torch.testing.assert_close(s, torch.tensor([-0.5, -0.1, 2.0**0.5, 0.0]))
+    gen = np.random.default_rng(1)
+    num = 200
+    vertices = gen.normal(size=(num, 8, 2)) * [0.1, 0.15]
+    points = gen.normal(size=(num, 2)) * 0.1
+    s = signed_distance_to_hull(torch.tensor(points), torch.tensor(vertices), torch.ones(num, 8, dtype=torch.bool))
+    expected = np.array([_reference(points[e], vertices[e], signed=True) for e in range(num)])
+    assert (expected < 0).sum() > 50 and (expected > 0).sum() > 50  # both cases drawn
+    np.testing.assert_allclose(s.numpy(), expected, atol=1e-12)
 
 
 def test_only_valid_vertices_support_and_none_means_all():
