@@ -1,6 +1,6 @@
 """MDP terms of the balance task that Isaac Lab does not ship: the horizontal base-velocity penalty, three capture-point
-rewards (offset from the feet; distance outside the support polygon; margin inside it), the push curriculum and the task metrics
-(survival to time-out, time to fall, push survived).
+rewards (offset from the feet; distance outside the support polygon; margin inside it), the push curriculum and the
+task metrics (survival to time-out, time to fall, push survived).
 
 The push is :class:`realgap.envs.dr.push.push_robot`; everything else in the task's MDP table comes from
 ``isaaclab.envs.mdp``.
@@ -99,7 +99,10 @@ def distance_outside_hull(point: torch.Tensor, vertices: torch.Tensor, valid: to
 
 
 def _sole_points_w(
-    asset, feet_cfg: SceneEntityCfg, sole_points_b: tuple[tuple[float, float, float], ...], sole_radius: float,
+    asset,
+    feet_cfg: SceneEntityCfg,
+    sole_points_b: tuple[tuple[float, float, float], ...],
+    sole_radius: float,
     contact_tolerance: float,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The sole points in the world plane and whether each is on the ground (its sphere's centre within
