@@ -112,22 +112,25 @@ def main(argv: list[str] | None = None) -> int:
     for name in factors:
         get_factor(name)
     parse_values(args.values)
-    from realgap.envs.eval.robustness import available_factors
-    from realgap.envs.run.factory import load_cfgs
-
-    available = available_factors(load_cfgs(ACTION_SPACE_IDS[spaces[0]], args.device, 1)[0])
-    if missing := [f for f in factors if f not in available]:
-        raise ValueError(f"factors {missing} are not available for the grasp task; available: {', '.join(available)}")
     if args.max_minutes is not None and not args.max_minutes > 0:
         raise ValueError(f"--max_minutes must be > 0, got {args.max_minutes}")
     if min(args.max_iterations, args.num_envs, args.episodes, args.eval_envs, args.jobs) < 1:
         raise ValueError("--max_iterations, --num_envs, --episodes, --eval_envs and --jobs must be >= 1")
     from realgap.envs.eval import compare
 
+    # checks that read files only come first: a refused command costs no Isaac Lab build
     settings = vars(args) | {"spaces": spaces, "seeds": seeds, "factors": factors}
     included = [r for folder in args.include for r in compare.load_comparison(Path(folder), settings)]
     if twice := sorted({f"{r.space}_s{r.seed}" for r in included} & {f"{s}_s{n}" for s in spaces for n in seeds}):
         raise ValueError(f"runs {', '.join(twice)} are both included and to be trained: drop them from --seeds")
+    if seeds:  # a rebuild (--seeds none) evaluates nothing: its factors are the included folders' (checked equal)
+        from realgap.envs.eval.robustness import available_factors
+        from realgap.envs.run.factory import load_cfgs
+
+        available = available_factors(load_cfgs(ACTION_SPACE_IDS[spaces[0]], args.device, 1)[0])
+        if missing := [f for f in factors if f not in available]:
+            raise ValueError(f"factors {missing} are not available for the grasp task; available: "
+                             f"{', '.join(available)}")  # fmt: skip
     out = Path(args.out or Path("runs") / "compare_actions" / f"{datetime.datetime.now():%Y-%m-%d_%H-%M-%S}")
     (out / "logs").mkdir(parents=True, exist_ok=True)
 
