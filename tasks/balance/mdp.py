@@ -154,11 +154,11 @@ def capture_point_margin(
 
     A push of Δv in any heading moves ξ by Δv / ω; the robot survives it with its ankles alone while the margin in
     that heading exceeds Δv / ω, so the smallest margin is the largest push it can take from its worst side. Standing
-    on the G1's parallel feet that is the heel or toe line, ~9 cm (0.34 m/s): every push above it, forward or
-    backward, needs hip motion or a step. This term pays for a larger one wherever it comes from: ξ kept in the middle
-    of the feet, and feet placed so that the polygon is deep in every direction (a step, or a staggered stance taken
-    before the push comes). ``cap`` bounds what a wide stance can earn. Sole points and contact as in
-    :func:`capture_point_outside_support`.
+    on the G1's parallel feet that is the heel or toe line, at most 8.5 cm (half the 17 cm sole; 0.33 m/s at
+    ω ≈ 3.8 s⁻¹): every push above it, forward or backward, needs hip motion or a step. This term pays for a larger
+    one wherever it comes from: ξ kept in the middle of the feet, and feet placed so that the polygon is deep in every
+    direction (a step, or a staggered stance taken before the push comes). ``cap`` bounds what a wide stance can
+    earn. Sole points and contact as in :func:`capture_point_outside_support`.
     """
     asset = env.scene[asset_cfg.name]
     soles, on_ground = _sole_points_w(asset, feet_cfg, sole_points_b, sole_radius, contact_tolerance)
