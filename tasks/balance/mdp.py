@@ -1,5 +1,6 @@
 """MDP terms of the balance task that Isaac Lab does not ship: the horizontal base-velocity penalty, three capture-point
-rewards (offset from the feet; distance outside the support polygon; margin inside it), the push curriculum and the
+rewards (offset from the feet; distance outside the support polygon; margin inside it), a reward for the step when
+the ankles cannot hold the capture point, the push curriculum and the
 task metrics (survival to time-out, time to fall, push survived).
 
 The push is :class:`realgap.envs.dr.push.push_robot`; everything else in the task's MDP table comes from
@@ -163,6 +164,45 @@ def capture_point_margin(
     asset = env.scene[asset_cfg.name]
     soles, on_ground = _sole_points_w(asset, feet_cfg, sole_points_b, sole_radius, contact_tolerance)
     return (-signed_distance_to_hull(_capture_point_w(env, asset), soles, on_ground)).clamp(max=cap)
+
+
+def single_support_while_outside(
+    xi: torch.Tensor, soles: torch.Tensor, on_ground: torch.Tensor, num_feet: int, threshold: float
+) -> torch.Tensor:
+    """1 where exactly one foot has a sole point on the ground while the capture point lies more than ``threshold``
+    outside the hull of all sole points of both feet (on the ground or not), else 0.
+
+    The hull of all sole points does not shrink when a foot lifts, so lifting a foot does not itself switch the
+    condition on; a swing foot carried toward ξ extends it, so the condition ends while the foot is still in the
+    air. Shape: xi (E, 2), soles (E, F·S, 2), on_ground (E, F·S) bool → (E,).
+    """
+    outside = distance_outside_hull(xi, soles, torch.ones_like(on_ground)) > threshold
+    feet_down = on_ground.reshape(on_ground.shape[0], num_feet, -1).any(dim=-1).sum(dim=-1)
+    return (outside & (feet_down == 1)).to(xi.dtype)
+
+
+def step_when_needed(
+    env: ManagerBasedRLEnv,
+    asset_cfg: SceneEntityCfg = SceneEntityCfg("robot"),
+    feet_cfg: SceneEntityCfg = SceneEntityCfg("robot", body_names=list(G1_FOOT_BODIES)),
+    sole_points_b: tuple[tuple[float, float, float], ...] = G1_SOLE_POINTS_B,
+    sole_radius: float = G1_SOLE_RADIUS,
+    contact_tolerance: float = 0.01,
+    threshold: float = 0.02,
+) -> torch.Tensor:
+    """Single support while a step is needed (a reward, positive weight): 1 while one foot is in the air and the capture
+    point lies more than ``threshold`` outside the feet (:func:`single_support_while_outside`), else 0.
+
+    The step strategy has a valley in front of it: lifting a foot shrinks the support polygon to the other sole, so
+    every term that pays ξ inside the polygon (:func:`capture_point_outside_support`) costs more while the foot swings,
+    and the fall the step prevents is paid only a second later. This term pays the swing itself, and only when the
+    ankles cannot hold ξ: after the pushes that knock the policy over (in Play, sagittal pushes above ~0.3 m/s, with a
+    heel 5 cm behind the ankle). Sole points and contact as in :func:`capture_point_outside_support`.
+    """
+    asset = env.scene[asset_cfg.name]
+    soles, on_ground = _sole_points_w(asset, feet_cfg, sole_points_b, sole_radius, contact_tolerance)
+    return single_support_while_outside(_capture_point_w(env, asset), soles, on_ground, len(feet_cfg.body_ids),
+                                        threshold)  # fmt: skip
 
 
 class balance_metrics(ManagerTermBase):

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from realgap.envs.robots.g1 import G1, G1_FOOT_BODIES, G1_SOLE_POINTS_B, G1_SOLE_RADIUS
-from realgap.tasks.balance.mdp import distance_outside_hull, signed_distance_to_hull
+from realgap.tasks.balance.mdp import distance_outside_hull, signed_distance_to_hull, single_support_while_outside
 
 pytestmark = pytest.mark.unit
 
@@ -94,3 +94,20 @@ def test_sole_points_are_the_mjcf_foot_spheres():
         assert len(spheres) == len(G1_SOLE_POINTS_B), foot
         np.testing.assert_allclose(sorted(map(tuple, model.geom_pos[spheres])), sorted(G1_SOLE_POINTS_B), atol=1e-9)
         np.testing.assert_allclose(model.geom_size[spheres, 0], G1_SOLE_RADIUS)
+
+
+def test_single_support_while_outside_pays_only_a_swing_when_the_capture_point_left_both_feet():
+    # two feet of two sole points each, 0.2 m apart along y; the second foot's points are lifted in some envs
+    foot = [[-0.05, 0.1], [0.12, 0.1], [-0.05, -0.1], [0.12, -0.1]]
+    soles = torch.tensor([foot] * 5, dtype=torch.float64)
+    down, lifted = [True, True, True, True], [True, True, False, False]
+    on_ground = torch.tensor([down, lifted, lifted, [False] * 4, lifted])
+    # inside both feet / behind the heels by 3 cm / behind by 3 cm / behind by 3 cm / behind by 1 cm (below threshold)
+    xi = torch.tensor([[0.0, 0.0], [-0.08, 0.0], [-0.08, 0.0], [-0.08, 0.0], [-0.06, 0.0]], dtype=torch.float64)
+    on_ground[1] = torch.tensor(down)  # env 1: both feet down, ξ outside: no swing, nothing paid
+    r = single_support_while_outside(xi, soles, on_ground, num_feet=2, threshold=0.02)
+    # env 2: one foot up, ξ 3 cm outside: paid; env 3: both feet up (a jump), env 4: ξ only 1 cm out: not paid
+    torch.testing.assert_close(r, torch.tensor([0.0, 0.0, 1.0, 0.0, 0.0], dtype=torch.float64))
+    # lifting the foot does not move the condition: the hull is that of all sole points, on the ground or not
+    xi_inside_one_foot_hull_only = torch.tensor([[0.0, -0.05]], dtype=torch.float64)
+    assert single_support_while_outside(xi_inside_one_foot_hull_only, soles[:1], on_ground[2:3], 2, 0.02) == 0.0
