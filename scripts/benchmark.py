@@ -9,7 +9,8 @@ Sections:
           the same work); and the balance env with realgap's explicit actuator chain vs Isaac Lab's implicit PD with
           the same datasheet numbers.
   ppo     PPO end to end through scripts/train.py (collection and learning separately): 1 process with n envs, 2
-          processes sharing n envs, and 2 processes with n envs each (the single process's load on each core).
+          processes sharing n envs, and 2 processes with n envs each (the single process's load on each core);
+          --ppo_layouts picks some of them.
   mujoco  plain MuJoCo C mj_step on the same G1 description (one thread: the CPU limit), standing from its default
           pose under datasheet PD (the reference; restarted if it falls) and, labelled, with zero torque (it collapses
           and lies on the ground: more contacts, slower), and the torch-free deploy runtime (sim2sim) on it.
@@ -26,6 +27,7 @@ import platform
 from pathlib import Path
 
 TASKS = ("Realgap-Balance-G1-v0", "Realgap-Grasp-Franka-v0")
+PPO_LAYOUTS = ("one_process", "two_processes", "two_processes_double_envs")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -37,9 +39,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--action_std", type=float, default=0.0,
                    help="env section: actions N(0, STD); 0 holds the pose, as the bare stepping does")  # fmt: skip
     p.add_argument("--ppo_iterations", type=int, default=6, help="PPO iterations per run (the first is not timed)")
+    p.add_argument("--ppo_layouts", default=",".join(PPO_LAYOUTS),
+                   help="PPO runs of the ppo section: one_process (n envs), two_processes (sharing n envs), "
+                        "two_processes_double_envs (n envs each)")  # fmt: skip
     p.add_argument("--device", default=None, help="cpu | cuda | cuda:N (default: cuda if available, else cpu)")
     p.add_argument("--json", default=None, help="write every figure to this JSON file")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    args.ppo_layouts = args.ppo_layouts.split(",")
+    if unknown := [name for name in args.ppo_layouts if name not in PPO_LAYOUTS]:
+        p.error(f"unknown --ppo_layouts {unknown}; known: {', '.join(PPO_LAYOUTS)}")
+    return args
 
 
 def row(name: str, envs: int | str, policy: float | None, physics: float | None, note: str = "") -> None:
@@ -81,27 +90,31 @@ def ppo_section(bench, task: str, n: int, args: argparse.Namespace, device: str,
 
     if device.startswith("cuda") and torch.cuda.device_count() < 2:
         one = bench.ppo_steps(task, n, args.ppo_iterations, num_procs=1, device=device)
-        progress.update(3, done="PPO 1 process (2 processes need 2 GPUs)")
+        progress.update(1, done="PPO 1 process (2 processes need 2 GPUs)")
         result["ppo"] = {"one_process": one}
         row("PPO end to end, 1 process", one["num_envs"], one["env_steps_per_s"], None,
             f"collect {one['collect_s']:.2f} s + learn {one['learn_s']:.2f} s; 2 processes need 2 GPUs")  # fmt: skip
     else:
-        one = bench.ppo_steps(task, n, args.ppo_iterations, num_procs=1, device=device)
-        progress.update(1, done="PPO 1 process")
-        two = bench.ppo_steps(task, n, args.ppo_iterations, num_procs=2, device=device)
-        progress.update(1, done="PPO 2 processes")
-        # the same load per core as the single process: n envs in each of the two processes
-        two_full = bench.ppo_steps(task, 2 * n, args.ppo_iterations, num_procs=2, device=device)
-        progress.update(1, done="PPO 2 processes x n envs")
-        result["ppo"] = {"one_process": one, "two_processes": two, "two_processes_double_envs": two_full,
-                         "speedup": two["env_steps_per_s"] / one["env_steps_per_s"],
-                         "speedup_double_envs": two_full["env_steps_per_s"] / one["env_steps_per_s"]}  # fmt: skip
-        for label, r in (("PPO end to end, 1 process", one), ("PPO end to end, 2 processes", two),
-                         ("PPO end to end, 2 processes x n envs", two_full)):  # fmt: skip
-            row(label, r["num_envs"], r["env_steps_per_s"], None,
+        layouts = {"one_process": (n, 1), "two_processes": (n, 2), "two_processes_double_envs": (2 * n, 2)}
+        labels = {"one_process": "PPO end to end, 1 process", "two_processes": "PPO end to end, 2 processes",
+                  "two_processes_double_envs": "PPO end to end, 2 processes x n envs"}  # fmt: skip
+        ppo: dict = {}
+        for name in args.ppo_layouts:  # 2 x n envs: the same load per core as the single process of n envs
+            num_envs, num_procs = layouts[name]
+            ppo[name] = bench.ppo_steps(task, num_envs, args.ppo_iterations, num_procs=num_procs, device=device)
+            progress.update(1, done=labels[name])
+        for name, key in (("two_processes", "speedup"), ("two_processes_double_envs", "speedup_double_envs")):
+            if name in ppo and "one_process" in ppo:
+                ppo[key] = ppo[name]["env_steps_per_s"] / ppo["one_process"]["env_steps_per_s"]
+        result["ppo"] = ppo
+        for name in args.ppo_layouts:
+            r = ppo[name]
+            row(labels[name], r["num_envs"], r["env_steps_per_s"], None,
                 f"collect {r['collect_s']:.2f} s + learn {r['learn_s']:.2f} s")  # fmt: skip
-        print(f"{'':<44} {'':>6} {'':>14} {'':>16}  2 processes / 1 = {result['ppo']['speedup']:.2f} "
-              f"(same total envs), {result['ppo']['speedup_double_envs']:.2f} (same envs per process)")  # fmt: skip
+        ratios = [f"{ppo[key]:.2f} ({what})" for key, what in (("speedup", "same total envs"),
+                  ("speedup_double_envs", "same envs per process")) if key in ppo]  # fmt: skip
+        if ratios:
+            print(f"{'':<44} {'':>6} {'':>14} {'':>16}  2 processes / 1 = {', '.join(ratios)}")
 
 
 def mujoco_section(bench, task: str, n: int, with_env: bool, progress, result: dict) -> None:
@@ -142,7 +155,8 @@ def main(argv: list[str] | None = None) -> int:
                                 "torch": torch.__version__, "device": device}, "num_envs": n}  # fmt: skip
     from realgap.envs.run.progress import Progress
 
-    total = (2 * len(tasks) + 1) * ("env" in sections) + 3 * ("ppo" in sections) + ("mujoco" in sections)
+    num_ppo = 1 if device.startswith("cuda") and torch.cuda.device_count() < 2 else len(args.ppo_layouts)
+    total = (2 * len(tasks) + 1) * ("env" in sections) + num_ppo * ("ppo" in sections) + ("mujoco" in sections)
     progress = Progress("[realgap] benchmark", max(total, 1), unit="measurements", interval_s=0.0, bar=False)
     print(f"\n{'measurement':<44} {'envs':>6} {'policy st/s':>14} {'physics st/s':>16}  ratio")
     if "env" in sections:

@@ -37,6 +37,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--num_envs", type=int, default=32)
     p.add_argument("--device", default=None, help="cpu | cuda | cuda:N (default: cuda if available, else cpu)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--episode_s", type=float, default=None,
+                   help="episode length, s (default: the task's; a shorter one is a quick check, not the task's "
+                        "metric)")  # fmt: skip
     add_push_arg(p)
     p.add_argument("--zero_action", action="store_true", help="evaluate the zero action (no checkpoint needed)")
     p.add_argument("--no_export", action="store_true", help="skip the ONNX / TorchScript export")
@@ -52,6 +55,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if sum(x is not None and x is not False for x in (args.checkpoint, args.policy, args.zero_action or None)) != 1:
         raise ValueError("give one of --checkpoint RUN, --policy EXPORT_DIR or --zero_action")
+    if args.episode_s is not None and not args.episode_s > 0:
+        raise ValueError(f"--episode_s must be > 0 s, got {args.episode_s}")
     checkpoint = export = None
     if args.checkpoint is not None:
         path = Path(args.checkpoint)
@@ -73,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(env_cfg.events, "push", None) is None:
             raise ValueError(f"--push_mps: task {task} has no push event")
         env_cfg.events.push.params["magnitude_mps"] = tuple(args.push_mps)
+    if args.episode_s is not None:
+        env_cfg.episode_length_s = args.episode_s
 
     with simulation(env_cfg):
         from isaaclab_rl.rsl_rl import check_rsl_rl_version, handle_deprecated_rsl_rl_cfg
@@ -90,12 +97,12 @@ def main(argv: list[str] | None = None) -> int:
             policy, label = zero_policy(env), "zero action"
         stats = rollout(env, policy, episodes=args.episodes)  # each policy clips its raw actions as in training
         summary = stats.summary(task_has_success=getattr(env_cfg, "episode_success", None) is not None)
-        print(f"[realgap] {task} | {label} | {stats.episodes} episodes")
+        print(f"[realgap] {task} | {label} | {stats.episodes} episodes of {env_cfg.episode_length_s:g} s")
         for name, value, ci in summary[1:]:
             shown = fmt_value(value) + (f" (95 % CI {ci[0]:.3f}-{ci[1]:.3f})" if ci else "")
             print(f"[realgap] {name}={shown}")
         if args.json:
-            record = {"task": task, "policy": label} | stats.to_dict()
+            record = {"task": task, "policy": label, "episode_s": env_cfg.episode_length_s} | stats.to_dict()
             record["summary"] = {name: {"value": v, "ci95": ci} for name, v, ci in summary}
             Path(args.json).write_text(json.dumps(record, indent=2))
         env.close()

@@ -17,7 +17,7 @@ BALANCE = "Realgap-Balance-G1-v0"
 def test_benchmark_writes_every_section(tmp_path):
     out = subprocess.run(
         [sys.executable, str(REPO / "scripts/benchmark.py"), "--tasks", BALANCE, "--num_envs", "4", "--steps", "5",
-         "--ppo_iterations", "2", "--json", str(tmp_path / "bench.json")],
+         "--ppo_iterations", "2", "--ppo_layouts", "one_process,two_processes", "--json", str(tmp_path / "bench.json")],
         cwd=tmp_path, capture_output=True, text=True, timeout=1200,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr[-3000:]
@@ -27,9 +27,20 @@ def test_benchmark_writes_every_section(tmp_path):
     assert 0 < env["physics_seconds"] < env["seconds"] and 0 < bare["physics_seconds"] < bare["seconds"]
     assert math.isclose(result[BALANCE]["env_over_bare"],
                         env["physics_steps_per_s"] / bare["physics_steps_per_s"])  # fmt: skip
-    ppo = result["ppo"]
-    assert [ppo[k]["num_envs"] for k in ("one_process", "two_processes", "two_processes_double_envs")] == [4, 4, 8]
-    assert [ppo[k]["num_procs"] for k in ("one_process", "two_processes", "two_processes_double_envs")] == [1, 2, 2]
+    ppo = result["ppo"]  # the layouts asked for, and only those (the third is the second with 2 x n envs)
+    assert [(ppo[k]["num_envs"], ppo[k]["num_procs"]) for k in ("one_process", "two_processes")] == [(4, 1), (4, 2)]
+    assert "two_processes_double_envs" not in ppo and "speedup_double_envs" not in ppo
     assert math.isclose(ppo["speedup"], ppo["two_processes"]["env_steps_per_s"] / ppo["one_process"]["env_steps_per_s"])
     assert result["mujoco"]["raw_mj_steps_per_s"] > 0 and 0 < result["mujoco"]["runtime_over_raw"]
     assert "env/bare" in out.stdout and "2 processes / 1" in out.stdout and "runtime/raw" in out.stdout
+
+
+def test_benchmark_refuses_an_unknown_ppo_layout(capsys):
+    import runpy
+
+    parse_args = runpy.run_path(str(REPO / "scripts/benchmark.py"))["parse_args"]
+    assert parse_args([]).ppo_layouts == ["one_process", "two_processes", "two_processes_double_envs"]
+    with pytest.raises(SystemExit) as exit_info:
+        parse_args(["--ppo_layouts", "one_process,three_processes"])
+    assert exit_info.value.code == 2
+    assert "unknown --ppo_layouts ['three_processes']; known: one_process" in capsys.readouterr().err

@@ -37,13 +37,14 @@ def test_train_two_iterations_then_play(tiny_run, tmp_path):
 
     play = subprocess.run(
         [sys.executable, str(REPO / "scripts/play.py"), "--checkpoint", str(run), "--episodes", "4", "--num_envs", "4",
-         "--device", "cpu", "--json", str(tmp_path / "metrics.json")],
+         "--episode_s", "2", "--device", "cpu", "--json", str(tmp_path / "metrics.json")],
         cwd=tmp_path, capture_output=True, text=True, timeout=900,
     )  # fmt: skip
     assert play.returncode == 0, play.stderr[-3000:]
     assert "[realgap] survival=" in play.stdout and "(95 % CI " in play.stdout and "time_to_fall_s=" in play.stdout
     metrics = json.loads((tmp_path / "metrics.json").read_text())
-    assert metrics["episodes"] == 4 and 0.0 <= metrics["survival_rate"] <= 1.0
+    assert metrics["episodes"] == 4 and 0.0 <= metrics["survival_rate"] <= 1.0 and metrics["episode_s"] == 2.0
+    assert "| 4 episodes of 2 s" in play.stdout  # a shortened episode is said
     assert metrics["task"] == "Realgap-Balance-G1-Play-v0"
     exported = run / "exported"
     assert (exported / "policy.onnx").is_file() and (exported / "policy.pt").is_file()
@@ -56,7 +57,8 @@ def test_play_the_shipped_grasp_export_names_the_grasp_metrics(tmp_path):
     # The grasp task reports success, drops and the speed reflex, never the balance task's survival or pushes.
     play = subprocess.run(
         [sys.executable, str(REPO / "scripts/play.py"), "--policy", str(REPO / "configs/policies/grasp_franka"),
-         "--episodes", "2", "--num_envs", "2", "--device", "cpu", "--json", str(tmp_path / "metrics.json")],
+         "--episodes", "2", "--num_envs", "2", "--episode_s", "1", "--device", "cpu", "--json",
+         str(tmp_path / "metrics.json")],
         cwd=tmp_path, capture_output=True, text=True, timeout=900,
     )  # fmt: skip
     assert play.returncode == 0, play.stderr[-3000:]

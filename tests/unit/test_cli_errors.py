@@ -58,6 +58,14 @@ def test_play_without_checkpoint_says_so(tmp_path):
     assert "give one of --checkpoint RUN, --policy EXPORT_DIR or --zero_action" in out.stderr
 
 
+def test_play_refuses_a_non_positive_episode_length():
+    import runpy
+
+    main = runpy.run_path(str(REPO / "scripts" / "play.py"))["main"]  # refused before any env is built
+    with pytest.raises(ValueError, match="--episode_s must be > 0 s, got 0.0"):
+        main(["--zero_action", "--episode_s", "0"])
+
+
 def test_non_positive_budget_is_refused(tmp_path):
     out = run_script("train.py", "--max_minutes", "-1", "--log_root", str(tmp_path / "runs"), cwd=tmp_path)
     assert out.returncode == 2
