@@ -6,19 +6,20 @@
     python scripts/compare_actions.py --seeds 1 --include runs/compare_actions/<seed-0 folder>  # add a seed later
     python scripts/compare_actions.py --seeds none --include DIR --out NEW    # rebuild DIR's tables, train nothing
 
-For every action space and seed, ``scripts/train.py`` runs in a subprocess (``--jobs`` at a time: the physics of one
-takes a core, so 2 on a 2-core CPU) with identical ``--max_iterations``, ``--num_envs`` and ``--seed`` (each variant's
-PPO config differs only in its initial action noise, tasks/grasp/agent_cfg.py), then ``scripts/evaluate.py`` evaluates
-the last checkpoint at the nominal point and under the ``--factors`` sweeps. Writes into <out> (default
+For every action space and seed, one subprocess (``--jobs`` at a time: the physics of one takes a core, so 2 on a
+2-core CPU) runs ``scripts/train.py`` with identical ``--max_iterations``, ``--num_envs`` and ``--seed`` (each
+variant's PPO config differs only in its initial action noise, tasks/grasp/agent_cfg.py), then ``scripts/evaluate.py``
+on the last checkpoint at the nominal point and under the ``--factors`` sweeps (both in one interpreter, as from their
+command lines). Writes into <out> (default
 runs/compare_actions/<timestamp>): comparison.csv and comparison.md (action space, low-level actuator model, physics /
 servo / policy rates and target mode, budget, training time, success with its 95 % CI, mean and worst success over each
 sweep), learning_curves.png, success.png, robustness.png; the runs under <out>/runs, the evaluations under <out>/eval
 (each with the run's training record, progress.csv and params, in eval/<space>_s<seed>/run/, so the folder stands on
-its own), logs under <out>/logs. ``--include DIR`` joins an earlier comparison's runs (same budget and evaluation
-settings, checked) to this one's table and plots: seeds can be added in another sitting; with ``--seeds none`` nothing
-is trained and the tables and plots are rebuilt from the included folders alone. comparison.md opens with one row per
-action space over its seeds (evaluation episodes of all seeds pooled, per-seed success and env steps to 40 % training
-success), then one row per run.
+its own), each run's log in <out>/logs/<space>_s<seed>.log. ``--include DIR`` joins an earlier comparison's runs (same
+budget and evaluation settings, checked) to this one's table and plots: seeds can be added in another sitting; with
+``--seeds none`` nothing is trained and the tables and plots are rebuilt from the included folders alone.
+comparison.md opens with one row per action space over its seeds (evaluation episodes of all seeds pooled, per-seed
+success and env steps to 40 % training success), then one row per run.
 
 Progress: one line per finished run with an ETA, and each child's own progress line every 30 s.
 """
@@ -28,6 +29,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import runpy
 import subprocess
 import sys
 import threading
@@ -71,17 +73,63 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+CHILD = "import runpy, sys; runpy.run_path(sys.argv[1])['train_then_evaluate'](*sys.argv[2:])"
+"""A run's process: ``python -c CHILD <this script> TRAIN_ARGV_JSON EVAL_ARGV_JSON``."""
+
+
+def train_then_evaluate(train_argv: str, eval_argv: str) -> None:
+    """One run in one interpreter: ``scripts/train.py``'s main, then ``scripts/evaluate.py``'s on the run folder the
+    training names in its last line (``--checkpoint``), each as from its command line. One start-up of torch, Isaac
+    Lab and warp instead of two: about 10 s of every run on a CPU."""
+    import contextlib
+    import io
+
+    from realgap.envs.run.cli import run_cli
+
+    train_main = runpy.run_path(str(SCRIPTS / "train.py"))["main"]
+    evaluate_main = runpy.run_path(str(SCRIPTS / "evaluate.py"))["main"]
+
+    def both() -> int:
+        echo = _Tee(sys.stdout)
+        with contextlib.redirect_stdout(echo):
+            code = train_main(json.loads(train_argv))
+        if code:
+            return code
+        run_dir = next(line for line in reversed(echo.text.getvalue().splitlines()) if "[realgap] done:" in line)
+        return evaluate_main(["--checkpoint", run_dir.split("done:", 1)[1].strip(), *json.loads(eval_argv)])
+
+    class _Tee(io.TextIOBase):
+        def __init__(self, out) -> None:
+            self.out, self.text = out, io.StringIO()
+
+        def write(self, text: str) -> int:
+            self.text.write(text)
+            return self.out.write(text)
+
+        def flush(self) -> None:
+            self.out.flush()
+
+    run_cli(both)
+
+
 def run(cmd: list[str], log: Path, tag: str, forward_s: float = 30.0) -> tuple[str, float]:
-    """Run ``cmd`` with its output in ``log``, forwarding its progress lines (``[realgap] train|evaluate``) as
-    ``[realgap] <tag> | ...`` at most every ``forward_s`` (and its last one); its stdout and wall time, or a
-    RuntimeError with the log's tail."""
+    """Run ``cmd`` (a run's process: training, then evaluation) with its output in ``log``, forwarding its progress
+    lines (``[realgap] train|evaluate``) as ``[realgap] <tag> | ...`` at most every ``forward_s`` (and its last one)
+    and saying when the training ended (``[realgap] done:``); its stdout and the training's wall time (from the start
+    of the process), or a RuntimeError with the log's tail."""
     t0 = time.perf_counter()
-    lines, last_forward, pending = [], -forward_s, None
+    lines, last_forward, pending, train_s = [], -forward_s, None, None
     with open(log, "w") as fh:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
         for line in proc.stdout:
             fh.write(line)
             lines.append(line)
+            if line.startswith("[realgap] done:") and train_s is None:
+                train_s = time.perf_counter() - t0
+                if pending:
+                    say(f"[realgap] {tag} | {pending.removeprefix('[realgap] ')}")
+                    pending = None
+                say(f"[realgap] evaluate {tag} ({train_s:.0f} s of training)")
             if line.startswith(("[realgap] train ", "[realgap] evaluate ")):
                 pending = line.rstrip()
                 if time.perf_counter() - last_forward >= forward_s:
@@ -90,10 +138,10 @@ def run(cmd: list[str], log: Path, tag: str, forward_s: float = 30.0) -> tuple[s
         proc.wait()
     if pending:
         say(f"[realgap] {tag} | {pending.removeprefix('[realgap] ')}")
-    if proc.returncode != 0:
+    if proc.returncode != 0 or train_s is None:
         tail = "".join(lines)[-2000:]
-        raise RuntimeError(f"{' '.join(cmd[1:3])} failed (exit {proc.returncode}), log {log}:\n{tail}")
-    return "".join(lines), time.perf_counter() - t0
+        raise RuntimeError(f"run {tag} failed (exit {proc.returncode}), log {log}:\n{tail}")
+    return "".join(lines), train_s
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -137,22 +185,19 @@ def main(argv: list[str] | None = None) -> int:
     def train_and_evaluate(space: str, seed: int) -> compare.RunResult:
         tag = f"{space}_s{seed}"
         say(f"[realgap] train {tag}: {args.max_iterations} it x {args.num_envs} envs")
-        stdout, train_s = run([sys.executable, str(SCRIPTS / "train.py"), "--task", ACTION_SPACE_IDS[space],
-                               "--num_envs", str(args.num_envs), "--max_iterations", str(args.max_iterations),
-                               "--seed", str(seed), "--log_root", str(out / "runs"), "--run_name", tag,
-                               "--save_interval", str(args.max_iterations), "--device", args.device,
-                               *(["--max_minutes", str(args.max_minutes)] if args.max_minutes else [])],
-                              out / "logs" / f"train_{tag}.log", tag)  # fmt: skip
+        train_argv = ["--task", ACTION_SPACE_IDS[space], "--num_envs", str(args.num_envs), "--max_iterations",
+                      str(args.max_iterations), "--seed", str(seed), "--log_root", str(out / "runs"), "--run_name",
+                      tag, "--save_interval", str(args.max_iterations), "--device", args.device,
+                      *(["--max_minutes", str(args.max_minutes)] if args.max_minutes else [])]  # fmt: skip
+        eval_argv = ["--label", tag, "--factors", ",".join(factors), "--heatmap", "none", "--episodes",
+                     str(args.episodes), "--num_envs", str(args.eval_envs), "--seed", str(seed), "--device",
+                     args.device, "--out", str(out / "eval" / tag)]  # fmt: skip
+        eval_argv += [f"--values={v}" for v in args.values]
+        eval_argv += ["--episode_s", str(args.episode_s)] if args.episode_s else []
+        cmd = [sys.executable, "-c", CHILD, __file__, json.dumps(train_argv), json.dumps(eval_argv)]
+        stdout, train_s = run(cmd, out / "logs" / f"{tag}.log", tag)
         run_dir = Path(next(line for line in reversed(stdout.splitlines()) if "[realgap] done:" in line)
                        .split("done:", 1)[1].strip())  # fmt: skip
-        say(f"[realgap] evaluate {tag} ({train_s:.0f} s of training)")
-        cmd = [sys.executable, str(SCRIPTS / "evaluate.py"), "--checkpoint", str(run_dir), "--label", tag,
-               "--factors", ",".join(factors), "--heatmap", "none", "--episodes", str(args.episodes),
-               "--num_envs", str(args.eval_envs), "--seed", str(seed), "--device", args.device,
-               "--out", str(out / "eval" / tag)]  # fmt: skip
-        cmd += [f"--values={v}" for v in args.values]
-        cmd += ["--episode_s", str(args.episode_s)] if args.episode_s else []
-        run(cmd, out / "logs" / f"eval_{tag}.log", tag)
         report = json.loads((out / "eval" / tag / "report.json").read_text())
         compare.keep_training_record(run_dir, out / "eval" / tag / "run")  # the output folder stands on its own
         return compare.RunResult(space, seed, run_dir, train_s, report)
