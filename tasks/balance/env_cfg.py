@@ -145,6 +145,13 @@ class RewardsCfg:
         weight=0.0,
         params={"feet_cfg": SceneEntityCfg("robot", body_names=list(G1_FOOT_BODIES))},
     )
+    # one foot lifted above the other while the capture point lies outside both feet (the dense form of the above): a
+    # lever, off
+    lift_when_needed = RewTerm(
+        func=balance_mdp.lift_when_needed,
+        weight=0.0,
+        params={"feet_cfg": SceneEntityCfg("robot", body_names=list(G1_FOOT_BODIES))},
+    )
     # -- effort and smoothness (what the motors and the gearboxes pay for)
     torque = RewTerm(func=mdp.joint_torques_l2, weight=-1.0e-5)
     joint_acc = RewTerm(func=mdp.joint_acc_l2, weight=-1.0e-7)

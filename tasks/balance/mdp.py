@@ -118,6 +118,20 @@ def _sole_points_w(
     return sole_w[..., :2], sole_w[..., 2] < sole_radius + contact_tolerance
 
 
+def _sole_heights(
+    asset, feet_cfg: SceneEntityCfg, sole_points_b: tuple[tuple[float, float, float], ...]
+) -> torch.Tensor:
+    """Height of each sole point's centre above z = 0, m. Shape: (E, F·S)."""
+    pos_w = asset.data.body_link_pos_w.torch[:, feet_cfg.body_ids]
+    quat_w = asset.data.body_link_quat_w.torch[:, feet_cfg.body_ids]
+    sole_b = torch.tensor(sole_points_b, dtype=pos_w.dtype, device=pos_w.device)
+    shape = (pos_w.shape[0], pos_w.shape[1], sole_b.shape[0])
+    sole_z = (
+        pos_w[:, :, None, 2] + quat_apply(quat_w[:, :, None, :].expand(*shape, 4), sole_b.expand(*shape, 3))[..., 2]
+    )
+    return sole_z.reshape(pos_w.shape[0], -1)
+
+
 def capture_point_outside_support(
     env: ManagerBasedRLEnv,
     asset_cfg: SceneEntityCfg = SceneEntityCfg("robot"),
@@ -181,6 +195,23 @@ def single_support_while_outside(
     return (outside & (feet_down == 1)).to(xi.dtype)
 
 
+def one_foot_lift_while_outside(
+    xi: torch.Tensor, soles: torch.Tensor, heights: torch.Tensor, num_feet: int, threshold: float, cap: float
+) -> torch.Tensor:
+    """How far one foot is lifted above the other while the capture point lies more than ``threshold`` outside the
+    hull of all sole points of both feet: ``min(|c_left − c_right|, cap) / cap`` with ``c`` a foot's mean sole-point
+    height above the ground, else 0.
+
+    Dense where :func:`single_support_while_outside` is not: a heel raised (the toe-off that starts a step) earns part
+    of it, a foot off the ground all of it, and rocking back on both heels (the fall itself) nothing, since both feet
+    rise alike. Shape: xi (E, 2), soles (E, F·S, 2), heights (E, F·S) → (E,); two feet.
+    """
+    outside = distance_outside_hull(xi, soles, torch.ones_like(heights, dtype=torch.bool)) > threshold
+    per_foot = heights.reshape(heights.shape[0], num_feet, -1).clamp(min=0.0).mean(dim=-1)
+    lift = (per_foot[:, 0] - per_foot[:, 1]).abs().clamp(max=cap) / cap
+    return torch.where(outside, lift, torch.zeros_like(lift))
+
+
 def step_when_needed(
     env: ManagerBasedRLEnv,
     asset_cfg: SceneEntityCfg = SceneEntityCfg("robot"),
@@ -203,6 +234,25 @@ def step_when_needed(
     soles, on_ground = _sole_points_w(asset, feet_cfg, sole_points_b, sole_radius, contact_tolerance)
     return single_support_while_outside(_capture_point_w(env, asset), soles, on_ground, len(feet_cfg.body_ids),
                                         threshold)  # fmt: skip
+
+
+def lift_when_needed(
+    env: ManagerBasedRLEnv,
+    asset_cfg: SceneEntityCfg = SceneEntityCfg("robot"),
+    feet_cfg: SceneEntityCfg = SceneEntityCfg("robot", body_names=list(G1_FOOT_BODIES)),
+    sole_points_b: tuple[tuple[float, float, float], ...] = G1_SOLE_POINTS_B,
+    sole_radius: float = G1_SOLE_RADIUS,
+    threshold: float = 0.02,
+    cap: float = 0.04,
+) -> torch.Tensor:
+    """One foot lifted above the other while a step is needed (a reward, positive weight), in [0, 1]
+    (:func:`one_foot_lift_while_outside`): the dense form of :func:`step_when_needed`, which paid nothing in a run
+    where no foot ever left the ground (B20). A sole point's height is its sphere's lowest point above z = 0."""
+    asset = env.scene[asset_cfg.name]
+    soles, _ = _sole_points_w(asset, feet_cfg, sole_points_b, sole_radius, 0.0)
+    heights = _sole_heights(asset, feet_cfg, sole_points_b) - sole_radius
+    return one_foot_lift_while_outside(_capture_point_w(env, asset), soles, heights, len(feet_cfg.body_ids),
+                                       threshold, cap)  # fmt: skip
 
 
 class balance_metrics(ManagerTermBase):

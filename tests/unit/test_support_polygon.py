@@ -8,7 +8,12 @@ import pytest
 import torch
 
 from realgap.envs.robots.g1 import G1, G1_FOOT_BODIES, G1_SOLE_POINTS_B, G1_SOLE_RADIUS
-from realgap.tasks.balance.mdp import distance_outside_hull, signed_distance_to_hull, single_support_while_outside
+from realgap.tasks.balance.mdp import (
+    distance_outside_hull,
+    one_foot_lift_while_outside,
+    signed_distance_to_hull,
+    single_support_while_outside,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -111,3 +116,16 @@ def test_single_support_while_outside_pays_only_a_swing_when_the_capture_point_l
     # lifting the foot does not move the condition: the hull is that of all sole points, on the ground or not
     xi_inside_one_foot_hull_only = torch.tensor([[0.0, -0.05]], dtype=torch.float64)
     assert single_support_while_outside(xi_inside_one_foot_hull_only, soles[:1], on_ground[2:3], 2, 0.02) == 0.0
+
+
+def test_one_foot_lift_pays_a_raised_foot_not_both_heels_when_the_capture_point_left_both_feet():
+    foot = [[-0.05, 0.1], [0.12, 0.1], [-0.05, -0.1], [0.12, -0.1]]  # two points per foot, left then right
+    soles = torch.tensor([foot] * 5, dtype=torch.float64)
+    heights = torch.tensor([[0.0, 0.0, 0.0, 0.0],  # both flat
+                            [0.02, 0.0, 0.0, 0.0],  # left heel raised 2 cm: left mean 1 cm
+                            [0.06, 0.06, 0.0, 0.0],  # left foot 6 cm up: capped at 4 cm
+                            [0.0, 0.03, 0.0, 0.03],  # rocked back on both heels: toes up alike
+                            [0.06, 0.06, 0.0, 0.0]], dtype=torch.float64)  # fmt: skip
+    xi = torch.tensor([[-0.08, 0.0]] * 4 + [[0.0, 0.0]], dtype=torch.float64)  # 3 cm behind the heels; last inside
+    r = one_foot_lift_while_outside(xi, soles, heights, num_feet=2, threshold=0.02, cap=0.04)
+    torch.testing.assert_close(r, torch.tensor([0.0, 0.25, 1.0, 0.0, 0.0], dtype=torch.float64))
