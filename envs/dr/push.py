@@ -32,7 +32,8 @@ def add_root_velocity_xy(asset: Articulation, env_ids: torch.Tensor, dv_x: torch
 class push_robot(ManagerTermBase):
     """Push event term: a horizontal velocity change of random heading and magnitude ``U(min, max)`` m/s.
 
-    The largest push each env received in its current episode is kept in :attr:`max_push` for the metrics. A sweep
+    The largest push each env received in its current episode is kept in :attr:`max_push` for the metrics, the number
+    of pushes in it in :attr:`count` and the last one's velocity change (world frame, m/s) in :attr:`last_dv`. A sweep
     sets :attr:`env_magnitude` (``(num_envs,)`` m/s) to push each env with its own magnitude; its NaN entries, and
     every env while it is ``None``, draw from the range. With ``once`` an env is pushed at most once per episode.
 
@@ -48,13 +49,17 @@ class push_robot(ManagerTermBase):
         if not 0.0 <= lo <= hi:
             raise ValueError(f"push magnitude_mps must satisfy 0 <= min <= max, got ({lo}, {hi}) m/s")
         self.max_push = torch.zeros(env.num_envs, device=env.device)
+        self.count = torch.zeros(env.num_envs, dtype=torch.long, device=env.device)
+        self.last_dv = torch.zeros(env.num_envs, 2, device=env.device)
         self.env_magnitude: torch.Tensor | None = None
 
     def reset(self, env_ids: torch.Tensor | None = None) -> None:
         if env_ids is None:
             self.max_push.zero_()
+            self.count.zero_()
         else:
             self.max_push[env_ids] = 0.0
+            self.count[env_ids] = 0
 
     def __call__(
         self,
@@ -75,6 +80,8 @@ class push_robot(ManagerTermBase):
             magnitude = self.env_magnitude[env_ids]
             magnitude = torch.where(magnitude.isnan(), lo + (hi - lo) * torch.rand_like(magnitude), magnitude)
         heading = 2.0 * math.pi * torch.rand(len(env_ids), device=env.device)
-        add_root_velocity_xy(env.scene[asset_cfg.name], env_ids, magnitude * torch.cos(heading),
-                             magnitude * torch.sin(heading))  # fmt: skip
+        dv = torch.stack((magnitude * torch.cos(heading), magnitude * torch.sin(heading)), dim=-1)
+        add_root_velocity_xy(env.scene[asset_cfg.name], env_ids, dv[:, 0], dv[:, 1])
         self.max_push[env_ids] = torch.maximum(self.max_push[env_ids], magnitude)
+        self.count[env_ids] += 1
+        self.last_dv[env_ids] = dv

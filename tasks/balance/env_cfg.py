@@ -123,7 +123,7 @@ class RewardsCfg:
     capture_point = RewTerm(
         func=balance_mdp.capture_point_offset_l2,
         weight=0.0,
-        params={"feet_cfg": SceneEntityCfg("robot", body_names=list(G1_FOOT_BODIES))},
+        params={"feet_cfg": SceneEntityCfg("robot", body_names=list(G1_FOOT_BODIES)), "forward_offset": 0.0},
     )
     # capture point outside the support polygon (zero while the ankles can hold it; a step brings it back): a lever, off
     capture_support = RewTerm(

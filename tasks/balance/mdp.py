@@ -34,7 +34,7 @@ def base_lin_vel_xy_l2(env: ManagerBasedRLEnv, asset_cfg: SceneEntityCfg = Scene
     return torch.sum(torch.square(asset.data.root_lin_vel_w.torch[:, :2]), dim=1)
 
 
-def _capture_point_w(env: ManagerBasedRLEnv, asset) -> torch.Tensor:
+def capture_point_w(env: ManagerBasedRLEnv, asset) -> torch.Tensor:
     """Horizontal capture point ``ξ = c + ċ / ω`` of the whole body in the world frame, m; ``c`` the centre of mass,
     ``ω = sqrt(g / c_z)`` (the linear inverted pendulum, the simulation's own g).
 
@@ -53,18 +53,29 @@ def capture_point_offset_l2(
     env: ManagerBasedRLEnv,
     asset_cfg: SceneEntityCfg = SceneEntityCfg("robot"),
     feet_cfg: SceneEntityCfg = SceneEntityCfg("robot", body_names=[".*_ankle_roll_link"]),
+    forward_offset: float = 0.0,
 ) -> torch.Tensor:
-    """Squared horizontal distance from the capture point to the middle of the feet, m².
+    """Squared horizontal distance from the capture point to the middle of the feet, or to ``forward_offset`` m ahead of
+    it along the pelvis' heading, m².
 
     The capture point ``ξ = c + ċ / ω`` (``c`` the whole-body centre of mass, ``ω = sqrt(g / c_z)``, the linear
     inverted pendulum) is where the robot must put its centre of pressure to come to rest. A push moves it by
     ``Δv / ω`` at once; it must come back over the feet before it leaves them, either by the CoM's own motion (ankle
     and hip strategies) or by moving the feet under it (a step). This term pays both from the step of the push on,
     where the fall it prevents is paid a second later.
+
+    The G1's sole reaches 5 cm behind the ankle and 12 cm ahead of it, so with ξ over the ankles a backward push has the
+    smaller margin; a positive ``forward_offset`` asks for a stance leaning that far forward (the ankle strategy's
+    capture region shifts with it, from the backward side's ~0.05 / ω m/s toward the forward side's). The heading is the
+    pelvis x axis projected on the ground.
     """
     asset = env.scene[asset_cfg.name]
     feet = asset.data.body_link_pos_w.torch[:, feet_cfg.body_ids, :2].mean(dim=1)
-    return torch.sum(torch.square(_capture_point_w(env, asset) - feet), dim=1)
+    if forward_offset:
+        quat = asset.data.root_quat_w.torch
+        heading = quat_apply(quat, torch.tensor([1.0, 0.0, 0.0], device=quat.device).expand(quat.shape[0], 3))[:, :2]
+        feet = feet + forward_offset * heading / heading.norm(dim=1, keepdim=True).clamp(min=1e-6)
+    return torch.sum(torch.square(capture_point_w(env, asset) - feet), dim=1)
 
 
 def signed_distance_to_hull(point: torch.Tensor, vertices: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
@@ -152,7 +163,7 @@ def capture_point_outside_support(
     """
     asset = env.scene[asset_cfg.name]
     soles, on_ground = _sole_points_w(asset, feet_cfg, sole_points_b, sole_radius, contact_tolerance)
-    return distance_outside_hull(_capture_point_w(env, asset), soles, on_ground)
+    return distance_outside_hull(capture_point_w(env, asset), soles, on_ground)
 
 
 def capture_point_margin(
@@ -177,7 +188,7 @@ def capture_point_margin(
     """
     asset = env.scene[asset_cfg.name]
     soles, on_ground = _sole_points_w(asset, feet_cfg, sole_points_b, sole_radius, contact_tolerance)
-    return (-signed_distance_to_hull(_capture_point_w(env, asset), soles, on_ground)).clamp(max=cap)
+    return (-signed_distance_to_hull(capture_point_w(env, asset), soles, on_ground)).clamp(max=cap)
 
 
 def single_support_while_outside(
@@ -232,7 +243,7 @@ def step_when_needed(
     """
     asset = env.scene[asset_cfg.name]
     soles, on_ground = _sole_points_w(asset, feet_cfg, sole_points_b, sole_radius, contact_tolerance)
-    return single_support_while_outside(_capture_point_w(env, asset), soles, on_ground, len(feet_cfg.body_ids),
+    return single_support_while_outside(capture_point_w(env, asset), soles, on_ground, len(feet_cfg.body_ids),
                                         threshold)  # fmt: skip
 
 
@@ -251,7 +262,7 @@ def lift_when_needed(
     asset = env.scene[asset_cfg.name]
     soles, _ = _sole_points_w(asset, feet_cfg, sole_points_b, sole_radius, 0.0)
     heights = _sole_heights(asset, feet_cfg, sole_points_b) - sole_radius
-    return one_foot_lift_while_outside(_capture_point_w(env, asset), soles, heights, len(feet_cfg.body_ids),
+    return one_foot_lift_while_outside(capture_point_w(env, asset), soles, heights, len(feet_cfg.body_ids),
                                        threshold, cap)  # fmt: skip
 
 

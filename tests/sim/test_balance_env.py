@@ -112,6 +112,26 @@ def test_capture_point_moves_by_the_push_over_omega(env):
     assert bool((pushed > shift - standing - 0.01).all() and (pushed < shift + standing + 0.01).all()), (pushed, shift)
 
 
+def test_capture_point_target_moves_forward_along_the_pelvis_heading(env):
+    from isaaclab.utils.math import quat_apply
+
+    from realgap.tasks.balance.mdp import capture_point_offset_l2
+
+    robot = _settle(env)  # each env faces its own random yaw
+    feet = env.reward_manager.get_term_cfg("capture_point").params["feet_cfg"]
+    offsets = torch.linspace(-0.05, 0.10, 151)
+    cost = torch.stack([capture_point_offset_l2(env, feet_cfg=feet, forward_offset=float(d)) for d in offsets])
+    # the cost is least where the target meets ξ's own offset ahead of the ankles' middle, along the heading
+    forward = quat_apply(robot.data.root_quat_w.torch, torch.tensor([[1.0, 0.0, 0.0]]).repeat(env.num_envs, 1))[:, :2]
+    forward = forward / forward.norm(dim=1, keepdim=True)
+    com, com_vel = _whole_body_com(robot)
+    capture = com[:, :2] + com_vel[:, :2] / torch.sqrt(9.81 / com[:, 2:3])
+    ankles = robot.data.body_link_pos_w.torch[:, feet.body_ids, :2].mean(dim=1)
+    ahead = ((capture - ankles) * forward).sum(-1)
+    torch.testing.assert_close(offsets[cost.argmin(dim=0)], ahead, atol=0.002, rtol=0.0)
+    assert bool((ahead > -0.05).all() and (ahead < 0.1).all()), ahead  # inside the swept range: a real minimum
+
+
 def test_support_polygon_holds_the_standing_capture_point_and_a_backward_push_leaves_it(env):
     from isaaclab.utils.math import quat_apply
 

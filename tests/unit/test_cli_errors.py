@@ -66,6 +66,16 @@ def test_play_refuses_a_non_positive_episode_length():
         main(["--zero_action", "--episode_s", "0"])
 
 
+def test_push_headings_refuses_bad_bins_and_a_grasp_policy_before_building():
+    import runpy
+
+    main = runpy.run_path(str(REPO / "scripts" / "push_headings.py"))["main"]
+    with pytest.raises(ValueError, match="magnitude bin edges must be at least two increasing values"):
+        main(["--policy", str(REPO / "configs/policies/balance_g1"), "--edges", "0.4,0.3"])
+    with pytest.raises(ValueError, match="pushes are a balance measure"):
+        main(["--policy", str(REPO / "configs/policies/grasp_franka")])
+
+
 def test_non_positive_budget_is_refused(tmp_path):
     out = run_script("train.py", "--max_minutes", "-1", "--log_root", str(tmp_path / "runs"), cwd=tmp_path)
     assert out.returncode == 2

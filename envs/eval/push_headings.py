@@ -1,0 +1,158 @@
+"""Which of the task's pushes knock a balance policy over, by heading in the robot's frame and by magnitude
+(``scripts/push_headings.py``).
+
+The task's Play variant runs as evaluated (its pushes of random heading every 3-5 s); every push is logged with its
+magnitude, its heading relative to the robot's yaw at that moment (0 = a push forward, 90° = to the robot's left) and
+its outcome: *fell* if the episode ended in a fall before the env's next push, *held* if the next push or the
+time-out came first. Pushes whose outcome is still open when the rollout stops are not counted.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+DIRECTIONS = ("forward", "left", "backward", "right")
+"""Quadrants of the push heading in the robot's frame, centred on 0°, 90°, 180° and −90°."""
+
+
+@dataclass(frozen=True)
+class PushRecord:
+    """One push: its magnitude (m/s), heading in the robot's frame (rad, in (−π, π]), whether a fall followed it, and
+    the robot's yaw in the world when it came (rad)."""
+
+    magnitude: float
+    heading: float
+    fell: bool
+    yaw: float = 0.0
+
+
+def direction(heading: float) -> str:
+    """The quadrant of a heading in the robot's frame (rad): forward |h| < 45°, left 45°-135°, right −135°-−45°,
+    backward beyond."""
+    h = math.degrees(math.atan2(math.sin(heading), math.cos(heading)))
+    if -45.0 <= h < 45.0:
+        return "forward"
+    if 45.0 <= h < 135.0:
+        return "left"
+    if -135.0 <= h < -45.0:
+        return "right"
+    return "backward"
+
+
+def heading_table(records: Sequence[PushRecord], edges: Sequence[float]) -> list[dict]:
+    """Falls per direction and magnitude bin ``[edges[i], edges[i+1])`` (the last bin closed), with the 95 % Wilson
+    interval of the fall rate; bins without a push are left out."""
+    from realgap.envs.eval.sweep import wilson_interval
+
+    if len(edges) < 2 or any(b <= a for a, b in zip(edges[:-1], edges[1:], strict=True)):
+        raise ValueError(f"magnitude bin edges must be at least two increasing values, got {list(edges)}")
+    rows = []
+    for name in DIRECTIONS:
+        for i, (lo, hi) in enumerate(zip(edges[:-1], edges[1:], strict=True)):
+            last = i == len(edges) - 2
+            inside = [r for r in records if direction(r.heading) == name and lo <= r.magnitude
+                      and (r.magnitude <= hi if last else r.magnitude < hi)]  # fmt: skip
+            if not inside:
+                continue
+            falls = sum(r.fell for r in inside)
+            rows.append({"direction": name, "push_mps": [lo, hi], "pushes": len(inside), "falls": falls,
+                         "fall_rate": falls / len(inside), "ci95": wilson_interval(falls, len(inside))})  # fmt: skip
+    return rows
+
+
+def log_pushes(env, policy, steps: int, clip_actions: float | None = None) -> list[PushRecord]:
+    """Run ``policy`` for ``steps`` policy steps on the (unwrapped) balance env and log every push's outcome."""
+    import torch
+    from isaaclab.utils.math import euler_xyz_from_quat
+
+    push = env.event_manager.get_term_cfg("push").func
+    asset = env.scene["robot"]
+    open_push: dict[int, tuple[float, float, float]] = {}  # env -> (magnitude, heading, yaw) of its open push
+    records: list[PushRecord] = []
+    with torch.inference_mode():
+        obs, _ = env.reset()
+        count = push.count.clone()
+        for _ in range(steps):
+            actions = policy(obs["policy"])
+            if clip_actions is not None:
+                actions = actions.clamp(-clip_actions, clip_actions)
+            obs, _, terminated, truncated, _ = env.step(actions)
+            # an episode that ended in this step settles its open push (the reset came before this step's pushes)
+            for i in (terminated | truncated).nonzero().flatten().tolist():
+                if i in open_push:
+                    m, h, y = open_push.pop(i)
+                    records.append(PushRecord(m, h, fell=bool(terminated[i]) and not bool(truncated[i]), yaw=y))
+                count[i] = 0
+            pushed = (push.count != count).nonzero().flatten()
+            if len(pushed):
+                _, _, yaw = euler_xyz_from_quat(asset.data.root_quat_w.torch[pushed])
+                dv = push.last_dv[pushed]
+                heading = torch.atan2(dv[:, 1], dv[:, 0]) - yaw
+                for i, m, h, y in zip(pushed.tolist(), dv.norm(dim=-1).tolist(), heading.tolist(), yaw.tolist(),
+                                      strict=True):  # fmt: skip
+                    if i in open_push:  # held until the next push
+                        m0, h0, y0 = open_push.pop(i)
+                        records.append(PushRecord(m0, h0, fell=False, yaw=y0))
+                    open_push[i] = (m, math.atan2(math.sin(h), math.cos(h)), y)
+            count = push.count.clone()
+    return records
+
+
+def with_ankle_pitch_bias(env, policy, bias: float, clip_actions: float = 4.0):
+    """``policy`` with ``bias`` action units added to every ankle-pitch action after its clip (a what-if for the stance:
+    a constant target offset of ``bias`` times the ankles' action scale)."""
+    joints = env.scene["robot"].joint_names
+    ids = [i for i, name in enumerate(joints) if name.endswith("_ankle_pitch_joint")]
+    if len(ids) != 2:
+        raise ValueError(f"an ankle-pitch bias needs the G1's two ankle-pitch joints, found {len(ids)}")
+
+    def biased(obs):
+        actions = policy(obs).clamp(-clip_actions, clip_actions).clone()
+        actions[:, ids] += bias
+        return actions
+
+    return biased
+
+
+def stance_offset(env, policy, steps: int = 150, clip_actions: float | None = None) -> tuple[float, float]:
+    """Where the standing policy holds its capture point: ξ's offset ahead of the ankles' middle along the pelvis'
+    heading after ``steps`` policy steps without pushes from a reset, mean and standard deviation over the envs, m.
+    The task's pushes are switched off for it and back on after."""
+    import torch
+    from isaaclab.utils.math import quat_apply
+
+    from realgap.envs.robots.g1 import G1_FOOT_BODIES
+    from realgap.tasks.balance.mdp import capture_point_w
+
+    params = env.event_manager.get_term_cfg("push").params
+    task_pushes, params["magnitude_mps"] = params["magnitude_mps"], (0.0, 0.0)
+    robot = env.scene["robot"]
+    try:
+        with torch.inference_mode():
+            obs, _ = env.reset()
+            for _ in range(steps):
+                actions = policy(obs["policy"])
+                obs, *_ = env.step(actions if clip_actions is None else actions.clamp(-clip_actions, clip_actions))
+            ids = [robot.body_names.index(name) for name in G1_FOOT_BODIES]
+            ankles = robot.data.body_link_pos_w.torch[:, ids, :2].mean(dim=1)
+            x_axis = torch.tensor([1.0, 0.0, 0.0], device=ankles.device).expand(env.num_envs, 3)
+            heading = quat_apply(robot.data.root_quat_w.torch, x_axis)[:, :2]
+            heading = heading / heading.norm(dim=1, keepdim=True)
+            ahead = ((capture_point_w(env, robot) - ankles) * heading).sum(dim=1)
+    finally:
+        params["magnitude_mps"] = task_pushes
+    return float(ahead.mean()), float(ahead.std())
+
+
+def summary(records: Sequence[PushRecord]) -> dict:
+    """Pushes and falls in all, and the share of falls that followed a sagittal push (forward or backward)."""
+    falls = [r for r in records if r.fell]
+    sagittal = sum(direction(r.heading) in ("forward", "backward") for r in falls)
+    held = [r.magnitude for r in records if not r.fell]
+    return {"pushes": len(records), "falls": len(falls),
+            "sagittal_share_of_falls": sagittal / len(falls) if falls else float("nan"),
+            "largest_push_held_mps": float(np.max(held, initial=0.0))}  # fmt: skip
