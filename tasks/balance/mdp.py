@@ -110,6 +110,18 @@ def distance_outside_hull(point: torch.Tensor, vertices: torch.Tensor, valid: to
     return signed_distance_to_hull(point, vertices, valid).clamp(min=0.0)
 
 
+def _sole_points_3d(
+    asset, feet_cfg: SceneEntityCfg, sole_points_b: tuple[tuple[float, float, float], ...]
+) -> torch.Tensor:
+    """The centres of the sole points of every foot in the world, feet first. Shape: (E, F·S, 3)."""
+    pos_w = asset.data.body_link_pos_w.torch[:, feet_cfg.body_ids]  # (E, F, 3)
+    quat_w = asset.data.body_link_quat_w.torch[:, feet_cfg.body_ids]  # (E, F, 4)
+    sole_b = torch.tensor(sole_points_b, dtype=pos_w.dtype, device=pos_w.device)  # (S, 3)
+    shape = (pos_w.shape[0], pos_w.shape[1], sole_b.shape[0])
+    sole_w = pos_w[:, :, None, :] + quat_apply(quat_w[:, :, None, :].expand(*shape, 4), sole_b.expand(*shape, 3))
+    return sole_w.reshape(shape[0], shape[1] * shape[2], 3)
+
+
 def _sole_points_w(
     asset,
     feet_cfg: SceneEntityCfg,
@@ -119,28 +131,8 @@ def _sole_points_w(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The sole points in the world plane and whether each is on the ground (its sphere's centre within
     ``contact_tolerance`` of touching z = 0, the task's flat ground). Shape: (E, F·S, 2), (E, F·S)."""
-    pos_w = asset.data.body_link_pos_w.torch[:, feet_cfg.body_ids]  # (E, F, 3)
-    quat_w = asset.data.body_link_quat_w.torch[:, feet_cfg.body_ids]  # (E, F, 4)
-    sole_b = torch.tensor(sole_points_b, dtype=pos_w.dtype, device=pos_w.device)  # (S, 3)
-    num_envs, num_feet, num_points = pos_w.shape[0], pos_w.shape[1], sole_b.shape[0]
-    shape = (num_envs, num_feet, num_points)
-    sole_w = pos_w[:, :, None, :] + quat_apply(quat_w[:, :, None, :].expand(*shape, 4), sole_b.expand(*shape, 3))
-    sole_w = sole_w.reshape(num_envs, num_feet * num_points, 3)
+    sole_w = _sole_points_3d(asset, feet_cfg, sole_points_b)
     return sole_w[..., :2], sole_w[..., 2] < sole_radius + contact_tolerance
-
-
-def _sole_heights(
-    asset, feet_cfg: SceneEntityCfg, sole_points_b: tuple[tuple[float, float, float], ...]
-) -> torch.Tensor:
-    """Height of each sole point's centre above z = 0, m. Shape: (E, F·S)."""
-    pos_w = asset.data.body_link_pos_w.torch[:, feet_cfg.body_ids]
-    quat_w = asset.data.body_link_quat_w.torch[:, feet_cfg.body_ids]
-    sole_b = torch.tensor(sole_points_b, dtype=pos_w.dtype, device=pos_w.device)
-    shape = (pos_w.shape[0], pos_w.shape[1], sole_b.shape[0])
-    sole_z = (
-        pos_w[:, :, None, 2] + quat_apply(quat_w[:, :, None, :].expand(*shape, 4), sole_b.expand(*shape, 3))[..., 2]
-    )
-    return sole_z.reshape(pos_w.shape[0], -1)
 
 
 def capture_point_outside_support(
@@ -260,10 +252,9 @@ def lift_when_needed(
     (:func:`one_foot_lift_while_outside`): the dense form of :func:`step_when_needed`, which paid nothing in a run
     where no foot ever left the ground (B20). A sole point's height is its sphere's lowest point above z = 0."""
     asset = env.scene[asset_cfg.name]
-    soles, _ = _sole_points_w(asset, feet_cfg, sole_points_b, sole_radius, 0.0)
-    heights = _sole_heights(asset, feet_cfg, sole_points_b) - sole_radius
-    return one_foot_lift_while_outside(capture_point_w(env, asset), soles, heights, len(feet_cfg.body_ids),
-                                       threshold, cap)  # fmt: skip
+    soles = _sole_points_3d(asset, feet_cfg, sole_points_b)
+    return one_foot_lift_while_outside(capture_point_w(env, asset), soles[..., :2], soles[..., 2] - sole_radius,
+                                       len(feet_cfg.body_ids), threshold, cap)  # fmt: skip
 
 
 class balance_metrics(ManagerTermBase):

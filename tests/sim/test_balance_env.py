@@ -161,3 +161,9 @@ def test_support_polygon_holds_the_standing_capture_point_and_a_backward_push_le
     torch.testing.assert_close(pushed, expected, atol=0.015, rtol=0.0)
     # outside, the margin is minus that distance
     torch.testing.assert_close(capture_point_margin(env, **params), -pushed, atol=1e-6, rtol=0.0)
+    # a step is needed now, but both feet are still flat on the ground: neither step reward pays (the dense one only
+    # the soles' sub-millimetre difference in ground penetration, of its 4 cm cap)
+    single = env.reward_manager.get_term_cfg("step_when_needed")
+    assert bool((single.func(env, **single.params) == 0).all())
+    lift = env.reward_manager.get_term_cfg("lift_when_needed")
+    assert bool((lift.func(env, **lift.params) < 0.01).all())
