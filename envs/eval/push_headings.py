@@ -123,10 +123,9 @@ def stance_offset(env, policy, steps: int = 150, clip_actions: float | None = No
     heading after ``steps`` policy steps without pushes from a reset, mean and standard deviation over the envs, m.
     The task's pushes are switched off for it and back on after."""
     import torch
-    from isaaclab.utils.math import quat_apply
 
     from realgap.envs.robots.g1 import G1_FOOT_BODIES
-    from realgap.tasks.balance.mdp import capture_point_w
+    from realgap.tasks.balance.mdp import capture_point_w, heading_w
 
     params = env.event_manager.get_term_cfg("push").params
     task_pushes, params["magnitude_mps"] = params["magnitude_mps"], (0.0, 0.0)
@@ -139,10 +138,7 @@ def stance_offset(env, policy, steps: int = 150, clip_actions: float | None = No
                 obs, *_ = env.step(actions if clip_actions is None else actions.clamp(-clip_actions, clip_actions))
             ids = [robot.body_names.index(name) for name in G1_FOOT_BODIES]
             ankles = robot.data.body_link_pos_w.torch[:, ids, :2].mean(dim=1)
-            x_axis = torch.tensor([1.0, 0.0, 0.0], device=ankles.device).expand(env.num_envs, 3)
-            heading = quat_apply(robot.data.root_quat_w.torch, x_axis)[:, :2]
-            heading = heading / heading.norm(dim=1, keepdim=True)
-            ahead = ((capture_point_w(env, robot) - ankles) * heading).sum(dim=1)
+            ahead = ((capture_point_w(env, robot) - ankles) * heading_w(robot)).sum(dim=1)
     finally:
         params["magnitude_mps"] = task_pushes
     return float(ahead.mean()), float(ahead.std())

@@ -49,6 +49,14 @@ def capture_point_w(env: ManagerBasedRLEnv, asset) -> torch.Tensor:
     return com[:, :2] + com_vel[:, :2] / omega[:, None]
 
 
+def heading_w(asset) -> torch.Tensor:
+    """The pelvis' heading: its x axis projected on the ground, unit length, world frame. Shape: (E, 2)."""
+    quat = asset.data.root_quat_w.torch
+    x_axis = torch.tensor([1.0, 0.0, 0.0], dtype=quat.dtype, device=quat.device).expand(quat.shape[0], 3)
+    heading = quat_apply(quat, x_axis)[:, :2]
+    return heading / heading.norm(dim=1, keepdim=True).clamp(min=1e-6)
+
+
 def capture_point_offset_l2(
     env: ManagerBasedRLEnv,
     asset_cfg: SceneEntityCfg = SceneEntityCfg("robot"),
@@ -72,9 +80,7 @@ def capture_point_offset_l2(
     asset = env.scene[asset_cfg.name]
     feet = asset.data.body_link_pos_w.torch[:, feet_cfg.body_ids, :2].mean(dim=1)
     if forward_offset:
-        quat = asset.data.root_quat_w.torch
-        heading = quat_apply(quat, torch.tensor([1.0, 0.0, 0.0], device=quat.device).expand(quat.shape[0], 3))[:, :2]
-        feet = feet + forward_offset * heading / heading.norm(dim=1, keepdim=True).clamp(min=1e-6)
+        feet = feet + forward_offset * heading_w(asset)
     return torch.sum(torch.square(capture_point_w(env, asset) - feet), dim=1)
 
 
