@@ -129,7 +129,9 @@ class RewardsCfg:
     capture_support = RewTerm(
         func=balance_mdp.capture_point_outside_support,
         weight=0.0,
-        params={"feet_cfg": SceneEntityCfg("robot", body_names=list(G1_FOOT_BODIES))},
+        # contact_tolerance: how near the ground a sole point counts as support (a large value counts every point, so
+        # the hull is that of both feet wherever they are: a swing foot carried toward the capture point pays at once)
+        params={"feet_cfg": SceneEntityCfg("robot", body_names=list(G1_FOOT_BODIES)), "contact_tolerance": 0.01},
     )
     # margin of the capture point inside the support polygon (a reward: a deeper polygon in the worst heading, e.g. a
     # staggered stance, raises the largest push the ankles can take): a lever, off
