@@ -31,6 +31,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="a what-if, not a policy: add this many action units to both ankle-pitch actions (after the "
         "clip; negative leans the G1 forward), to see how the stance trades one push side for another",
     )
+    p.add_argument(
+        "--hip_reflex",
+        type=float,
+        default=0.0,
+        help="a what-if, not a policy: after every sagittal push >= 0.25 m/s add this many action units to both "
+        "hip-pitch actions for --reflex_steps steps, signed with the push "
+        "(a scripted hip strategy that knows the push)",
+    )
+    p.add_argument("--reflex_steps", type=int, default=10, help="policy steps of the hip reflex")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=None, help="output JSON")
     return p.parse_args(argv)
@@ -45,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         stance_offset,
         summary,
         with_ankle_pitch_bias,
+        with_hip_reflex,
     )
 
     edges = [float(v) for v in args.edges.split(",")]
@@ -66,12 +76,15 @@ def main(argv: list[str] | None = None) -> int:
         policy = zero_policy(env) if args.zero_action else exported_policy(env, meta, onnx_path)
         if args.ankle_pitch_bias:
             policy = with_ankle_pitch_bias(env, policy, args.ankle_pitch_bias)
+        if args.hip_reflex:
+            policy = with_hip_reflex(env, policy, args.hip_reflex, args.reflex_steps)
         records = log_pushes(env, policy, args.steps)  # each policy clips its raw actions as in training
         stance = stance_offset(env, policy)  # after the log: the pushes logged are the task's draws from the seed
         env.close()
     rows = heading_table(records, edges)
     label = "zero action" if args.zero_action else str(args.policy)
     label += f" + ankle-pitch bias {args.ankle_pitch_bias:g}" if args.ankle_pitch_bias else ""
+    label += f" + hip reflex {args.hip_reflex:g} x {args.reflex_steps}" if args.hip_reflex else ""
     totals = summary(records)
     print(f"[realgap] {task} | {label} | {totals['pushes']} pushes, {totals['falls']} followed by a fall "
           f"({totals['sagittal_share_of_falls']:.2f} of them sagittal)")  # fmt: skip
@@ -84,10 +97,12 @@ def main(argv: list[str] | None = None) -> int:
               f"{r['fall_rate']:.2f} (95 % CI {r['ci95'][0]:.2f}-{r['ci95'][1]:.2f})")  # fmt: skip
     name = Path(args.policy).name + ("_zero_action" if args.zero_action else "")
     name += f"_ankle_bias{args.ankle_pitch_bias:g}" if args.ankle_pitch_bias else ""
+    name += f"_hip_reflex{args.hip_reflex:g}x{args.reflex_steps}" if args.hip_reflex else ""
     out = Path(args.out or Path("runs") / "push_headings" / f"{name}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     report = {"policy": label, "task": task, "steps": args.steps, "num_envs": args.num_envs, "seed": args.seed,
-              "ankle_pitch_bias": args.ankle_pitch_bias, "edges_mps": edges, "summary": totals, "rows": rows,
+              "ankle_pitch_bias": args.ankle_pitch_bias, "hip_reflex": args.hip_reflex,
+              "reflex_steps": args.reflex_steps, "edges_mps": edges, "summary": totals, "rows": rows,
               "stance_xi_ahead_of_ankles_m": {"mean": stance[0], "std": stance[1]}}  # fmt: skip
     out.write_text(json.dumps(report, indent=2))
     print(f"[realgap] wrote {out}")

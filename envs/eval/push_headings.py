@@ -118,6 +118,44 @@ def with_ankle_pitch_bias(env, policy, bias: float, clip_actions: float = 4.0):
     return biased
 
 
+def with_hip_reflex(env, policy, bias: float, steps: int, min_mps: float = 0.25, clip_actions: float = 4.0):
+    """``policy`` with a scripted hip strategy (a what-if, not a policy: it reads the push term's velocity change, which
+    a policy must infer): for ``steps`` policy steps after every sagittal push of at least ``min_mps`` m/s (forward or
+    backward quadrant in the robot's frame), ``bias`` action units are added to both hip-pitch actions after the clip,
+    with the sign of the push (+ after a forward push, − after a backward one; on the G1 a negative hip pitch flexes
+    the hip, i.e. bends the trunk forward, which drives the ground force forward against a backward push)."""
+    import torch
+
+    joints = env.scene["robot"].joint_names
+    ids = [i for i, name in enumerate(joints) if name.endswith("_hip_pitch_joint")]
+    if len(ids) != 2:
+        raise ValueError(f"a hip reflex needs the G1's two hip-pitch joints, found {len(ids)}")
+    if steps < 1:
+        raise ValueError(f"a hip reflex needs steps >= 1, got {steps}")
+    push = env.event_manager.get_term_cfg("push").func
+    robot = env.scene["robot"]
+    from realgap.tasks.balance.mdp import heading_w
+
+    state = {"count": push.count.clone(), "left": torch.zeros(env.num_envs, dtype=torch.long, device=env.device),
+             "sign": torch.zeros(env.num_envs, device=env.device)}  # fmt: skip
+
+    def reflexed(obs):
+        pushed = push.count > state["count"]  # a reset sets the count back to 0: not a push
+        state["count"] = push.count.clone()
+        along = (push.last_dv * heading_w(robot)).sum(dim=1)  # the push's component along the heading, m/s
+        magnitude = push.last_dv.norm(dim=1)
+        start = pushed & (along.abs() >= magnitude * math.cos(math.pi / 4)) & (magnitude >= min_mps)
+        state["left"] = torch.where(start, torch.full_like(state["left"], steps), state["left"])
+        state["sign"] = torch.where(start, torch.sign(along), state["sign"])
+        actions = policy(obs).clamp(-clip_actions, clip_actions).clone()
+        on = state["left"] > 0
+        actions[:, ids] += (bias * state["sign"] * on)[:, None]
+        state["left"] = (state["left"] - 1).clamp(min=0)
+        return actions
+
+    return reflexed
+
+
 def stance_offset(env, policy, steps: int = 150, clip_actions: float | None = None) -> tuple[float, float]:
     """Where the standing policy holds its capture point: ξ's offset ahead of the ankles' middle along the pelvis'
     heading after ``steps`` policy steps without pushes from a reset, mean and standard deviation over the envs, m.

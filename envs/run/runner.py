@@ -74,6 +74,46 @@ def _atomic_save(obj: Any, path: str | Path) -> None:
             os.remove(tmp)
 
 
+def action_joint_names(env: Any) -> list[str]:
+    """The joint each action dimension commands, in action order, from the env's joint action terms.
+
+    Raises ValueError for an action term that does not command joints one to one (an end-effector increment)."""
+    manager = env.unwrapped.action_manager
+    names: list[str] = []
+    for term_name in manager.active_terms:
+        term = manager.get_term(term_name)
+        joint_names = getattr(term, "_joint_names", None)
+        if joint_names is None or len(joint_names) != term.action_dim:
+            raise ValueError(f"action term '{term_name}' does not command one joint per action; "
+                             "a per-joint exploration std needs joint actions")  # fmt: skip
+        names.extend(joint_names)
+    return names
+
+
+def per_action_std(names: list[str], base: torch.Tensor, std_by_joint: dict[str, float]) -> torch.Tensor:
+    """``base`` (one std per action) with the entries of the joints that a pattern of ``std_by_joint`` (regex, full
+    match) names set to its std. A pattern that matches no joint, a joint matched by two patterns and a std <= 0 are
+    refused: each would silently train with an exploration the run did not ask for."""
+    import re
+
+    if len(names) != base.numel():
+        raise ValueError(f"{len(names)} joint names for {base.numel()} actions")
+    std = base.clone()
+    matched: dict[str, str] = {}
+    for pattern, value in std_by_joint.items():
+        if not float(value) > 0.0:
+            raise ValueError(f"actor_init_std_by_joint['{pattern}'] must be > 0, got {value}")
+        hits = [i for i, name in enumerate(names) if re.fullmatch(pattern, name)]
+        if not hits:
+            raise ValueError(f"actor_init_std_by_joint pattern '{pattern}' matches no action joint ({names})")
+        for i in hits:
+            if names[i] in matched:
+                raise ValueError(f"joint '{names[i]}' matched by both '{matched[names[i]]}' and '{pattern}'")
+            matched[names[i]] = pattern
+            std[i] = float(value)
+    return std
+
+
 class _BudgetReached(Exception):
     """Raised after the iteration that used up the wall-clock budget (caught in :meth:`RealgapRunner.learn`)."""
 
@@ -94,6 +134,21 @@ class RealgapRunner(OnPolicyRunner):
         scale = train_cfg.get("actor_output_init_scale")
         if scale is not None:
             self._scale_actor_output(float(scale))
+        std_by_joint = train_cfg.get("actor_init_std_by_joint")
+        if std_by_joint:
+            self._set_actor_init_std(action_joint_names(env), dict(std_by_joint))
+
+    def _set_actor_init_std(self, names: list[str], std_by_joint: dict[str, float]) -> None:
+        """Start the exploration std of the actions on the joints that ``std_by_joint``'s patterns match at their
+        values (the others keep the distribution's ``init_std``): wider exploration where a strategy needs large
+        motions (a hip strategy, a step), without the noise on every joint that knocks a standing robot over."""
+        distribution = self.alg.actor.distribution
+        param = getattr(distribution, "std_param", None)
+        if param is None:
+            raise ValueError("actor_init_std_by_joint needs a Gaussian distribution with std_type 'scalar'")
+        std = per_action_std(names, param.detach(), std_by_joint)
+        with torch.no_grad():
+            param.copy_(std)
 
     def _scale_actor_output(self, scale: float) -> None:
         """Shrink the actor's last linear layer so the initial mean action is ~0 (the task's "hold still" action).

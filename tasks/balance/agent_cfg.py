@@ -19,6 +19,9 @@ class BalancePPOCfg(RslRlOnPolicyRunnerCfg):
     """Raw actions are clipped to +-4 units (4 x 25 % of peak torque worth of joint-target offset)."""
     actor_output_init_scale: float = 0.01
     """Initial actor output layer scale (RealgapRunner): the untrained policy's mean action is ~0 = hold the stance."""
+    actor_init_std_by_joint: dict | None = None
+    """Per-joint initial exploration std, ``{joint regex: std}`` (RealgapRunner), over the actor's ``init_std`` for the
+    joints matched; a lever, off (e.g. ``--set 'agent.actor_init_std_by_joint={".*_hip_pitch_joint": 0.3}'``)."""
     actor: RslRlMLPModelCfg = RslRlMLPModelCfg(
         hidden_dims=[256, 128, 128],
         activation="elu",

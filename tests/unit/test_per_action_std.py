@@ -1,0 +1,47 @@
+"""Per-joint initial exploration std (RealgapRunner's ``actor_init_std_by_joint``): which actions it sets, and what
+it refuses."""
+
+import pytest
+import torch
+
+from realgap.envs.robots.g1 import G1_JOINT_NAMES
+from realgap.envs.run.runner import per_action_std
+
+
+def test_sets_only_the_matched_joints():
+    names = list(G1_JOINT_NAMES)
+    base = torch.full((len(names),), 0.1)
+    std = per_action_std(names, base, {".*_hip_pitch_joint": 0.3, "waist_pitch_joint": 0.25})
+    for i, name in enumerate(names):
+        expected = 0.3 if name.endswith("_hip_pitch_joint") else 0.25 if name == "waist_pitch_joint" else 0.1
+        assert std[i].item() == pytest.approx(expected), name
+    assert torch.all(base == 0.1)  # the input is not changed in place
+
+
+def test_mirrored_joints_get_the_same_std():
+    from realgap.envs.robots.g1 import G1_JOINT_MIRROR
+
+    names = list(G1_JOINT_NAMES)
+    std = per_action_std(names, torch.full((len(names),), 0.1), {".*_hip_.*": 0.4})
+    for name, (mirror, _) in G1_JOINT_MIRROR.items():
+        if "hip" in name:
+            assert std[names.index(name)] == std[names.index(mirror)] == pytest.approx(0.4)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"no_such_joint": 0.3}, "matches no action joint"),
+        ({".*_hip_pitch_joint": 0.0}, "must be > 0"),
+        ({".*_hip_pitch_joint": 0.3, "left_hip_.*": 0.2}, "matched by both"),
+    ],
+)
+def test_refuses_what_would_train_silently_otherwise(overrides, message):
+    names = list(G1_JOINT_NAMES)
+    with pytest.raises(ValueError, match=message):
+        per_action_std(names, torch.full((len(names),), 0.1), overrides)
+
+
+def test_refuses_a_name_count_that_is_not_the_action_count():
+    with pytest.raises(ValueError, match="joint names for"):
+        per_action_std(["a", "b"], torch.full((3,), 0.1), {"a": 0.2})
