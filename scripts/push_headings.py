@@ -40,6 +40,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "(a scripted hip strategy that knows the push)",
     )
     p.add_argument("--reflex_steps", type=int, default=10, help="policy steps of the hip reflex")
+    p.add_argument(
+        "--crouch",
+        type=float,
+        default=0.0,
+        help="a what-if, not a policy: this many rad more knee flexion, half of it less on the hip and ankle pitch, "
+        "as constant offsets (a lower stance)",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=None, help="output JSON")
     return p.parse_args(argv)
@@ -54,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         stance_offset,
         summary,
         with_ankle_pitch_bias,
+        with_crouch,
         with_hip_reflex,
     )
 
@@ -76,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
         policy = zero_policy(env) if args.zero_action else exported_policy(env, meta, onnx_path)
         if args.ankle_pitch_bias:
             policy = with_ankle_pitch_bias(env, policy, args.ankle_pitch_bias)
+        if args.crouch:
+            policy = with_crouch(env, policy, args.crouch)
         if args.hip_reflex:
             policy = with_hip_reflex(env, policy, args.hip_reflex, args.reflex_steps)
         records = log_pushes(env, policy, args.steps)  # each policy clips its raw actions as in training
@@ -84,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = heading_table(records, edges)
     label = "zero action" if args.zero_action else str(args.policy)
     label += f" + ankle-pitch bias {args.ankle_pitch_bias:g}" if args.ankle_pitch_bias else ""
+    label += f" + crouch {args.crouch:g} rad" if args.crouch else ""
     label += f" + hip reflex {args.hip_reflex:g} x {args.reflex_steps}" if args.hip_reflex else ""
     totals = summary(records)
     print(f"[realgap] {task} | {label} | {totals['pushes']} pushes, {totals['falls']} followed by a fall "
@@ -97,11 +108,12 @@ def main(argv: list[str] | None = None) -> int:
               f"{r['fall_rate']:.2f} (95 % CI {r['ci95'][0]:.2f}-{r['ci95'][1]:.2f})")  # fmt: skip
     name = Path(args.policy).name + ("_zero_action" if args.zero_action else "")
     name += f"_ankle_bias{args.ankle_pitch_bias:g}" if args.ankle_pitch_bias else ""
+    name += f"_crouch{args.crouch:g}" if args.crouch else ""
     name += f"_hip_reflex{args.hip_reflex:g}x{args.reflex_steps}" if args.hip_reflex else ""
     out = Path(args.out or Path("runs") / "push_headings" / f"{name}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     report = {"policy": label, "task": task, "steps": args.steps, "num_envs": args.num_envs, "seed": args.seed,
-              "ankle_pitch_bias": args.ankle_pitch_bias, "hip_reflex": args.hip_reflex,
+              "ankle_pitch_bias": args.ankle_pitch_bias, "hip_reflex": args.hip_reflex, "crouch_rad": args.crouch,
               "reflex_steps": args.reflex_steps, "edges_mps": edges, "summary": totals, "rows": rows,
               "stance_xi_ahead_of_ankles_m": {"mean": stance[0], "std": stance[1]}}  # fmt: skip
     out.write_text(json.dumps(report, indent=2))

@@ -118,6 +118,35 @@ def with_ankle_pitch_bias(env, policy, bias: float, clip_actions: float = 4.0):
     return biased
 
 
+def with_crouch(env, policy, knee_rad: float, clip_actions: float = 4.0):
+    """``policy`` in a deeper crouch (a what-if for the stance height): ``knee_rad`` more knee flexion and half of it
+    on the hip and ankle pitch each (``−knee_rad / 2``, so that thigh and shank turn alike and the trunk and the soles
+    keep their angles), as constant action offsets after the clip (radians over the task's ``G1_ACTION_SCALE``).
+    A lower centre of mass raises ω = sqrt(g / c_z), so a push moves the capture point less: Δv / ω."""
+    import re
+
+    from realgap.envs.robots.g1 import G1_ACTION_SCALE
+
+    joints = env.scene["robot"].joint_names
+    rad = {"_knee_joint": knee_rad, "_hip_pitch_joint": -knee_rad / 2, "_ankle_pitch_joint": -knee_rad / 2}
+    offsets = []
+    for suffix, value in rad.items():
+        for i, name in enumerate(joints):
+            if name.endswith(suffix):
+                scale = next(v for expr, v in G1_ACTION_SCALE.items() if re.fullmatch(expr, name))
+                offsets.append((i, value / scale))
+    if len(offsets) != 6:
+        raise ValueError(f"a crouch needs the G1's knee, hip-pitch and ankle-pitch joints, found {len(offsets)}")
+
+    def crouched(obs):
+        actions = policy(obs).clamp(-clip_actions, clip_actions).clone()
+        for i, units in offsets:
+            actions[:, i] += units
+        return actions
+
+    return crouched
+
+
 def with_hip_reflex(env, policy, bias: float, steps: int, min_mps: float = 0.25, clip_actions: float = 4.0):
     """``policy`` with a scripted hip strategy (a what-if, not a policy: it reads the push term's velocity change, which
     a policy must infer): for ``steps`` policy steps after every sagittal push of at least ``min_mps`` m/s (forward or

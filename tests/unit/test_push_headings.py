@@ -36,3 +36,59 @@ def test_table_counts_falls_per_direction_and_bin():
 def test_bad_bin_edges_are_refused(edges):
     with pytest.raises(ValueError, match="magnitude bin edges must be at least two increasing values"):
         heading_table([], edges)
+
+
+def _fake_env(num_envs: int = 3):
+    """What the what-if wrappers read from a balance env: joint names, the push term's counters, the pelvis pose."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from realgap.envs.robots.g1 import G1_JOINT_NAMES
+
+    push = SimpleNamespace(count=torch.zeros(num_envs, dtype=torch.long), last_dv=torch.zeros(num_envs, 2))
+    quat = torch.tensor([[0.0, 0.0, 0.0, 1.0]]).repeat(num_envs, 1)  # xyzw identity: heading +x
+    robot = SimpleNamespace(
+        joint_names=list(G1_JOINT_NAMES), data=SimpleNamespace(root_quat_w=SimpleNamespace(torch=quat))
+    )
+    terms = SimpleNamespace(get_term_cfg=lambda name: SimpleNamespace(func=push))
+    return SimpleNamespace(scene={"robot": robot}, event_manager=terms, num_envs=num_envs, device="cpu"), push
+
+
+def test_crouch_offsets_are_the_asked_radians_through_the_action_scale():
+    import re
+
+    import torch
+
+    from realgap.envs.eval.push_headings import with_crouch
+    from realgap.envs.robots.g1 import G1_ACTION_SCALE, G1_JOINT_NAMES
+
+    env, _ = _fake_env()
+    policy = with_crouch(env, lambda obs: torch.zeros(obs.shape[0], len(G1_JOINT_NAMES)), 0.4)
+    actions = policy(torch.zeros(3, 5))
+    for i, name in enumerate(G1_JOINT_NAMES):
+        scale = next(v for expr, v in G1_ACTION_SCALE.items() if re.fullmatch(expr, name))
+        rad = 0.4 if "knee" in name else -0.2 if ("hip_pitch" in name or "ankle_pitch" in name) else 0.0
+        assert actions[:, i] * scale == pytest.approx(torch.full((3,), rad), abs=1e-6), name
+
+
+def test_hip_reflex_follows_sagittal_pushes_only_for_its_steps():
+    import torch
+
+    from realgap.envs.eval.push_headings import with_hip_reflex
+    from realgap.envs.robots.g1 import G1_JOINT_NAMES
+
+    env, push = _fake_env()
+    hips = [i for i, n in enumerate(G1_JOINT_NAMES) if n.endswith("_hip_pitch_joint")]
+    policy = with_hip_reflex(env, lambda obs: torch.zeros(obs.shape[0], len(G1_JOINT_NAMES)), 2.0, steps=2)
+    obs = torch.zeros(3, 5)
+    assert torch.all(policy(obs) == 0)  # no push yet
+    # env 0: backward 0.35 m/s, env 1: forward 0.3, env 2: lateral 0.4 (no reflex)
+    push.last_dv = torch.tensor([[-0.35, 0.0], [0.3, 0.05], [0.0, 0.4]])
+    push.count = push.count + 1
+    for _ in range(2):
+        a = policy(obs)
+        assert torch.all(a[0, hips] == -2.0) and torch.all(a[1, hips] == 2.0) and torch.all(a[2] == 0)
+    assert torch.all(policy(obs) == 0)  # its steps are over
+    push.count = torch.zeros_like(push.count)  # a reset: not a push
+    assert torch.all(policy(obs) == 0)
