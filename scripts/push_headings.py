@@ -67,8 +67,8 @@ def main(argv: list[str] | None = None) -> int:
 
     edges = [float(v) for v in args.edges.split(",")]
     heading_table([], edges)  # bad edges are refused here, before an env is built
-    if args.steps < 1 or args.num_envs < 1:
-        raise ValueError("--steps and --num_envs must be >= 1")
+    if args.steps < 1 or args.num_envs < 1 or args.reflex_steps < 1:
+        raise ValueError("--steps, --num_envs and --reflex_steps must be >= 1")
     meta, onnx_path = read_export(args.policy)
     if "Balance" not in meta.task:
         raise ValueError(f"--policy {args.policy} is a {meta.task} policy; pushes are a balance measure")

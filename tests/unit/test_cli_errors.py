@@ -74,6 +74,8 @@ def test_push_headings_refuses_bad_bins_and_a_grasp_policy_before_building():
         main(["--policy", str(REPO / "configs/policies/balance_g1"), "--edges", "0.4,0.3"])
     with pytest.raises(ValueError, match="pushes are a balance measure"):
         main(["--policy", str(REPO / "configs/policies/grasp_franka")])
+    with pytest.raises(ValueError, match="--reflex_steps must be >= 1"):
+        main(["--policy", str(REPO / "configs/policies/balance_g1"), "--hip_reflex", "2", "--reflex_steps", "0"])
 
 
 def test_non_positive_budget_is_refused(tmp_path):
