@@ -47,6 +47,15 @@ def test_round_trip_restores_everything(tmp_path):
         )
         assert torch.equal(torch.rand(3), rng_after_save)  # torch RNG continues where the saved run was
 
+        # a per-joint initial exploration std lands on the actions of the joints it names, in the env's action order
+        c = RealgapRunner(vec, dict(cfg) | {"actor_init_std_by_joint": {".*_hip_pitch_joint": 0.3}}, log_dir=None,
+                          device="cpu")  # fmt: skip
+        names = env.unwrapped.action_manager.get_term("joint_pos")._joint_names
+        std = c.alg.actor.distribution.std_param.detach()
+        assert std.numel() == len(names) == 29
+        for i, name in enumerate(names):
+            assert std[i].item() == pytest.approx(0.3 if name.endswith("_hip_pitch_joint") else 0.1), name
+
         (tmp_path / "bad.pt").write_bytes(b"not a checkpoint")
         with pytest.raises(CheckpointError, match="bad.pt"):
             b.load(str(tmp_path / "bad.pt"))

@@ -45,3 +45,21 @@ def test_refuses_what_would_train_silently_otherwise(overrides, message):
 def test_refuses_a_name_count_that_is_not_the_action_count():
     with pytest.raises(ValueError, match="joint names for"):
         per_action_std(["a", "b"], torch.full((3,), 0.1), {"a": 0.2})
+
+
+def test_action_joint_names_follow_the_action_terms_and_refuse_non_joint_terms():
+    from types import SimpleNamespace
+
+    from realgap.envs.run.runner import action_joint_names
+
+    def env(*terms):
+        by_name = {f"t{i}": t for i, t in enumerate(terms)}
+        manager = SimpleNamespace(active_terms=list(by_name), get_term=by_name.__getitem__)
+        return SimpleNamespace(unwrapped=SimpleNamespace(action_manager=manager))
+
+    arm = SimpleNamespace(_joint_names=["a1", "a2"], action_dim=2)
+    gripper = SimpleNamespace(_joint_names=["g"], action_dim=1)
+    assert action_joint_names(env(arm, gripper)) == ["a1", "a2", "g"]
+    ee_increment = SimpleNamespace(action_dim=6)  # an end-effector pose increment commands no joint per action
+    with pytest.raises(ValueError, match="does not command one joint per action"):
+        action_joint_names(env(ee_increment, gripper))
