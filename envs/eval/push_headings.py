@@ -122,7 +122,9 @@ def with_crouch(env, policy, knee_rad: float, clip_actions: float = 4.0):
     """``policy`` in a deeper crouch (a what-if for the stance height): ``knee_rad`` more knee flexion and half of it
     on the hip and ankle pitch each (``−knee_rad / 2``, so that thigh and shank turn alike and the trunk and the soles
     keep their angles), as constant action offsets after the clip (radians over the task's ``G1_ACTION_SCALE``).
-    A lower centre of mass raises ω = sqrt(g / c_z), so a push moves the capture point less: Δv / ω."""
+    A lower centre of mass raises ω = sqrt(g / c_z), so a push moves the capture point less: Δv / ω. The pelvis also
+    moves back: at 0.6 rad on the zero action ξ sat 3.6 cm behind the ankles and the robot fell without a push
+    (``docs/results/push_headings/balance_g1_zero_action_crouch0.6.json``); a crouch that keeps ξ needs IK."""
     import re
 
     from realgap.envs.robots.g1 import G1_ACTION_SCALE
