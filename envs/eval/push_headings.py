@@ -102,20 +102,39 @@ def log_pushes(env, policy, steps: int, clip_actions: float | None = None) -> li
     return records
 
 
+def _joint_ids(env, suffix: str, what: str) -> list[int]:
+    """The indices of the G1's two ``*<suffix>`` joints in the robot's (and the action's) joint order."""
+    ids = [i for i, name in enumerate(env.scene["robot"].joint_names) if name.endswith(suffix)]
+    if len(ids) != 2:
+        raise ValueError(f"{what} needs the G1's two {suffix.strip('_')}s, found {len(ids)}")
+    return ids
+
+
+def _with_offset(policy, offset, clip_actions: float):
+    """``policy`` with ``offset(actions)`` (action units, a tensor that broadcasts to the actions) added after its
+    clip: the one mechanism under every what-if below."""
+
+    def offset_policy(obs):
+        actions = policy(obs).clamp(-clip_actions, clip_actions)
+        return actions + offset(actions)
+
+    return offset_policy
+
+
+def _constant_offset(env, units: dict[str, float]):
+    """A constant offset of ``units`` action units on the joints ending in each key. Shape: (A,)."""
+    import torch
+
+    offset = torch.zeros(len(env.scene["robot"].joint_names), device=env.device)
+    for suffix, value in units.items():
+        offset[_joint_ids(env, suffix, "this what-if")] = value
+    return lambda actions: offset
+
+
 def with_ankle_pitch_bias(env, policy, bias: float, clip_actions: float = 4.0):
     """``policy`` with ``bias`` action units added to every ankle-pitch action after its clip (a what-if for the stance:
     a constant target offset of ``bias`` times the ankles' action scale)."""
-    joints = env.scene["robot"].joint_names
-    ids = [i for i, name in enumerate(joints) if name.endswith("_ankle_pitch_joint")]
-    if len(ids) != 2:
-        raise ValueError(f"an ankle-pitch bias needs the G1's two ankle-pitch joints, found {len(ids)}")
-
-    def biased(obs):
-        actions = policy(obs).clamp(-clip_actions, clip_actions).clone()
-        actions[:, ids] += bias
-        return actions
-
-    return biased
+    return _with_offset(policy, _constant_offset(env, {"_ankle_pitch_joint": bias}), clip_actions)
 
 
 def with_crouch(env, policy, knee_rad: float, clip_actions: float = 4.0):
@@ -125,28 +144,16 @@ def with_crouch(env, policy, knee_rad: float, clip_actions: float = 4.0):
     A lower centre of mass raises ω = sqrt(g / c_z), so a push moves the capture point less: Δv / ω. The pelvis also
     moves back: at 0.6 rad on the zero action ξ sat 3.6 cm behind the ankles and the robot fell without a push
     (``docs/results/push_headings/balance_g1_zero_action_crouch0.6.json``); a crouch that keeps ξ needs IK."""
-    import re
+    from isaaclab.utils.string import resolve_matching_names_values
 
     from realgap.envs.robots.g1 import G1_ACTION_SCALE
 
-    joints = env.scene["robot"].joint_names
     rad = {"_knee_joint": knee_rad, "_hip_pitch_joint": -knee_rad / 2, "_ankle_pitch_joint": -knee_rad / 2}
-    offsets = []
-    for suffix, value in rad.items():
-        for i, name in enumerate(joints):
-            if name.endswith(suffix):
-                scale = next(v for expr, v in G1_ACTION_SCALE.items() if re.fullmatch(expr, name))
-                offsets.append((i, value / scale))
-    if len(offsets) != 6:
-        raise ValueError(f"a crouch needs the G1's knee, hip-pitch and ankle-pitch joints, found {len(offsets)}")
-
-    def crouched(obs):
-        actions = policy(obs).clamp(-clip_actions, clip_actions).clone()
-        for i, units in offsets:
-            actions[:, i] += units
-        return actions
-
-    return crouched
+    joints = env.scene["robot"].joint_names
+    _, names, scales = resolve_matching_names_values(G1_ACTION_SCALE, joints)
+    scale = dict(zip(names, scales, strict=True))
+    units = {suffix: value / scale[joints[_joint_ids(env, suffix, "a crouch")[0]]] for suffix, value in rad.items()}
+    return _with_offset(policy, _constant_offset(env, units), clip_actions)
 
 
 def with_hip_reflex(env, policy, bias: float, steps: int, min_mps: float = 0.25, clip_actions: float = 4.0):
@@ -157,34 +164,31 @@ def with_hip_reflex(env, policy, bias: float, steps: int, min_mps: float = 0.25,
     the hip, i.e. bends the trunk forward, which drives the ground force forward against a backward push)."""
     import torch
 
-    joints = env.scene["robot"].joint_names
-    ids = [i for i, name in enumerate(joints) if name.endswith("_hip_pitch_joint")]
-    if len(ids) != 2:
-        raise ValueError(f"a hip reflex needs the G1's two hip-pitch joints, found {len(ids)}")
+    from realgap.tasks.balance.mdp import heading_w
+
+    hips = _joint_ids(env, "_hip_pitch_joint", "a hip reflex")
     if steps < 1:
         raise ValueError(f"a hip reflex needs steps >= 1, got {steps}")
     push = env.event_manager.get_term_cfg("push").func
     robot = env.scene["robot"]
-    from realgap.tasks.balance.mdp import heading_w
+    count = push.count.clone()
+    left = torch.zeros(env.num_envs, dtype=torch.long, device=env.device)  # reflex steps still to run
+    sign = torch.zeros(env.num_envs, device=env.device)
 
-    state = {"count": push.count.clone(), "left": torch.zeros(env.num_envs, dtype=torch.long, device=env.device),
-             "sign": torch.zeros(env.num_envs, device=env.device)}  # fmt: skip
-
-    def reflexed(obs):
-        pushed = push.count > state["count"]  # a reset sets the count back to 0: not a push
-        state["count"] = push.count.clone()
+    def reflex(actions):
+        nonlocal count
+        pushed = push.count > count  # a reset sets the count back to 0: not a push
+        count = push.count.clone()
         along = (push.last_dv * heading_w(robot)).sum(dim=1)  # the push's component along the heading, m/s
         magnitude = push.last_dv.norm(dim=1)
         start = pushed & (along.abs() >= magnitude * math.cos(math.pi / 4)) & (magnitude >= min_mps)
-        state["left"] = torch.where(start, torch.full_like(state["left"], steps), state["left"])
-        state["sign"] = torch.where(start, torch.sign(along), state["sign"])
-        actions = policy(obs).clamp(-clip_actions, clip_actions).clone()
-        on = state["left"] > 0
-        actions[:, ids] += (bias * state["sign"] * on)[:, None]
-        state["left"] = (state["left"] - 1).clamp(min=0)
-        return actions
+        left[start], sign[start] = steps, torch.sign(along[start])
+        offset = torch.zeros_like(actions)
+        offset[:, hips] = (bias * sign * (left > 0))[:, None]
+        left.sub_(1).clamp_(min=0)
+        return offset
 
-    return reflexed
+    return _with_offset(policy, reflex, clip_actions)
 
 
 def stance_offset(env, policy, steps: int = 150, clip_actions: float | None = None) -> tuple[float, float]:

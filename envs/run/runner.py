@@ -92,25 +92,22 @@ def action_joint_names(env: Any) -> list[str]:
 
 def per_action_std(names: list[str], base: torch.Tensor, std_by_joint: dict[str, float]) -> torch.Tensor:
     """``base`` (one std per action) with the entries of the joints that a pattern of ``std_by_joint`` (regex, full
-    match) names set to its std. A pattern that matches no joint, a joint matched by two patterns and a std <= 0 are
-    refused: each would silently train with an exploration the run did not ask for."""
-    import re
+    match; Isaac Lab's ``resolve_matching_names_values``) names set to its std. A pattern that matches no joint, a
+    joint matched by two patterns and a std <= 0 are refused: each would silently train with an exploration the run
+    did not ask for."""
+    from isaaclab.utils.string import resolve_matching_names_values
 
     if len(names) != base.numel():
         raise ValueError(f"{len(names)} joint names for {base.numel()} actions")
+    bad = {pattern: value for pattern, value in std_by_joint.items() if not float(value) > 0.0}
+    if bad:
+        raise ValueError(f"actor_init_std_by_joint values must be > 0, got {bad}")
+    try:
+        ids, _, values = resolve_matching_names_values(dict(std_by_joint), names)
+    except ValueError as err:  # a pattern matching nothing, or a joint matched twice
+        raise ValueError(f"actor_init_std_by_joint: {err}") from None
     std = base.clone()
-    matched: dict[str, str] = {}
-    for pattern, value in std_by_joint.items():
-        if not float(value) > 0.0:
-            raise ValueError(f"actor_init_std_by_joint['{pattern}'] must be > 0, got {value}")
-        hits = [i for i, name in enumerate(names) if re.fullmatch(pattern, name)]
-        if not hits:
-            raise ValueError(f"actor_init_std_by_joint pattern '{pattern}' matches no action joint ({names})")
-        for i in hits:
-            if names[i] in matched:
-                raise ValueError(f"joint '{names[i]}' matched by both '{matched[names[i]]}' and '{pattern}'")
-            matched[names[i]] = pattern
-            std[i] = float(value)
+    std[ids] = torch.tensor(values, dtype=std.dtype, device=std.device)
     return std
 
 

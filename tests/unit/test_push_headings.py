@@ -92,3 +92,19 @@ def test_hip_reflex_follows_sagittal_pushes_only_for_its_steps():
     assert torch.all(policy(obs) == 0)  # its steps are over
     push.count = torch.zeros_like(push.count)  # a reset: not a push
     assert torch.all(policy(obs) == 0)
+
+
+def test_ankle_bias_lands_on_the_ankle_pitches_after_the_clip_and_a_robot_without_them_is_refused():
+    import torch
+
+    from realgap.envs.eval.push_headings import with_ankle_pitch_bias
+    from realgap.envs.robots.g1 import G1_JOINT_NAMES
+
+    env, _ = _fake_env()
+    policy = with_ankle_pitch_bias(env, lambda obs: torch.full((obs.shape[0], len(G1_JOINT_NAMES)), 9.0), -0.5)
+    actions = policy(torch.zeros(3, 5))
+    for i, name in enumerate(G1_JOINT_NAMES):  # the policy's 9 is clipped to 4 first, then biased
+        assert torch.all(actions[:, i] == (3.5 if name.endswith("_ankle_pitch_joint") else 4.0)), name
+    env.scene["robot"].joint_names = [n for n in G1_JOINT_NAMES if "ankle" not in n]
+    with pytest.raises(ValueError, match="two ankle_pitch_joints, found 0"):
+        with_ankle_pitch_bias(env, policy, -0.5)
