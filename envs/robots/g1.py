@@ -36,6 +36,23 @@ G1_DEFAULT_JOINT_POS: dict[str, float] = {
     ".*_shoulder_pitch_joint": 0.2,
 }
 
+# A deeper crouch, the nominal pose of the balance task's crouch lever: knee +1.0 rad, hip pitch -0.526 and ankle pitch
+# -0.474 from the stance above, solved by MuJoCo kinematics of g1.xml so that the whole-body CoM stays 3.2 cm ahead of
+# the ankles with the soles flat and the pelvis upright; pelvis 0.583 m instead of 0.757, CoM 0.532 m instead of 0.669
+# (tests/unit/test_g1_crouch.py recomputes all of it). A push of dv moves the capture point by dv * sqrt(c_z / g), so
+# 0.4 m/s in the crouch moves it as far as 0.357 m/s in the stance. The ankles are then 0.03 rad from their -0.87 rad
+# stop. The servo targets add the static joint torque over kp (each sole carrying half the weight under the CoM:
+# knee -28 N*m -> -0.093 rad, ankle +5.1 -> +0.017, hip +0.5 -> +0.002) so that the PD servos hold the crouch
+# instead of sagging out of it behind the ankles.
+G1_CROUCH_JOINT_POS: dict[str, float] = {
+    **G1_DEFAULT_JOINT_POS, ".*_hip_pitch_joint": -0.838, ".*_knee_joint": 1.669, ".*_ankle_pitch_joint": -0.837,
+}  # fmt: skip
+G1_CROUCH_TARGETS: dict[str, float] = {
+    **G1_DEFAULT_JOINT_POS, ".*_hip_pitch_joint": -0.836, ".*_knee_joint": 1.576, ".*_ankle_pitch_joint": -0.820,
+}  # fmt: skip
+G1_CROUCH_ROOT_HEIGHT = 0.583
+"""Pelvis height in :data:`G1_CROUCH_JOINT_POS` with the foot spheres touching z = 0, m."""
+
 # Pelvis height with the foot spheres touching z = 0 in the pose above: 0.7570 m by MuJoCo forward kinematics of g1.xml
 # (0.7919 m with all joints at zero). Robots spawn 1 cm higher and settle.
 G1_ROOT_HEIGHT = 0.757

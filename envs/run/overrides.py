@@ -45,8 +45,18 @@ def parse_override(item: str) -> tuple[str, list[str], Any]:
     return parts[0], parts[1:], value
 
 
-def _coerce(item: str, old: Any, value: Any) -> Any:
-    """``value`` in the type of the field's current value (an int where a float is, a float where a list is ...)."""
+def _annotation_allows_dict(node: Any, leaf: str) -> bool:
+    """Whether the dataclass field ``leaf`` of ``node`` is annotated to hold a dict as well as its current value (e.g.
+    Isaac Lab's ``JointPositionActionCfg.offset: float | dict[str, float]``, a per-joint table by name pattern)."""
+    field = getattr(node, "__dataclass_fields__", {}).get(leaf)
+    return field is not None and "dict[" in str(field.type)
+
+
+def _coerce(item: str, old: Any, value: Any, dict_ok: bool = False) -> Any:
+    """``value`` in the type of the field's current value (an int where a float is, a float where a list is ...); a
+    dict also where the field's annotation allows one (``dict_ok``)."""
+    if dict_ok and isinstance(value, dict):
+        return value
     if old is None or value is None or isinstance(old, bool) and isinstance(value, bool):
         return value
     if isinstance(old, bool) or isinstance(value, bool):
@@ -83,7 +93,7 @@ def apply_overrides(env_cfg: Any, agent_cfg: Any, items: Sequence[str]) -> None:
         if not has:
             raise ValueError(f"--set {item!r}: {walked} has no field {leaf!r} (fields: {', '.join(_fields(node))})")
         old = node[leaf] if isinstance(node, dict) else getattr(node, leaf)
-        new = _coerce(item, old, value)
+        new = _coerce(item, old, value, dict_ok=not isinstance(node, dict) and _annotation_allows_dict(node, leaf))
         if isinstance(node, dict):
             node[leaf] = new
         else:

@@ -116,7 +116,7 @@ class RewardsCfg:
     upright = RewTerm(func=mdp.flat_orientation_l2, weight=-5.0)
     base_height = RewTerm(func=mdp.base_height_l2, weight=-10.0, params={"target_height": G1_ROOT_HEIGHT})
     # -- settle back to the stance after a push
-    stance = RewTerm(func=mdp.joint_deviation_l1, weight=-0.1)
+    stance = RewTerm(func=balance_mdp.nominal_pose_deviation_l1, weight=-0.1)  # from the pose a zero action holds
     base_lin_vel = RewTerm(func=balance_mdp.base_lin_vel_xy_l2, weight=-4.0)  # a 0.3 m/s push: -0.36 of alive's 2
     base_ang_vel = RewTerm(func=mdp.ang_vel_xy_l2, weight=-0.05)
     # capture point over the feet (ankle, hip or step strategy alike); a lever, off in the task as shipped

@@ -1,4 +1,5 @@
-"""MDP terms of the balance task that Isaac Lab does not ship: the horizontal base-velocity penalty, three capture-point
+"""MDP terms of the balance task that Isaac Lab does not ship: the horizontal base-velocity penalty, the deviation from
+the action's nominal pose, three capture-point
 rewards (offset from the feet; distance outside the support polygon; margin inside it), a reward for the step when
 the ankles cannot hold the capture point, the push curriculum and the
 task metrics (survival to time-out, time to fall, push survived).
@@ -32,6 +33,21 @@ def base_lin_vel_xy_l2(env: ManagerBasedRLEnv, asset_cfg: SceneEntityCfg = Scene
     """
     asset = env.scene[asset_cfg.name]
     return torch.sum(torch.square(asset.data.root_lin_vel_w.torch[:, :2]), dim=1)
+
+
+def nominal_pose_deviation_l1(
+    env: ManagerBasedRLEnv, action_name: str = "joint_pos", asset_cfg: SceneEntityCfg = SceneEntityCfg("robot")
+) -> torch.Tensor:
+    """Sum of |q - q_nominal| over the joints of the joint-position action ``action_name``, rad, where q_nominal is
+    that action's offset: the pose the servos hold at a zero action.
+
+    With the task's default offset (the robot's stance) this is Isaac Lab's ``joint_deviation_l1``; with another
+    nominal pose (``env.actions.joint_pos.offset``, e.g. the crouch lever) it keeps pointing at the pose the policy
+    acts around instead of the pose the robot spawns in.
+    """
+    term = env.action_manager.get_term(action_name)
+    q = env.scene[asset_cfg.name].data.joint_pos.torch[:, term._joint_ids]
+    return torch.sum(torch.abs(q - term._offset), dim=1)
 
 
 def capture_point_w(env: ManagerBasedRLEnv, asset) -> torch.Tensor:

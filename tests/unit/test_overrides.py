@@ -54,3 +54,22 @@ def test_bad_overrides_are_refused_by_name(cfgs, item, match):
 def test_parse_reads_values_as_yaml():
     assert parse_override("env.scene.num_envs=64") == ("env", ["scene", "num_envs"], 64)
     assert parse_override("agent.run_name=abc") == ("agent", ["run_name"], "abc")
+
+
+def test_a_dict_is_taken_only_where_the_field_is_annotated_to_hold_one():
+    """Isaac Lab's joint action offset is ``float | dict[str, float]``: a per-joint table by name pattern is accepted
+    there (a nominal pose other than the robot's default), refused on a float-only field."""
+    from isaaclab.envs.mdp import JointPositionActionCfg
+
+    class Env:
+        def __init__(self):
+            self.actions = type("A", (), {})()
+            self.actions.joint_pos = JointPositionActionCfg(asset_name="robot", joint_names=[".*"])
+            self.episode_length_s = 10.0
+
+    env, agent = Env(), None
+    apply_overrides(env, agent, ['env.actions.joint_pos.offset={".*_knee_joint": 1.5}'])
+    assert env.actions.joint_pos.offset == {".*_knee_joint": 1.5}
+    with pytest.raises(ValueError, match="holds float 10.0, got dict"):
+        apply_overrides(env, agent, ['env.episode_length_s={"a": 1.0}'])
+    assert env.episode_length_s == 10.0
