@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 import numpy as np
@@ -122,6 +122,24 @@ def survival(meta: PolicyMetadata, policy: Policy, *, episodes: int = 8, duratio
     runtime = DeployRuntime(meta, robot, policy, seed=seed)
     plan = schedules(episodes, duration_s, push_mps, push_interval_s, seed)
     return [run_episode(runtime, robot, s, duration_s, fall_height, fall_tilt) for s in plan]
+
+
+def stance_metadata(meta: PolicyMetadata) -> PolicyMetadata:
+    """``meta`` with the offset of every ``joint_position_offset`` term at the robot's default pose: the metadata under
+    which :class:`~realgap.envs.deploy.ZeroPolicy` is the *task's* zero action (hold the stance).
+
+    An export trained around another nominal pose (e.g. the crouch lever, ``--set env.actions.joint_pos.offset=...``)
+    holds its own pose at a zero action; its baseline, as in Isaac Lab, is the task's stance. For an export of the task
+    as defined (offset = default pose) this is ``meta`` unchanged.
+    """
+    terms = []
+    for term in meta.actions.terms:
+        if term.type == "joint_position_offset":
+            pose = [meta.default_joint_pos[meta.joint_names.index(j)] for j in term.joint_names]
+            term = replace(term, params={**term.params, "offset": pose})
+        terms.append(term)
+    actions = replace(meta.actions, terms=tuple(terms))
+    return meta if actions == meta.actions else replace(meta, actions=actions)
 
 
 @dataclass(frozen=True)

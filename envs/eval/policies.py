@@ -97,7 +97,8 @@ def exported_policy(env: Any, meta: Any, onnx_path: Path) -> Policy:
 
     The graph is exported for one observation at a time (a robot's batch of 1); here its batch axis is relaxed in
     memory so one call serves every env. Before that the export is checked against the env: robot description
-    hash, joint names and order, observation size.
+    hash, joint names and order, observation size, action terms (``action_map``: an export trained around another
+    nominal pose drives the same targets through the env's terms).
 
     Raises:
         ExportError: Listing each mismatch with the env.
@@ -130,10 +131,16 @@ def exported_policy(env: Any, meta: Any, onnx_path: Path) -> Policy:
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     name = session.get_inputs()[0].name
     raw_clip = meta.actions.raw_clip  # the env's action terms apply scale, offset and target limits themselves
+    from realgap.envs.export.actions import action_map, action_terms
+
+    mapped = action_map(meta.actions, action_terms(env)[0])  # another nominal pose: the same targets, the env's terms
+    if mapped is not None:
+        gain, shift = (torch.as_tensor(v, dtype=torch.float32, device=env.device) for v in mapped)
 
     def policy(obs: torch.Tensor) -> torch.Tensor:
         out = session.run(None, {name: obs.detach().cpu().numpy().astype(np.float32)})[0]
         action = torch.as_tensor(out, device=obs.device)
-        return action if raw_clip is None else action.clamp(-raw_clip, raw_clip)
+        action = action if raw_clip is None else action.clamp(-raw_clip, raw_clip)
+        return action if mapped is None else action * gain + shift
 
     return policy

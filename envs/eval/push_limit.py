@@ -57,14 +57,16 @@ def mujoco_single_push(meta: Any, onnx_path: Path, labels: Sequence[str], values
 
     from realgap.envs.deploy import DeployRuntime, OnnxPolicy, ZeroPolicy
     from realgap.envs.deploy.mujoco_robot import MujocoRobot
-    from realgap.envs.deploy.sim2sim import Push, run_episode
+    from realgap.envs.deploy.sim2sim import Push, run_episode, stance_metadata
 
     headings = np.random.default_rng(seed).uniform(0.0, 2.0 * math.pi, episodes)
     policies = {"policy": OnnxPolicy(onnx_path), "zero action": ZeroPolicy(meta.action_dim)}
     robot = MujocoRobot.for_policy(meta)
     out: dict[str, Counts] = {}
     for label in labels:
-        runtime = DeployRuntime(meta, robot, policies[label], seed=seed)
+        # the zero action holds the task's stance, whatever nominal pose the policy was trained around
+        runtime = DeployRuntime(stance_metadata(meta) if label == "zero action" else meta, robot, policies[label],
+                                seed=seed)  # fmt: skip
         out[label] = []
         for v in values:
             survived = 0

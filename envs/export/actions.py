@@ -235,3 +235,48 @@ def action_terms(env: Any, raw_clip: float | None = None) -> tuple[Actions, Any]
         raise ExportError(f"the action terms drive the assets {sorted(assets)}; the export describes one robot")
     clip = None if raw_clip is None or not math.isfinite(raw_clip) else float(raw_clip)
     return Actions(tuple(terms), clip), env.scene[assets.pop()]
+
+
+def action_map(export: Any, env: Any) -> tuple[Any, Any] | None:
+    """How the export's raw action ``a`` reaches the env's action terms: ``a_env = gain * a + shift`` per dimension, or
+    ``None`` when the two describe the same terms (the usual case).
+
+    A policy trained around another nominal pose or scale than the task's (``--set env.actions.joint_pos.offset=...``,
+    e.g. the crouch lever) drives the same joint targets ``offset + scale * a`` through the env's own terms this way,
+    so it is evaluated on the task as defined (whose zero action still holds the task's stance). Only
+    ``joint_position_offset`` terms may differ, and only in scale and offset.
+
+    Args:
+        export: The export's :class:`~realgap.envs.deploy.actions.Actions`. env: The env's, as the export describes it.
+
+    Raises:
+        ExportError: The terms differ in anything else (names, types, slices, joints, bounds, other parameters).
+    """
+
+    def shape(actions):
+        return [(t.name, t.type, t.start, t.stop, t.joint_names) for t in actions.terms]
+
+    if shape(export) != shape(env):
+        raise ExportError(f"the export's action terms {shape(export)} are not the env's {shape(env)}")
+    dim = export.terms[-1].stop if export.terms else 0
+    gain, shift, differs = np.ones(dim), np.zeros(dim), False
+    for x, e in zip(export.terms, env.terms, strict=True):
+        same = {k: v for k, v in x.params.items() if k not in ("scale", "offset")} == {
+            k: v for k, v in e.params.items() if k not in ("scale", "offset")
+        }
+        affine = x.type == "joint_position_offset"
+        if not same or (not affine and x.params != e.params) or x.feed_forward != e.feed_forward:
+            raise ExportError(f"action term '{x.name}' ({x.type}) of the export differs from the env's beyond its "
+                              f"scale and offset: {x.params} vs {e.params}")  # fmt: skip
+        if not affine:
+            continue
+        s_x, o_x, s_e, o_e = (t.array(k) for t in (x, e) for k in ("scale", "offset"))
+        if np.array_equal(s_x, s_e) and np.array_equal(o_x, o_e):
+            continue
+        if np.any(s_e == 0):
+            raise ExportError(
+                f"action term '{x.name}': the env's scale has zeros, it cannot reach the export's targets"
+            )
+        gain[x.start : x.stop], shift[x.start : x.stop] = s_x / s_e, (o_x - o_e) / s_e
+        differs = True
+    return (gain, shift) if differs else None

@@ -52,11 +52,11 @@ def test_reference_export_records_the_run_it_came_from():
 
 def test_trained_policy_outlasts_zero_action_on_mujoco():
     from realgap.envs.deploy import ZeroPolicy, load_policy
-    from realgap.envs.deploy.sim2sim import paired_time_up, survival
+    from realgap.envs.deploy.sim2sim import paired_time_up, stance_metadata, survival
 
     meta, policy = load_policy(os.environ.get("REALGAP_BALANCE_POLICY") or REFERENCE)
     ours = survival(meta, policy, **EPISODES)
-    zero = survival(meta, ZeroPolicy(meta.action_dim), **EPISODES)
+    zero = survival(stance_metadata(meta), ZeroPolicy(meta.action_dim), **EPISODES)  # the task's stance
     p = paired_time_up(ours, zero)
     print(f"MuJoCo, {p.episodes} x 20 s: policy {p.mean_time_up_a_s:.2f} s up, {p.falls_a} falls; zero action "
           f"{p.mean_time_up_b_s:.2f} s up, {p.falls_b} falls; paired lead {p.diff_mean_s:.2f} +- "
