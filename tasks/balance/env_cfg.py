@@ -31,6 +31,7 @@ from realgap.envs.sim.nan_guard import non_finite_state
 from realgap.envs.sim.physics import default_device, newton_physics
 from realgap.envs.sim.scene import ground_cfg, robot_cfg
 from realgap.tasks.balance import mdp as balance_mdp
+from realgap.tasks.balance.action_terms import RampedJointPositionActionCfg
 
 FALL_HEIGHT = 0.45
 """Root (pelvis) height below which the robot has fallen, m (stance 0.757 m; a deep squat stays above 0.55 m)."""
@@ -61,7 +62,9 @@ class BalanceSceneCfg(InteractiveSceneCfg):
 class ActionsCfg:
     # Joint position targets around the default pose: a = 0 is "hold the stance". The raw action is clipped to +-4
     # (agent_cfg.clip_actions), i.e. at most 100 % of peak torque worth of target offset per joint.
-    joint_pos = mdp.JointPositionActionCfg(
+    # ramp_s: the nominal pose reached over that many seconds after a reset, from the spawn pose (a lever with another
+    # nominal pose, env.actions.joint_pos.offset; 0 as shipped: Isaac Lab's term)
+    joint_pos = RampedJointPositionActionCfg(
         asset_name="robot", joint_names=[".*"], scale=G1_ACTION_SCALE, use_default_offset=True, preserve_order=True
     )
 

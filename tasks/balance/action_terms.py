@@ -1,0 +1,70 @@
+"""The balance task's joint-position action: Isaac Lab's, with a nominal pose that may be reached over a ramp.
+
+A policy trained around another nominal pose than the one the robot spawns in (the crouch lever,
+``env.actions.joint_pos.offset``) would otherwise start every episode with a step in its servo targets: a knee target
+0.9 rad away at t = 0 saturates the drives and knocks the robot over before any push. With ``ramp_s`` > 0 the offset
+moves linearly from the robot's default pose (the spawn pose) to the nominal one over ``ramp_s`` seconds after each
+reset, counted at the policy rate:
+
+    q_target = offset(k) + scale * a,   offset(k) = q_default + (offset - q_default) * min(1, k * dt_policy / ramp_s)
+
+k policy steps after the reset (k = 0 at the first step). The deploy runtime does the same from its start
+(``joint_position_offset`` with ``ramp_s`` in the export, ``docs/policy_format.md``). ``ramp_s`` = 0, the task as
+shipped: Isaac Lab's term exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import torch
+from isaaclab.envs.mdp.actions import JointPositionActionCfg
+from isaaclab.envs.mdp.actions.joint_actions import JointPositionAction
+from isaaclab.utils import configclass
+
+if TYPE_CHECKING:
+    from isaaclab.envs import ManagerBasedEnv
+
+
+class RampedJointPositionAction(JointPositionAction):
+    """:class:`JointPositionAction` whose offset ramps from the default pose to ``cfg.offset`` after each reset."""
+
+    cfg: RampedJointPositionActionCfg
+
+    def __init__(self, cfg: RampedJointPositionActionCfg, env: ManagerBasedEnv) -> None:
+        super().__init__(cfg, env)
+        if not cfg.ramp_s >= 0.0:
+            raise ValueError(f"actions.{cfg.asset_name} ramp_s must be >= 0 s, got {cfg.ramp_s!r}")
+        shape = (self.num_envs, self.action_dim)
+        self._nominal = torch.as_tensor(self._offset, dtype=torch.float32, device=self.device).expand(shape).clone()
+        self._start = self._asset.data.default_joint_pos.torch[:, self._joint_ids].clone()
+        self._ramp_steps = cfg.ramp_s / env.step_dt
+        self._steps = torch.zeros(self.num_envs, device=self.device)
+        if self._ramp_steps > 0:
+            self._offset = self._start.clone()
+
+    @property
+    def nominal_offset(self) -> torch.Tensor:
+        """The offset after the ramp (the pose a zero action holds once it is over), ``(E, J)``."""
+        return self._nominal
+
+    def process_actions(self, actions: torch.Tensor) -> None:
+        if self._ramp_steps > 0:
+            frac = (self._steps / self._ramp_steps).clamp(max=1.0).unsqueeze(-1)
+            self._offset = self._start + (self._nominal - self._start) * frac
+            self._steps += 1
+        super().process_actions(actions)
+
+    def reset(self, env_ids: Sequence[int] | None = None) -> None:
+        super().reset(env_ids)
+        self._steps[slice(None) if env_ids is None else env_ids] = 0
+
+
+@configclass
+class RampedJointPositionActionCfg(JointPositionActionCfg):
+    """:class:`JointPositionActionCfg` plus ``ramp_s``: seconds over which the offset moves from the default pose to
+    the nominal one after each reset (0: no ramp, Isaac Lab's term)."""
+
+    class_type: type = RampedJointPositionAction
+    ramp_s: float = 0.0
