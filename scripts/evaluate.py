@@ -119,6 +119,14 @@ def main(argv: list[str] | None = None) -> int:
                          f"({sorted(map(str, settings))}); evaluate them one run at a time")  # fmt: skip
     for s in settings:  # the run's rates and interface overrides (an observation history, a network size)
         s.apply(env_cfg, agent_cfg)
+    exports = [v[1][0] for v in checkpoints.values() if v is not None and v[0] == "export"]
+    if any(m.actions != exports[0].actions for m in exports):
+        raise ValueError("the exports act through different action terms (another nominal pose, scale or ramp); "
+                         "evaluate them one at a time")  # fmt: skip
+    if exports:  # their action terms (a policy trained around another nominal pose); the zero action holds the stance
+        from realgap.envs.eval.policies import export_actions
+
+        export_actions(env_cfg, exports[0])
     available = available_factors(env_cfg)
     factors = args.factors.split(",") if args.factors else available
     for name in factors:

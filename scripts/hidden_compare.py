@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
                          "--push_interval_s 0 < LO <= HI")  # fmt: skip
     from realgap.envs.deploy import ZeroPolicy, load_metadata, load_policy
     from realgap.envs.deploy.hidden_robot import HiddenRobot, draw_truth
-    from realgap.envs.deploy.sim2sim import check_comparable, paired_time_up, schedules, survival
+    from realgap.envs.deploy.sim2sim import check_comparable, paired_time_up, schedules, stance_metadata, survival
     from realgap.envs.eval.sweep import finite_or_none
 
     arms = {"policy": (args.policy, *load_policy(args.policy)), "against": (args.against, *load_policy(args.against))}
@@ -64,7 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     truth_meta = load_metadata(args.hidden_from) if args.hidden_from else arms["against"][1]
     check_comparable({f"--{k} {v[0]}": v[1] for k, v in arms.items()} | {f"--hidden_from {hidden_from}": truth_meta})
     if args.zero_action:
-        arms["zero"] = ("zero action", truth_meta, ZeroPolicy(truth_meta.action_dim))
+        # the task's zero action: hold the stance (not the nominal pose of an export trained around another one)
+        arms["zero"] = ("zero action", stance_metadata(truth_meta), ZeroPolicy(truth_meta.action_dim))
     # one robot for every arm: the same drives, rebuilt per arm
     truth = draw_truth(truth_meta, args.hidden_seed, args.hidden_drives)
     make_robot = functools.partial(HiddenRobot, truth_meta, fixed_base=False, truth=truth)

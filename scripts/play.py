@@ -74,6 +74,10 @@ def main(argv: list[str] | None = None) -> int:
     env_cfg, agent_cfg = load_cfgs(task, args.device, args.num_envs, args.seed)
     if checkpoint is not None:  # the run's rates and interface overrides (an observation history, a network size)
         policy_settings(checkpoint).apply(env_cfg, agent_cfg)
+    if export is not None:  # the export's action terms (a policy trained around another nominal pose)
+        from realgap.envs.eval.policies import export_actions
+
+        export_actions(env_cfg, export[0])
     if args.push_mps is not None:
         if getattr(env_cfg.events, "push", None) is None:
             raise ValueError(f"--push_mps: task {task} has no push event")

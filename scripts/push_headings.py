@@ -77,6 +77,9 @@ def main(argv: list[str] | None = None) -> int:
 
     task = play_task(meta.task)
     env_cfg, _ = load_cfgs(task, None, args.num_envs, args.seed)
+    from realgap.envs.eval.policies import export_actions
+
+    export_actions(env_cfg, meta)  # the policy's action terms; the zero action still holds the task's stance
     with simulation(env_cfg):
         from realgap.envs.eval.policies import exported_policy, zero_policy
 

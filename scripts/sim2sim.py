@@ -137,6 +137,10 @@ def main(argv: list[str] | None = None) -> int:
     folder, checkpoint, meta, policy = resolve_policy(args)
     task = play_task(args.task or (meta.task if meta else "Realgap-Balance-G1-v0"))
     env_cfg, agent_cfg = load_cfgs(task, "cpu", args.episodes, args.seed)
+    if meta is not None:  # the export's action terms (a policy trained around another nominal pose)
+        from realgap.envs.eval.policies import export_actions
+
+        export_actions(env_cfg, meta)
     push = getattr(env_cfg.events, "push", None)
     if push is None or not hasattr(env_cfg.terminations, "fall_height"):
         raise ValueError(f"closed-loop sim2sim needs a balance task (pushes and fall terminations); {task} has none")

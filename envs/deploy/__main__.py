@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         raise ModuleNotFoundError(msg) from err
     from realgap.envs.deploy.log import LogRecorder
     from realgap.envs.deploy.runtime import DeployRuntime
-    from realgap.envs.deploy.sim2sim import run_episode, schedules
+    from realgap.envs.deploy.sim2sim import run_episode, schedules, stance_metadata
 
     if args.robot == "hidden":
         from realgap.envs.deploy.hidden_robot import SENSOR_NOISE, HiddenRobot
@@ -118,8 +118,9 @@ def main(argv: list[str] | None = None) -> int:
         robot, tau_source = MujocoRobot.for_policy(meta), "commanded"
         where = f"{robot.mjcf_path}"
     recorder = LogRecorder(meta, robot.control_dt, robot.command_mode, tau_source) if args.log else None
-    runtime = DeployRuntime(meta, robot, ZeroPolicy(meta.action_dim) if args.zero_action else policy, seed=args.seed,
-                            log=recorder)  # fmt: skip
+    if args.zero_action:  # the task's zero action: hold the stance, whatever nominal pose the policy acts around
+        meta, policy = stance_metadata(meta), ZeroPolicy(meta.action_dim)
+    runtime = DeployRuntime(meta, robot, policy, seed=args.seed, log=recorder)
     print(f"[realgap] MuJoCo robot: {where} (description sha256 {robot.description_hash[:12]}… = the "
           f"policy's), start pose root height {meta.robot.start_root_pos[2]:.3f} m, "
           f"{'zero action' if args.zero_action else 'policy.onnx on onnxruntime'}", flush=True)  # fmt: skip

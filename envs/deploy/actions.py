@@ -4,7 +4,10 @@ them (:class:`ActionMapper`): the (raw-clipped) policy action → joint targets,
 The runtime runs the term types that need nothing but the action and the exported parameters:
 
 - ``joint_position_offset`` (Isaac Lab ``JointPositionAction``):
-  ``q_target[j] = clip(offset[j] + scale[j] · a[start + j], clip_min[j], clip_max[j])``;
+  ``q_target[j] = clip(offset[j] + scale[j] · a[start + j], clip_min[j], clip_max[j])``; with ``ramp_s`` > 0 (the
+  balance task's ``RampedJointPositionAction``) the offset moves linearly from ``joints.default_pos`` to ``offset``
+  over the first ``ramp_s`` seconds after the start, ``k`` policy steps in: ``default + (offset − default) ·
+  min(1, k · policy_dt / ramp_s)``;
 - ``binary_joint_position`` (``BinaryJointPositionAction``, e.g. a gripper):
   ``q_target = close if a[start] < threshold else open``.
 
@@ -16,6 +19,7 @@ have.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -98,6 +102,9 @@ class ActionTerm:
         for key in _OPTIONAL_PER_JOINT_PARAMS.get(self.type, ()):
             if key in self.params:
                 floats(self.params[key], n, f"{who}.params.{key}", nullable=True)
+        ramp = self.params.get("ramp_s", 0.0)
+        if self.type == "joint_position_offset" and not (isinstance(ramp, int | float) and 0.0 <= ramp < math.inf):
+            raise MetadataError(f"{who}.params.ramp_s must be a finite number of seconds >= 0, got {ramp!r}")
         want = {"binary_joint_position": 1, "ee_pose_delta": len(self.params.get("scale", ())), "ee_impedance": 6}.get(
             self.type, n
         )
@@ -187,15 +194,22 @@ class ActionMapper:
                     f"from {term.feed_forward['source']}), which the deploy runtime does not compute"
                 )
             self.terms.append((term, np.array([index[j] for j in term.joint_names], dtype=np.int64)))
-        self._params = [self._arrays(term) for term, _ in self.terms]
+        default = np.asarray(meta.default_joint_pos, dtype=np.float64)
+        self._params = [self._arrays(term, default[idx], meta.rates.policy_dt) for term, idx in self.terms]
+        self.reset()
 
     @staticmethod
-    def _arrays(term: ActionTerm) -> dict[str, np.ndarray]:
+    def _arrays(term: ActionTerm, default: np.ndarray, policy_dt: float) -> dict[str, np.ndarray]:
         if term.type == "joint_position_offset":
             return {"scale": term.array("scale"), "offset": term.array("offset"),
-                    "lo": term.array("clip_min", -np.inf), "hi": term.array("clip_max", np.inf)}  # fmt: skip
+                    "lo": term.array("clip_min", -np.inf), "hi": term.array("clip_max", np.inf),
+                    "ramp_steps": float(term.params.get("ramp_s", 0.0)) / policy_dt, "start": default}  # fmt: skip
         return {"open": term.array("open"), "close": term.array("close"),
                 "threshold": np.float64(term.params["threshold"])}  # fmt: skip
+
+    def reset(self) -> None:
+        """Back to the first policy step (a ``ramp_s`` starts again from the default pose)."""
+        self.k = 0
 
     def apply(self, action: np.ndarray, q_target: np.ndarray) -> None:
         """Set the targets of every term's joints from ``action`` (already raw-clipped).
@@ -206,6 +220,10 @@ class ActionMapper:
         a = np.asarray(action, dtype=np.float64)
         for (term, idx), p in zip(self.terms, self._params, strict=True):
             if term.type == "joint_position_offset":
-                q_target[idx] = np.clip(p["offset"] + p["scale"] * a[term.start : term.stop], p["lo"], p["hi"])
+                offset = p["offset"]
+                if p["ramp_steps"] > 0:
+                    offset = p["start"] + (offset - p["start"]) * min(1.0, self.k / p["ramp_steps"])
+                q_target[idx] = np.clip(offset + p["scale"] * a[term.start : term.stop], p["lo"], p["hi"])
             else:
                 q_target[idx] = p["close"] if a[term.start] < p["threshold"] else p["open"]
+        self.k += 1

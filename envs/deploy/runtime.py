@@ -234,6 +234,8 @@ class DeployRuntime:
         self.last_action = np.zeros(self.meta.action_dim, dtype=np.float32)
         if self.observations is not None:
             self.observations.reset()
+        if self.actions is not None:
+            self.actions.reset()
         self.q_target = np.asarray(self.meta.default_joint_pos, dtype=np.float64).copy()
         for _, chain in self.chains:
             chain.reset()

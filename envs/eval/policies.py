@@ -18,13 +18,68 @@ Policy = Callable[[torch.Tensor], torch.Tensor]
 
 
 def zero_policy(env: Any) -> Policy:
-    """The zero action (balance: hold the default stance), the baseline every policy must beat."""
+    """The zero action of the task (balance: hold the default stance), the baseline every policy must beat.
+
+    In an env whose joint-position terms act around another nominal pose (an export's or a run's interface, e.g. the
+    crouch lever, with or without a ramp into it) this is the action that puts the targets at the robot's default
+    pose, ``(q_default - offset(k)) / scale``, unclipped, ``k`` the steps since each env's reset: still the task's
+    stance, not the policy's nominal pose. Elsewhere it is zeros.
+    """
+    from isaaclab.envs.mdp.actions.joint_actions import JointPositionAction
+
+    from realgap.tasks.balance.action_terms import RampedJointPositionAction
+
     dim = env.action_manager.total_action_dim
+    held, start = [], 0
+    for name in env.action_manager.active_terms:
+        term = env.action_manager.get_term(name)
+        if isinstance(term, JointPositionAction):
+            default = term._asset.data.default_joint_pos.torch[:, term._joint_ids]
+            ramped = isinstance(term, RampedJointPositionAction)
+            nominal = term.nominal_offset if ramped else term._offset
+            if ramped and term.cfg.ramp_s > 0 or not torch.equal(torch.as_tensor(nominal, device=env.device)
+                                                                  .expand_as(default), default):  # fmt: skip
+                held.append((slice(start, start + term.action_dim), term, default, ramped))
+        start += term.action_dim
 
     def policy(obs: torch.Tensor) -> torch.Tensor:
-        return torch.zeros(obs.shape[0], dim, device=obs.device)
+        actions = torch.zeros(obs.shape[0], dim, device=obs.device)
+        for sl, term, default, ramped in held:
+            offset = term.offset_at(env.episode_length_buf) if ramped else term._offset
+            actions[:, sl] = (default - offset) / term._scale
+        return actions
 
     return policy
+
+
+def export_actions(env_cfg: Any, meta: Any) -> None:
+    """Give ``env_cfg``'s joint-position action terms the export's offset, scale and ramp (per joint, by exact name),
+    so that the policy's raw actions mean the same targets as in training whatever nominal pose it was trained around
+    (``--set env.actions.joint_pos.offset=...``; for an export of the task as defined nothing changes). Call before the
+    env is built; :func:`exported_policy` then checks every term.
+
+    Raises:
+        ExportError: The env cfg has no action term of that name, or no ``ramp_s`` where the export has a ramp.
+    """
+    import re
+
+    from realgap.envs.export.metadata import ExportError
+
+    for term in meta.actions.terms:
+        if term.type != "joint_position_offset":
+            continue
+        cfg = getattr(env_cfg.actions, term.name, None)
+        if cfg is None:
+            raise ExportError(f"the export's action term '{term.name}' is not an action term of {meta.task}")
+        cfg.use_default_offset = False
+        cfg.offset = {re.escape(j): float(v) for j, v in zip(term.joint_names, term.params["offset"], strict=True)}
+        cfg.scale = {re.escape(j): float(v) for j, v in zip(term.joint_names, term.params["scale"], strict=True)}
+        ramp = float(term.params.get("ramp_s", 0.0))
+        if ramp > 0 and not hasattr(cfg, "ramp_s"):
+            raise ExportError(f"the export's action term '{term.name}' ramps into its offset over {ramp:g} s; "
+                              f"{meta.task}'s term has no ramp_s")  # fmt: skip
+        if hasattr(cfg, "ramp_s"):
+            cfg.ramp_s = ramp
 
 
 def checkpoint_policy(env: Any, agent_cfg: Any, checkpoint: str | Path, runner: Any = None) -> Policy:
@@ -97,8 +152,7 @@ def exported_policy(env: Any, meta: Any, onnx_path: Path) -> Policy:
 
     The graph is exported for one observation at a time (a robot's batch of 1); here its batch axis is relaxed in
     memory so one call serves every env. Before that the export is checked against the env: robot description
-    hash, joint names and order, observation size, action terms (``action_map``: an export trained around another
-    nominal pose drives the same targets through the env's terms).
+    hash, joint names and order, observation size, action terms (the env must be built with :func:`export_actions`).
 
     Raises:
         ExportError: Listing each mismatch with the env.
@@ -131,16 +185,13 @@ def exported_policy(env: Any, meta: Any, onnx_path: Path) -> Policy:
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     name = session.get_inputs()[0].name
     raw_clip = meta.actions.raw_clip  # the env's action terms apply scale, offset and target limits themselves
-    from realgap.envs.export.actions import action_map, action_terms
+    from realgap.envs.export.actions import check_actions
 
-    mapped = action_map(meta.actions, action_terms(env)[0])  # another nominal pose: the same targets, the env's terms
-    if mapped is not None:
-        gain, shift = (torch.as_tensor(v, dtype=torch.float32, device=env.device) for v in mapped)
+    check_actions(meta, env)  # built with export_actions(env_cfg, meta): the same terms, so last_action means the same
 
     def policy(obs: torch.Tensor) -> torch.Tensor:
         out = session.run(None, {name: obs.detach().cpu().numpy().astype(np.float32)})[0]
         action = torch.as_tensor(out, device=obs.device)
-        action = action if raw_clip is None else action.clamp(-raw_clip, raw_clip)
-        return action if mapped is None else action * gain + shift
+        return action if raw_clip is None else action.clamp(-raw_clip, raw_clip)
 
     return policy

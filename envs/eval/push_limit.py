@@ -20,7 +20,7 @@ Counts = list[tuple[int, int]]
 def isaac_single_push(meta: Any, onnx_path: Path, labels: Sequence[str], values: Sequence[float], episodes: int,
                       push_at_s: float, duration_s: float, num_envs: int, seed: int) -> dict[str, Counts]:  # fmt: skip
     """Survival counts per label (``"policy"``: the export; ``"zero action"``) and magnitude in Isaac Lab."""
-    from realgap.envs.eval.policies import exported_policy, zero_policy
+    from realgap.envs.eval.policies import export_actions, exported_policy, zero_policy
     from realgap.envs.eval.robustness import pin_term, prepare_env_cfg
     from realgap.envs.eval.robustness_run import run_plan
     from realgap.envs.eval.sweep import REFERENCE, make_plan
@@ -29,6 +29,7 @@ def isaac_single_push(meta: Any, onnx_path: Path, labels: Sequence[str], values:
 
     task = play_task(meta.task)
     env_cfg, _ = load_cfgs(task, None, num_envs, seed)
+    export_actions(env_cfg, meta)  # the policy's action terms; the zero action still holds the task's stance
     prepare_env_cfg(env_cfg, duration_s, single_push_at_s=push_at_s)
     with simulation(env_cfg):
         env = make_env(task, env_cfg)

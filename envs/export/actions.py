@@ -84,6 +84,7 @@ def describe_term(name: str, term: Any, start: int) -> ActionTerm:
     from isaaclab.envs.mdp.actions.joint_actions import JointEffortAction, JointVelocityAction
     from isaaclab.envs.mdp.actions.task_space_actions import DifferentialInverseKinematicsAction
 
+    from realgap.tasks.balance.action_terms import RampedJointPositionAction
     from realgap.tasks.grasp.action_terms import JointPositionDeltaAction, RateLimitedJointPositionAction
     from realgap.tasks.grasp.model_based_terms import CartesianImpedanceAction, ComputedTorqueAction
 
@@ -108,9 +109,15 @@ def describe_term(name: str, term: Any, start: int) -> ActionTerm:
         return ActionTerm(type="joint_position_rate_limited", params=params, equation=eq, units=JOINT_UNITS, **common)
     if isinstance(term, JointPositionAction):
         lo, hi = _clip(term, n)
-        params = {"scale": per_joint(term._scale, n), "offset": per_joint(term._offset, n), "clip_min": lo,
+        ramp = float(getattr(term.cfg, "ramp_s", 0.0))  # the balance task's RampedJointPositionAction
+        offset = term.nominal_offset if isinstance(term, RampedJointPositionAction) else term._offset
+        params = {"scale": per_joint(term._scale, n), "offset": per_joint(offset, n), "clip_min": lo,
                   "clip_max": hi}  # fmt: skip
         eq = f"q_target[j] = clip(offset[j] + scale[j] * {a}, clip_min[j], clip_max[j]); qd_target[j] = 0; {tau}"
+        if ramp > 0:
+            params["ramp_s"] = ramp
+            eq += ("; for the first ramp_s after the start offset[j] is replaced by default_pos[j] + (offset[j] - "
+                   "default_pos[j]) * min(1, k * policy_dt / ramp_s), k policy steps in")  # fmt: skip
         return ActionTerm(type="joint_position_offset", params=params, equation=eq, units=JOINT_UNITS, **common)
     if isinstance(term, JointPositionDeltaAction):
         limits = term._asset.data.soft_joint_pos_limits.torch[0, term._joint_ids]
@@ -237,46 +244,25 @@ def action_terms(env: Any, raw_clip: float | None = None) -> tuple[Actions, Any]
     return Actions(tuple(terms), clip), env.scene[assets.pop()]
 
 
-def action_map(export: Any, env: Any) -> tuple[Any, Any] | None:
-    """How the export's raw action ``a`` reaches the env's action terms: ``a_env = gain * a + shift`` per dimension, or
-    ``None`` when the two describe the same terms (the usual case).
-
-    A policy trained around another nominal pose or scale than the task's (``--set env.actions.joint_pos.offset=...``,
-    e.g. the crouch lever) drives the same joint targets ``offset + scale * a`` through the env's own terms this way,
-    so it is evaluated on the task as defined (whose zero action still holds the task's stance). Only
-    ``joint_position_offset`` terms may differ, and only in scale and offset.
-
-    Args:
-        export: The export's :class:`~realgap.envs.deploy.actions.Actions`. env: The env's, as the export describes it.
+def check_actions(meta: Any, env: Any) -> None:
+    """Refuse an env whose action terms are not the export's (as :func:`action_terms` describes them): the policy's
+    raw actions would mean other joint targets. Build the env with :func:`realgap.envs.eval.policies.export_actions`
+    applied to its cfg first.
 
     Raises:
-        ExportError: The terms differ in anything else (names, types, slices, joints, bounds, other parameters).
+        ExportError: Naming each term that differs, and how.
     """
-
-    def shape(actions):
-        return [(t.name, t.type, t.start, t.stop, t.joint_names) for t in actions.terms]
-
-    if shape(export) != shape(env):
-        raise ExportError(f"the export's action terms {shape(export)} are not the env's {shape(env)}")
-    dim = export.terms[-1].stop if export.terms else 0
-    gain, shift, differs = np.ones(dim), np.zeros(dim), False
-    for x, e in zip(export.terms, env.terms, strict=True):
-        same = {k: v for k, v in x.params.items() if k not in ("scale", "offset")} == {
-            k: v for k, v in e.params.items() if k not in ("scale", "offset")
-        }
-        affine = x.type == "joint_position_offset"
-        if not same or (not affine and x.params != e.params) or x.feed_forward != e.feed_forward:
-            raise ExportError(f"action term '{x.name}' ({x.type}) of the export differs from the env's beyond its "
-                              f"scale and offset: {x.params} vs {e.params}")  # fmt: skip
-        if not affine:
-            continue
-        s_x, o_x, s_e, o_e = (t.array(k) for t in (x, e) for k in ("scale", "offset"))
-        if np.array_equal(s_x, s_e) and np.array_equal(o_x, o_e):
-            continue
-        if np.any(s_e == 0):
-            raise ExportError(
-                f"action term '{x.name}': the env's scale has zeros, it cannot reach the export's targets"
-            )
-        gain[x.start : x.stop], shift[x.start : x.stop] = s_x / s_e, (o_x - o_e) / s_e
-        differs = True
-    return (gain, shift) if differs else None
+    env_actions, _ = action_terms(env, meta.actions.raw_clip)
+    if env_actions == meta.actions:
+        return
+    lines = []
+    for x, e in zip(meta.actions.terms, env_actions.terms, strict=False):
+        keys = sorted(k for k in set(x.params) | set(e.params) if x.params.get(k) != e.params.get(k))
+        if (x.name, x.type, x.start, x.stop, x.joint_names) != (e.name, e.type, e.start, e.stop, e.joint_names):
+            lines.append(f"term '{x.name}' ({x.type}, [{x.start}, {x.stop})) vs the env's '{e.name}' ({e.type}, "
+                         f"[{e.start}, {e.stop}))")  # fmt: skip
+        elif keys or x.feed_forward != e.feed_forward:
+            lines.append(f"term '{x.name}': {', '.join(keys) or 'feed_forward'} differ")
+    if len(meta.actions.terms) != len(env_actions.terms):
+        lines.append(f"{len(meta.actions.terms)} terms vs the env's {len(env_actions.terms)}")
+    raise ExportError("the env's action terms are not the export's:\n  - " + "\n  - ".join(lines or ["raw_clip"]))

@@ -51,8 +51,8 @@ def isaac_episodes(
     """Run the scheduled episodes in the (unwrapped) Isaac Lab env prepared by :func:`prepare_isaac_cfg`.
 
     Env ``e`` runs episode ``e``; the episode ends at the env's first termination (a fall) or time-out. Raw actions
-    are clipped to the exported ``raw_clip`` as in training and on the robot, then mapped into the env's action terms
-    where the export's differ in nominal pose or scale (``action_map``).
+    are clipped to the exported ``raw_clip`` as in training and on the robot. The env must carry the export's action
+    terms (:func:`realgap.envs.eval.policies.export_actions` on its cfg): checked here.
     """
     import torch
 
@@ -60,12 +60,11 @@ def isaac_episodes(
 
     if env.num_envs != len(plan):
         raise ValueError(f"the env has {env.num_envs} envs for {len(plan)} episodes")
-    from realgap.envs.export.actions import action_map, action_terms
+    from realgap.envs.export.actions import check_actions
 
     robot = env.scene["robot"]
     clip = meta.actions.raw_clip or math.inf
-    mapped = action_map(meta.actions, action_terms(env)[0])  # another nominal pose: the same targets, the env's terms
-    gain, shift = mapped if mapped is not None else (1.0, 0.0)
+    check_actions(meta, env)  # the env built with the export's action terms (export_actions)
     queues = [list(s) for s in plan]
     applied = [0] * len(plan)
     results: list[EpisodeResult | None] = [None] * len(plan)
@@ -79,7 +78,7 @@ def isaac_episodes(
                     add_root_velocity_xy(robot, torch.tensor([e]), dv[0], dv[1])
                     applied[e] += 1
             rows = obs["policy"].cpu().numpy()
-            actions = np.clip(np.stack([policy(row) for row in rows]), -clip, clip) * gain + shift
+            actions = np.clip(np.stack([policy(row) for row in rows]), -clip, clip)
             obs, _, terminated, truncated, _ = env.step(torch.as_tensor(actions, device=env.device))
             for e in (terminated | truncated).nonzero().flatten().tolist():
                 if results[e] is None:

@@ -167,6 +167,54 @@ def test_runtime_observation_history_equals_isaac_labs():
         assert worst < 1e-5
 
 
+def test_a_ramped_crouch_is_described_and_run_as_isaac_lab():
+    """The crouch lever's action term (offset = the crouch's servo targets, reached over ``ramp_s`` from the spawn
+    pose): the export describes the crouch and the ramp, the runtime's targets follow Isaac Lab's through the ramp,
+    the zero action of the env still holds the task's stance, and an export with another ramp is refused by name."""
+    from dataclasses import replace
+
+    from conftest import build_env
+
+    from realgap.envs.eval.policies import zero_policy
+    from realgap.envs.export.actions import ExportError, check_actions
+    from realgap.envs.robots.g1 import G1_CROUCH_TARGETS
+
+    overrides = {"actions__joint_pos__use_default_offset": False, "actions__joint_pos__offset": G1_CROUCH_TARGETS,
+                 "actions__joint_pos__ramp_s": 0.1}  # 5 policy steps  # fmt: skip
+    with build_env(TASK, num_envs=2, seed=3, **overrides) as env:
+        meta = _metadata(env, TASK)
+        (t,) = meta.actions.terms
+        knee = meta.joint_names.index("left_knee_joint")
+        assert t.params["ramp_s"] == pytest.approx(0.1) and t.params["offset"][knee] == pytest.approx(1.576)
+        check_actions(meta, env)
+        other = replace(meta, actions=replace(meta.actions, terms=(replace(t, params={**t.params, "ramp_s": 0.2}),)))
+        with pytest.raises(ExportError, match="term 'joint_pos': ramp_s differ"):
+            check_actions(other, env)
+        term, mapper, default = (
+            env.action_manager.get_term("joint_pos"),
+            ActionMapper(meta),
+            np.array(G1.default_pose()),
+        )
+        zero = zero_policy(env)
+        obs, _ = env.reset()
+        for _ in range(7):  # the zero action: the targets stay at the stance, through the ramp and after it
+            obs, _, terminated, truncated, _ = env.step(zero(obs["policy"]))
+            assert not (terminated | truncated).any()
+            np.testing.assert_allclose(term.processed_actions.cpu().numpy(), default[None].repeat(2, 0), atol=1e-5)
+        env.reset()
+        gen, worst = torch.Generator().manual_seed(0), 0.0
+        for k in range(7):
+            actions = (torch.rand(env.num_envs, 29, generator=gen) - 0.5) * 1.0
+            env.step(actions.to(env.device))
+            target = np.zeros(29)
+            mapper.apply(meta.actions.clip(actions[0].numpy()), target)
+            worst = max(worst, float(np.abs(target - term.processed_actions[0].cpu().numpy()).max()))
+            if k == 0:  # the first step acts around the spawn pose
+                np.testing.assert_allclose(target - t.array("scale") * actions[0].numpy(), default, atol=1e-6)
+        assert worst < 1e-6
+        np.testing.assert_allclose(target - t.array("scale") * actions[0].numpy(), t.array("offset"), atol=1e-6)
+
+
 GRASP = {"ee_pose_delta": "Realgap-Grasp-Franka-EEPoseDelta-v0", "joint_pos": "Realgap-Grasp-Franka-v0",
          "joint_pos_plain": "Realgap-Grasp-Franka-v0"}  # fmt: skip
 """``joint_pos_plain``: the joint-position variant without its motion generator (``max_velocity = None``)."""

@@ -550,3 +550,26 @@ def test_the_following_error_bound_is_optional_checked_and_schema_valid():
     with pytest.raises(MetadataError, match="max_following_error: 3 values for 7 joints"):
         ActionTerm("arm", "joint_position_rate_limited", 0, 7, ARM, limited | {"max_following_error": [0.1] * 3},
                    "s follows q*", "rad")  # fmt: skip
+
+
+def test_a_ramp_into_the_nominal_pose_starts_at_the_default_pose_and_restarts_at_reset():
+    """``ramp_s`` (the balance task's RampedJointPositionAction): the offset moves linearly from the default pose to
+    the term's offset over ``ramp_s`` after the start, counted in policy steps, and again after a reset."""
+    nominal = tuple(p + 0.3 for p in POSE)
+    term = joint_pos_term(pose=nominal, clip=(None, None))
+    ramped = replace(term, params={**term.params, "ramp_s": 0.1})  # 5 policy steps at 50 Hz
+    mapper = ActionMapper(g1_metadata(actions=Actions((ramped,))))
+    q, a, seen = np.zeros(N), np.zeros(N), []
+    for _ in range(7):
+        mapper.apply(a, q)
+        seen.append(q - np.asarray(POSE))
+    np.testing.assert_allclose(np.array(seen)[:, 0], [0.0, 0.06, 0.12, 0.18, 0.24, 0.3, 0.3], atol=1e-12)
+    mapper.reset()
+    mapper.apply(a + 1.0, q)
+    np.testing.assert_allclose(q, np.asarray(POSE) + 0.25, atol=1e-12)  # the start pose plus scale * a
+    plain = ActionMapper(g1_metadata(actions=Actions((term,))))
+    plain.apply(a, q)
+    np.testing.assert_allclose(q, nominal)  # without ramp_s: the offset from the first step
+    for bad in (-0.1, "1 s", None):
+        with pytest.raises(MetadataError, match="ramp_s must be a finite number of seconds >= 0"):
+            replace(term, params={**term.params, "ramp_s": bad})

@@ -1,0 +1,69 @@
+"""An export trained around another nominal pose than the task's (the crouch lever) is evaluated on the task as
+defined: the eval env takes the export's action terms (``export_actions``: offset, scale and ramp per joint), and on
+MuJoCo the zero-action baseline holds the task's stance (``stance_metadata``)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from realgap.envs.deploy import load_metadata
+from realgap.envs.deploy.sim2sim import stance_metadata
+from realgap.envs.export.actions import ExportError
+from realgap.envs.robots.g1 import G1_CROUCH_TARGETS
+
+pytestmark = pytest.mark.unit
+
+REFERENCE = Path(__file__).resolve().parents[2] / "configs" / "policies" / "balance_g1" / "policy.onnx"
+
+
+def _pattern_value(table: dict[str, float], joint: str) -> float:
+    return next((v for pattern, v in table.items() if re.fullmatch(pattern, joint)), 0.0)
+
+
+def _crouched(meta, ramp_s: float | None = None):
+    """``meta`` as if trained around the crouch (its offset), with a ramp into it when ``ramp_s`` is given."""
+    (t,) = meta.actions.terms
+    params = {**t.params, "offset": [_pattern_value(G1_CROUCH_TARGETS, j) for j in t.joint_names]}
+    if ramp_s is not None:
+        params["ramp_s"] = ramp_s
+    return replace(meta, actions=replace(meta.actions, terms=(replace(t, params=params),)))
+
+
+def test_stance_metadata_makes_the_zero_action_hold_the_tasks_stance():
+    """On MuJoCo the baseline of an export trained around another nominal pose is the task's zero action (the stance),
+    as in Isaac Lab; for an export of the task as defined nothing changes."""
+    meta = load_metadata(REFERENCE)
+    assert stance_metadata(meta) is meta
+    for crouched in (_crouched(meta), _crouched(meta, ramp_s=1.0)):
+        assert crouched.actions.terms[0].params["offset"] != meta.actions.terms[0].params["offset"]
+        back = stance_metadata(crouched).actions.terms[0]
+        assert back.params["offset"] == meta.actions.terms[0].params["offset"]  # a ramp from the pose to itself
+
+
+def test_export_actions_give_the_env_cfg_the_exports_terms_by_exact_joint_name():
+    from isaaclab.envs.mdp import JointPositionActionCfg
+
+    from realgap.tasks.balance.action_terms import RampedJointPositionActionCfg
+
+    meta = _crouched(load_metadata(REFERENCE), ramp_s=1.0)
+    from realgap.envs.eval.policies import export_actions
+
+    (t,) = meta.actions.terms
+    env_cfg = SimpleNamespace(actions=SimpleNamespace(joint_pos=RampedJointPositionActionCfg(
+        asset_name="robot", joint_names=[".*"], scale=0.5, use_default_offset=True)))  # fmt: skip
+    export_actions(env_cfg, meta)
+    cfg = env_cfg.actions.joint_pos
+    assert not cfg.use_default_offset and cfg.ramp_s == 1.0
+    assert list(cfg.offset.values()) == t.params["offset"] and list(cfg.scale.values()) == t.params["scale"]
+    assert all(re.fullmatch(p, j) for p, j in zip(cfg.offset, t.joint_names, strict=True))  # each name its own key
+    # a task whose term has no ramp cannot run an export that ramps; a missing term is named
+    env_cfg.actions.joint_pos = JointPositionActionCfg(asset_name="robot", joint_names=[".*"])
+    with pytest.raises(ExportError, match="ramps into its offset over 1 s.*has no ramp_s"):
+        export_actions(env_cfg, meta)
+    with pytest.raises(ExportError, match="'joint_pos' is not an action term"):
+        export_actions(SimpleNamespace(actions=SimpleNamespace()), meta)
