@@ -66,4 +66,6 @@ def test_the_documented_loop_is_the_runtime(monkeypatch):
         runtime.step()
     assert len(page) == len(ours) == STEPS
     np.testing.assert_allclose(np.array(page), np.array(ours), rtol=0, atol=1e-9)
-    assert robot.root_height() > 0.6  # it stood: a loop that only agreed while falling would prove less
+    # it stood, in its crouch (pelvis 0.583 m, reached over the page's ramp): a loop that only agreed while falling
+    # would prove less
+    assert robot.root_height() > 0.55 and robot.tilt() < 0.2

@@ -18,7 +18,9 @@ from realgap.envs.robots.g1 import G1_CROUCH_TARGETS
 
 pytestmark = pytest.mark.unit
 
-REFERENCE = Path(__file__).resolve().parents[2] / "configs" / "policies" / "balance_g1" / "policy.onnx"
+POLICIES = Path(__file__).resolve().parents[2] / "configs" / "policies"
+STANDING = POLICIES / "balance_g1_70min" / "policy.onnx"  # trained around the task's stance
+CROUCH = POLICIES / "balance_g1" / "policy.onnx"  # the reference: around the crouch, over a 1 s ramp
 
 
 def _pattern_value(table: dict[str, float], joint: str) -> float:
@@ -37,12 +39,13 @@ def _crouched(meta, ramp_s: float | None = None):
 def test_stance_metadata_makes_the_zero_action_hold_the_tasks_stance():
     """On MuJoCo the baseline of an export trained around another nominal pose is the task's zero action (the stance),
     as in Isaac Lab; for an export of the task as defined nothing changes."""
-    meta = load_metadata(REFERENCE)
-    assert stance_metadata(meta) is meta
-    for crouched in (_crouched(meta), _crouched(meta, ramp_s=1.0)):
-        assert crouched.actions.terms[0].params["offset"] != meta.actions.terms[0].params["offset"]
-        back = stance_metadata(crouched).actions.terms[0]
-        assert back.params["offset"] == meta.actions.terms[0].params["offset"]  # a ramp from the pose to itself
+    standing, crouch = load_metadata(STANDING), load_metadata(CROUCH)
+    assert stance_metadata(standing) is standing
+    stance = standing.actions.terms[0].params["offset"]
+    for meta in (crouch, _crouched(standing)):
+        assert meta.actions.terms[0].params["offset"] != stance
+        back = stance_metadata(meta).actions.terms[0]
+        assert back.params["offset"] == stance  # a ramp, if any, then runs from the stance to itself
 
 
 def test_export_actions_give_the_env_cfg_the_exports_terms_by_exact_joint_name():
@@ -50,7 +53,7 @@ def test_export_actions_give_the_env_cfg_the_exports_terms_by_exact_joint_name()
 
     from realgap.tasks.balance.action_terms import RampedJointPositionActionCfg
 
-    meta = _crouched(load_metadata(REFERENCE), ramp_s=1.0)
+    meta = _crouched(load_metadata(STANDING), ramp_s=1.0)
     from realgap.envs.eval.policies import export_actions
 
     (t,) = meta.actions.terms

@@ -28,7 +28,7 @@ pytestmark = pytest.mark.unit
 
 REPO = Path(__file__).resolve().parents[2]
 SHIPPED = sorted(p.parent for p in (REPO / "configs" / "policies").glob("*/policy.json"))
-RECORDED = REPO / "tests" / "data" / "balance_g1_recorded.npz"
+RECORDED = REPO / "tests" / "data" / "balance_g1_70min_recorded.npz"
 """Observations of the reference balance policy in MuJoCo (125 policy steps with two pushes, then 32 standard normal
 rows) and its actions, recorded from the realgap.policy/1 file before its upgrade."""
 
@@ -53,12 +53,12 @@ def test_the_balance_export_is_shipped():
     assert "balance_g1" in [p.name for p in SHIPPED]
 
 
-def test_reference_balance_network_is_the_trained_one():
+def test_the_upgraded_70_minute_balance_network_is_the_trained_one():
     import onnx
 
     from realgap.envs.export.upgrade import graph_sha256
 
-    folder = REPO / "configs" / "policies" / "balance_g1"
+    folder = REPO / "configs" / "policies" / "balance_g1_70min"  # the 70-minute reference, upgraded from /1
     recorded = np.load(RECORDED)
     policy = OnnxPolicy(folder / "policy.onnx")
     actions = np.stack([policy(o) for o in recorded["obs"]])
