@@ -42,6 +42,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         "metric)")  # fmt: skip
     add_push_arg(p)
     p.add_argument("--zero_action", action="store_true", help="evaluate the zero action (no checkpoint needed)")
+    p.add_argument("--nominal_of", default=None, metavar="EXPORT_DIR",
+                   help="with --zero_action: raw zero actions through that export's action terms, i.e. holding the "
+                        "pose its policy acts around (e.g. the crouch) instead of the task's stance")  # fmt: skip
     p.add_argument("--no_export", action="store_true", help="skip the ONNX / TorchScript export")
     p.add_argument("--json", default=None, help="also write the metrics to this JSON file")
     return p.parse_args(argv)
@@ -55,6 +58,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if sum(x is not None and x is not False for x in (args.checkpoint, args.policy, args.zero_action or None)) != 1:
         raise ValueError("give one of --checkpoint RUN, --policy EXPORT_DIR or --zero_action")
+    if args.nominal_of is not None and not args.zero_action:
+        raise ValueError("--nominal_of EXPORT_DIR goes with --zero_action")
     if args.episode_s is not None and not args.episode_s > 0:
         raise ValueError(f"--episode_s must be > 0 s, got {args.episode_s}")
     checkpoint = export = None
@@ -74,10 +79,15 @@ def main(argv: list[str] | None = None) -> int:
     env_cfg, agent_cfg = load_cfgs(task, args.device, args.num_envs, args.seed)
     if checkpoint is not None:  # the run's rates and interface overrides (an observation history, a network size)
         policy_settings(checkpoint).apply(env_cfg, agent_cfg)
-    if export is not None:  # the export's action terms (a policy trained around another nominal pose)
+    nominal = None
+    if args.nominal_of is not None:
+        from realgap.envs.eval.policies import read_export
+
+        nominal = read_export(args.nominal_of, args.task)[0]
+    if export is not None or nominal is not None:  # the export's action terms (another nominal pose, a ramp)
         from realgap.envs.eval.policies import export_actions
 
-        export_actions(env_cfg, export[0])
+        export_actions(env_cfg, export[0] if export is not None else nominal)
     if args.push_mps is not None:
         if getattr(env_cfg.events, "push", None) is None:
             raise ValueError(f"--push_mps: task {task} has no push event")
@@ -97,6 +107,12 @@ def main(argv: list[str] | None = None) -> int:
             policy, label = checkpoint_policy(env, agent_cfg, checkpoint), str(checkpoint)
         elif export is not None:
             policy, label = exported_policy(env, *export), f"export {args.policy}"
+        elif nominal is not None:
+            import torch
+
+            dim = env.action_manager.total_action_dim
+            policy = lambda obs: torch.zeros(obs.shape[0], dim, device=obs.device)  # noqa: E731
+            label = f"zero raw action through the terms of {args.nominal_of} (its nominal pose)"
         else:
             policy, label = zero_policy(env), "zero action"
         stats = rollout(env, policy, episodes=args.episodes)  # each policy clips its raw actions as in training

@@ -20,7 +20,7 @@ import pytest
 pytestmark = pytest.mark.unit
 
 REPO = Path(__file__).resolve().parents[2]
-BALANCE = REPO / "configs" / "policies" / "balance_g1"
+BALANCE = REPO / "configs" / "policies" / "balance_g1_70min"  # a standing policy: these tests are about the plant
 SYMMETRY = REPO / "configs" / "policies" / "balance_g1_symmetry"
 GRASP = REPO / "configs" / "policies" / "grasp_franka"
 SHORT = dict(episodes=2, duration_s=1.5, push_mps=(0.3, 0.4), push_interval_s=(0.3, 0.6))
