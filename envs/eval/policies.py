@@ -18,34 +18,29 @@ Policy = Callable[[torch.Tensor], torch.Tensor]
 
 
 def zero_policy(env: Any) -> Policy:
-    """The zero action of the task (balance: hold the default stance), the baseline every policy must beat.
-
-    In an env whose joint-position terms act around another nominal pose (an export's or a run's interface, e.g. the
-    crouch lever, with or without a ramp into it) this is the action that puts the targets at the robot's default
-    pose, ``(q_default - offset(k)) / scale``, unclipped, ``k`` the steps since each env's reset: still the task's
-    stance, not the policy's nominal pose. Elsewhere it is zeros.
+    """The zero action of the task (balance: hold the default stance), the baseline every policy must beat: every
+    joint-position term's targets at the robot's default pose, ``(q_default - offset) / scale`` (unclipped), zeros on
+    other terms. With the task's own terms (offset = the default pose) that is exactly zero; in an env built around
+    another nominal pose (an export's or a run's interface, e.g. the crouch lever and its ramp) it is still the task's
+    stance, not the policy's nominal pose.
     """
     from isaaclab.envs.mdp.actions.joint_actions import JointPositionAction
 
     from realgap.tasks.balance.action_terms import RampedJointPositionAction
 
     dim = env.action_manager.total_action_dim
-    held, start = [], 0
+    terms, start = [], 0
     for name in env.action_manager.active_terms:
         term = env.action_manager.get_term(name)
         if isinstance(term, JointPositionAction):
             default = term._asset.data.default_joint_pos.torch[:, term._joint_ids]
-            ramped = isinstance(term, RampedJointPositionAction)
-            nominal = term.nominal_offset if ramped else term._offset
-            if ramped and term.cfg.ramp_s > 0 or not torch.equal(torch.as_tensor(nominal, device=env.device)
-                                                                  .expand_as(default), default):  # fmt: skip
-                held.append((slice(start, start + term.action_dim), term, default, ramped))
+            terms.append((slice(start, start + term.action_dim), term, default))
         start += term.action_dim
 
     def policy(obs: torch.Tensor) -> torch.Tensor:
         actions = torch.zeros(obs.shape[0], dim, device=obs.device)
-        for sl, term, default, ramped in held:
-            offset = term.offset_at(env.episode_length_buf) if ramped else term._offset
+        for sl, term, default in terms:
+            offset = term.next_offset() if isinstance(term, RampedJointPositionAction) else term._offset
             actions[:, sl] = (default - offset) / term._scale
         return actions
 

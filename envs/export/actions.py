@@ -109,8 +109,8 @@ def describe_term(name: str, term: Any, start: int) -> ActionTerm:
         return ActionTerm(type="joint_position_rate_limited", params=params, equation=eq, units=JOINT_UNITS, **common)
     if isinstance(term, JointPositionAction):
         lo, hi = _clip(term, n)
-        ramp = float(getattr(term.cfg, "ramp_s", 0.0))  # the balance task's RampedJointPositionAction
-        offset = term.nominal_offset if isinstance(term, RampedJointPositionAction) else term._offset
+        ramped = isinstance(term, RampedJointPositionAction)  # the balance task's: describe the offset after the ramp
+        offset, ramp = (term.nominal_offset, term.cfg.ramp_s) if ramped else (term._offset, 0.0)
         params = {"scale": per_joint(term._scale, n), "offset": per_joint(offset, n), "clip_min": lo,
                   "clip_max": hi}  # fmt: skip
         eq = f"q_target[j] = clip(offset[j] + scale[j] * {a}, clip_min[j], clip_max[j]); qd_target[j] = 0; {tau}"

@@ -49,16 +49,17 @@ class RampedJointPositionAction(JointPositionAction):
         """The offset after the ramp (the pose a zero action holds once it is over), ``(E, J)``."""
         return self._nominal
 
-    def offset_at(self, k: torch.Tensor) -> torch.Tensor:
-        """The offset ``k`` policy steps after each env's reset (``(E,)`` → ``(E, J)``)."""
+    def next_offset(self) -> torch.Tensor:
+        """The offset the next :meth:`process_actions` applies, ``(E, J)``: ``k`` policy steps after each env's reset
+        (the term's own count, not ``episode_length_buf``, which rsl-rl randomizes at the start of training)."""
         if self._ramp_steps <= 0:
             return self._nominal
-        frac = (k.to(self._nominal.dtype) / self._ramp_steps).clamp(max=1.0).unsqueeze(-1)
+        frac = (self._steps / self._ramp_steps).clamp(max=1.0).unsqueeze(-1)
         return self._start + (self._nominal - self._start) * frac
 
     def process_actions(self, actions: torch.Tensor) -> None:
         if self._ramp_steps > 0:
-            self._offset = self.offset_at(self._steps)
+            self._offset = self.next_offset()
             self._steps += 1
         super().process_actions(actions)
 
