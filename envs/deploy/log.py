@@ -95,8 +95,13 @@ class RobotLog:
         return PolicyMetadata.from_dict(json.loads(self.metadata_json), source="log metadata_json")
 
     def save(self, path: str | Path) -> Path:
-        """Write ``path`` (``.npz``, compressed); returns the path."""
+        """Write ``path``: MCAP where it ends in ``.mcap`` (:mod:`realgap.envs.deploy.log_mcap`), else a compressed
+        ``.npz``; returns the path."""
         path = Path(path)
+        if path.suffix == ".mcap":
+            from realgap.envs.deploy.log_mcap import write_mcap
+
+            return write_mcap(self, path)
         path.parent.mkdir(parents=True, exist_ok=True)
         arrays: dict[str, Any] = {"format": np.array(LOG_FORMAT)}
         for f in fields(self):
@@ -154,22 +159,33 @@ def load_log(path: str | Path, *, joint_names: tuple[str, ...] | list[str] | Non
     """Read and validate a robot log.
 
     Args:
-        path: The ``.npz`` file.
+        path: The ``.npz`` file, or an ``.mcap`` file (:mod:`realgap.envs.deploy.log_mcap`; same content).
         joint_names: The robot's joints in order; the log must list the same (``None``: not checked).
         metadata_hash: :func:`metadata_sha256` of the export the log must come from (``None``: not checked).
 
     Raises:
         FileNotFoundError: No file at ``path``.
-        LogError: Not a ``realgap.robot_log/1`` file, missing channels (named), wrong shapes, non-finite samples (the
-            channel and sample indices named), irregular time, another robot's joints or another export's metadata.
+        LogError: Not a ``realgap.robot_log/1`` file, an empty file, missing channels (named), wrong shapes, non-finite
+            samples (the channel and sample indices named), irregular time, another robot's joints or another export's
+            metadata.
     """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no robot log at {path}")
-    try:
-        data = dict(np.load(path, allow_pickle=False))
-    except (OSError, ValueError) as err:
-        raise LogError(f"{path}: not a readable .npz file ({err})") from None
+    if path.stat().st_size == 0:
+        raise LogError(f"{path}: empty file (0 bytes): the recording was interrupted before anything was written")
+    if path.suffix == ".mcap":
+        from realgap.envs.deploy.log_mcap import read_mcap_arrays
+
+        try:
+            data = read_mcap_arrays(path)
+        except ValueError as err:
+            raise LogError(f"{path}: {err}") from None
+    else:
+        try:
+            data = dict(np.load(path, allow_pickle=False))
+        except (OSError, ValueError) as err:
+            raise LogError(f"{path}: not a readable .npz file ({err})") from None
     fmt = str(data.get("format", "<none>"))
     if fmt != LOG_FORMAT:
         raise LogError(f"{path}: format '{fmt}', expected '{LOG_FORMAT}'")

@@ -122,3 +122,23 @@ def test_identification_recovers_the_hidden_panda_and_says_what_noise_costs(pand
             est = fit.estimates[name]
             assert est.identifiable, (fit.joint, name, est.reason)
             assert est.value == pytest.approx(want[name], rel=NOISY_TOL[name]), (fit.joint, name)
+
+
+def test_identification_from_mcap_equals_the_npz_one(recorded, tmp_path):
+    # the same samples through the MCAP container: every estimate identical (the format changes nothing)
+    from realgap.envs.deploy.log import load_log
+    from realgap.envs.sim2sim.identify import identify
+
+    _, _, path = recorded
+    npz = load_log(path)
+    mcap = load_log(npz.save(tmp_path / "h.mcap"))
+    a, b = identify(npz, replay=False), identify(mcap, replay=False)
+    assert a.delay_steps.value == b.delay_steps.value
+    for fa, fb in zip(a.joints, b.joints, strict=True):
+        assert fa.joint == fb.joint and fa.estimates.keys() == fb.estimates.keys()
+        for name, ea in fa.estimates.items():
+            eb = fb.estimates[name]
+            if ea.value is None:
+                assert eb.value is None and eb.reason == ea.reason, name
+            else:
+                assert eb.value == pytest.approx(ea.value, rel=1e-9, abs=1e-12), name
