@@ -20,7 +20,7 @@ import sys
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--task", default="Realgap-Balance-G1-v0", help="registered task id")
+    p.add_argument("--task", default="Realgap-Balance-G1-Crouch-v0", help="registered task id")  # tasks.DEFAULT_TASK
     p.add_argument("--num_envs", type=int, default=None, help="parallel envs in total (default: the task's)")
     p.add_argument("--device", default=None, help="cpu | cuda | cuda:N (default: cuda if available, else cpu)")
     p.add_argument("--seed", type=int, default=None, help="seed for env, policy and PPO (default: the agent cfg's)")

@@ -25,7 +25,15 @@ from isaaclab.utils.noise import UniformNoiseCfg as Unoise
 
 from realgap.envs.dr.push import push_robot
 from realgap.envs.rates import load_rate_profile
-from realgap.envs.robots.g1 import G1, G1_ACTION_SCALE, G1_ACTUATORS, G1_FOOT_BODIES, G1_ROOT_HEIGHT
+from realgap.envs.robots.g1 import (
+    G1,
+    G1_ACTION_SCALE,
+    G1_ACTUATORS,
+    G1_CROUCH_ROOT_HEIGHT,
+    G1_CROUCH_TARGETS,
+    G1_FOOT_BODIES,
+    G1_ROOT_HEIGHT,
+)
 from realgap.envs.sim.actuator import realgap_actuator_cfg
 from realgap.envs.sim.nan_guard import non_finite_state
 from realgap.envs.sim.physics import default_device, newton_physics
@@ -232,9 +240,34 @@ class BalanceEnvCfg(ManagerBasedRLEnvCfg):
     """Physics / control / policy rates and target mode (RateSpec.to_dict()); recorded in every run folder."""
 
 
-def balance_env_cfg(play: bool = False) -> BalanceEnvCfg:
-    """The balance task; ``play``: evaluation settings (the same pushes, no observation noise, 32 envs)."""
+CROUCH_RAMP_S = 1.0
+"""Seconds over which the crouch task's nominal pose moves from the spawn stance to the crouch after each reset, s.
+
+Without the ramp the knee targets jump ~0.9 rad at the first step and the drives knock the robot over before the first
+push (docs/results/balance_levers.md)."""
+
+
+def use_crouch(cfg: BalanceEnvCfg) -> BalanceEnvCfg:
+    """Act around the G1's deep crouch (``G1_CROUCH_TARGETS``) instead of the stance, in place; returns ``cfg``.
+
+    The action's offset becomes the crouch's servo targets, reached over :data:`CROUCH_RAMP_S` after each reset, and
+    the base-height reward aims at the crouch's pelvis height (``G1_CROUCH_ROOT_HEIGHT``). The spawn pose, pushes,
+    episode length and terminations stay the task's. Why: a push of dv moves the capture point by dv * sqrt(c_z / g),
+    so a lower centre of mass absorbs larger pushes with the ankles alone.
+    """
+    cfg.actions.joint_pos.use_default_offset = False
+    cfg.actions.joint_pos.offset = dict(G1_CROUCH_TARGETS)
+    cfg.actions.joint_pos.ramp_s = CROUCH_RAMP_S
+    cfg.rewards.base_height.params["target_height"] = G1_CROUCH_ROOT_HEIGHT
+    return cfg
+
+
+def balance_env_cfg(play: bool = False, crouch: bool = False) -> BalanceEnvCfg:
+    """The balance task; ``play``: evaluation settings (the same pushes, no observation noise, 32 envs); ``crouch``:
+    act around the deep crouch (:func:`use_crouch`, the shipped recipe)."""
     cfg = BalanceEnvCfg()
+    if crouch:
+        use_crouch(cfg)
     if play:
         cfg.scene.num_envs = 32
         cfg.observations.policy.enable_corruption = False

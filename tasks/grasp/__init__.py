@@ -1,6 +1,10 @@
 """Franka Panda grasp-and-lift task: registration of the gymnasium ids, one per arm action space.
 
-``Realgap-Grasp-Franka-v0`` uses joint position targets; every other action space has its own id,
+The recommended interface is ``ee_pose_delta`` (:data:`RECOMMENDED_TASK`, ``Realgap-Grasp-Franka-EEPoseDelta-v0``):
+end-effector pose increments through differential IK, the shipped export ``configs/policies/grasp_franka``; of the
+interfaces compared at one equal budget it is one of the three that learn to lift, and the joint-position ones lift
+nothing (docs/results/compare_actions.md). ``Realgap-Grasp-Franka-v0`` uses joint position targets; every other
+action space has its own id,
 ``Realgap-Grasp-Franka-<Variant>-v0`` (table below); each has its evaluation variant ``...-Play-v0`` (the task's
 normal resets only, 32 envs). The configs are built by :func:`realgap.tasks.grasp.env_cfg.grasp_env_cfg` and
 :func:`realgap.tasks.grasp.agent_cfg.grasp_ppo_cfg`; nothing here imports Isaac Lab.
@@ -23,6 +27,11 @@ ACTION_SPACE_IDS: dict[str, str] = {
     "cartesian_impedance": "Realgap-Grasp-Franka-CartesianImpedance-v0",
 }
 """Gymnasium id of each arm action space (keys equal ``actions.ACTION_SPACES``)."""
+
+RECOMMENDED_ACTION_SPACE = "ee_pose_delta"
+"""The arm interface to train a grasp with: the shipped export's (configs/policies/grasp_franka)."""
+RECOMMENDED_TASK = ACTION_SPACE_IDS[RECOMMENDED_ACTION_SPACE]
+"""``Realgap-Grasp-Franka-EEPoseDelta-v0``: what ``configs/policies/grasp_franka`` was trained on, with no overrides."""
 
 
 def _env_cfg_entry(action_space: str, play: bool = False) -> Callable[[], object]:
