@@ -147,3 +147,20 @@ def test_train_trains_the_default_task() -> None:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module.parse_args([]).task == DEFAULT_TASK
+
+
+def test_shipped_balance_tasks_hold_only_terms_that_act() -> None:
+    """The balance tasks as shipped have no reward term at weight 0 and no curriculum that is off; the terms studied as
+    levers are in the Levers variant, off until a run sets them."""
+    from realgap.envs.run.factory import load_cfgs
+    from realgap.tasks import DEFAULT_TASK
+
+    for task in (DEFAULT_TASK, "Realgap-Balance-G1-v0"):
+        env_cfg, _ = load_cfgs(task, "cpu")
+        weights = {name: term.weight for name, term in env_cfg.rewards.__dict__.items() if hasattr(term, "weight")}
+        assert weights and all(w != 0.0 for w in weights.values()), f"{task}: {weights}"
+        assert list(env_cfg.curriculum.__dict__) == ["metrics"], task
+    levers, _ = load_cfgs("Realgap-Balance-G1-Levers-v0", "cpu")
+    for name in ("capture_point", "capture_support", "capture_margin", "step_when_needed", "lift_when_needed"):
+        assert getattr(levers.rewards, name).weight == 0.0
+    assert levers.curriculum.push_level.params["start_mps"] is None
