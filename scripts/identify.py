@@ -18,7 +18,7 @@ import argparse
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--log", required=True, help="robot log (.npz, realgap.robot_log/1)")
+    p.add_argument("--log", required=True, help="robot log (.npz or .mcap, realgap.robot_log/1)")
     p.add_argument("--out", required=True, help="identified spec YAML, e.g. configs/identified/<name>.yaml")
     p.add_argument("--joints", nargs="+", default=None, help="joints to identify (default: those the log excited)")
     p.add_argument("--policy", default=None, help="export folder the log must come from (checks the metadata hash)")
@@ -29,6 +29,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         type=float,
         default=None,
         help="noisy sensors: zero-phase low-pass corner applied to both sides of the torque regressions, Hz",
+    )
+    p.add_argument(
+        "--engine",
+        choices=("realgap", "mujoco_sysid"),
+        default="realgap",
+        help="who fits armature and friction: realgap's inverse dynamics (default; see the identification page's "
+        "engine table) or MuJoCo's rollout-error mujoco.sysid (needs a welded-base log with torque)",
     )
     p.add_argument("--no_replay", action="store_true", help="skip the MuJoCo replay (no q plot; needs torque)")
     p.add_argument("--no_plot", action="store_true", help="do not draw the fit plot")
@@ -53,6 +60,10 @@ def main(argv: list[str] | None = None) -> int:
     ident = identify(
         log, args.joints, max_delay_steps=args.max_delay_steps, replay=not args.no_replay, filter_hz=args.filter_hz
     )
+    if args.engine == "mujoco_sysid":
+        from realgap.envs.sim2sim.sysid_mujoco import use_sysid_plant
+
+        use_sysid_plant(ident, log)
     print("\n".join(summary_lines(ident)))
     paths = write_outputs(ident, log, args.log, args.out, base_profile=args.base_profile, plot=not args.no_plot)
     for what, path in paths.items():

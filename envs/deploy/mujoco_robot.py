@@ -33,7 +33,7 @@ from realgap.envs.deploy.description import description_sha256, locate_descripti
 from realgap.envs.deploy.metadata import PolicyMetadata
 from realgap.envs.deploy.robot import ImuState, JointState, Robot
 
-_ROBOT_CONTYPE, _ROBOT_CONAFFINITY = 2, 1  # robot geoms collide with the ground (1/1) but not with each other
+ROBOT_CONTYPE, ROBOT_CONAFFINITY = 2, 1  # robot geoms collide with the ground (1/1) but not with each other
 
 
 def _quat_rotate_inverse(q_wxyz: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -114,7 +114,7 @@ class MujocoRobot(Robot):
             spec.add_actuator(name=name, target=name, trntype=mujoco.mjtTrn.mjTRN_JOINT)  # motor: force = ctrl
         for geom in spec.geoms:
             if geom.contype or geom.conaffinity:
-                geom.contype, geom.conaffinity = _ROBOT_CONTYPE, _ROBOT_CONAFFINITY
+                geom.contype, geom.conaffinity = ROBOT_CONTYPE, ROBOT_CONAFFINITY
         spec.worldbody.add_geom(name="realgap_ground", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0.0, 0.0, 0.05],
                                 friction=[ground_friction, 0.005, 0.0001])  # fmt: skip
         spec.option.timestep = physics_dt
