@@ -164,3 +164,18 @@ def test_shipped_balance_tasks_hold_only_terms_that_act() -> None:
     for name in ("capture_point", "capture_support", "capture_margin", "step_when_needed", "lift_when_needed"):
         assert getattr(levers.rewards, name).weight == 0.0
     assert levers.curriculum.push_level.params["start_mps"] is None
+
+
+def test_shipped_grasp_tasks_hold_only_terms_that_act() -> None:
+    """Every grasp interface as shipped has no reward at weight 0 and no reverse curriculum; its Levers variant has the
+    speed-margin penalty at weight 0 and the reverse curriculum at fraction 0."""
+    from realgap.envs.run.factory import load_cfgs
+    from realgap.tasks.grasp import ACTION_SPACE_IDS, levers_task
+
+    for task in ACTION_SPACE_IDS.values():
+        env_cfg, _ = load_cfgs(task, "cpu")
+        weights = {name: term.weight for name, term in env_cfg.rewards.__dict__.items() if hasattr(term, "weight")}
+        assert weights and all(w != 0.0 for w in weights.values()), f"{task}: {weights}"
+        assert env_cfg.events.reset_from_states is None, task
+        levers, _ = load_cfgs(levers_task(task), "cpu")
+        assert levers.rewards.speed_margin.weight == 0.0 and levers.events.reset_from_states.params["fraction"] == 0.0
