@@ -12,10 +12,12 @@ variant's PPO config differs only in its initial action noise, tasks/grasp/agent
 on the last checkpoint at the nominal point and under the ``--factors`` sweeps (both in one interpreter, as from their
 command lines). Writes into <out> (default
 runs/compare_actions/<timestamp>): comparison.csv and comparison.md (action space, low-level actuator model, physics /
-servo / policy rates and target mode, budget, training time, success with its 95 % CI, mean and worst success over each
-sweep), learning_curves.png, success.png, robustness.png; the runs under <out>/runs, the evaluations under <out>/eval
-(each with the run's training record, progress.csv and params, in eval/<space>_s<seed>/run/, so the folder stands on
-its own), each run's log in <out>/logs/<space>_s<seed>.log. ``--include DIR`` joins an earlier comparison's runs (same
+servo / policy rates and target mode, budget, training time, success with its 95 % CI, mean and worst success over
+each sweep), learning_curves.png, learning_curves_seeds.png (mean ± 95 % band over seeds), success.png,
+robustness.png; comparison.md ends with the seed-level ranks (envs/eval/compare_seeds.py); the runs under <out>/runs,
+the evaluations under <out>/eval (each with the run's training record, progress.csv and params, in
+eval/<space>_s<seed>/run/, so the folder stands on its own), each run's log in <out>/logs/<space>_s<seed>.log.
+``--include DIR`` joins an earlier comparison's runs (same
 budget and evaluation settings, checked) to this one's table and plots: seeds can be added in another sitting; with
 ``--seeds none`` nothing is trained and the tables and plots are rebuilt from the included folders alone.
 comparison.md opens with one row per action space over its seeds (evaluation episodes of all seeds pooled, per-seed
@@ -220,16 +222,20 @@ def main(argv: list[str] | None = None) -> int:
 
     rows = compare.table_rows(results)
     compare.write_csv(rows, out / "comparison.csv")
-    (out / "comparison.md").write_text(compare.markdown(rows, factors))
+    from realgap.envs.eval import compare_seeds
+
+    text = compare.markdown(rows, factors) + "\n" + compare_seeds.markdown(results, rows)
+    (out / "comparison.md").write_text(text)
     compare.plot_learning_curves(results, out / "learning_curves.png")
+    compare_seeds.plot_bands(results, out / "learning_curves_seeds.png")
     compare.plot_success(rows, out / "success.png")
     compare.plot_robustness(results, out / "robustness.png")
     # the table's seeds (trained here or included) and those trained in this sitting
     settings |= {"seeds": sorted({r.seed for r in results}), "trained_seeds": seeds}
     record = finite_or_none({"settings": settings, "rows": rows})
     (out / "comparison.json").write_text(json.dumps(record, indent=2, default=str))
-    print(compare.markdown(rows, factors))
-    print(f"[realgap] wrote {out}/comparison.csv, comparison.md and 3 plots")
+    print(text)
+    print(f"[realgap] wrote {out}/comparison.csv, comparison.md and 4 plots")
     return 0
 
 
