@@ -171,7 +171,10 @@ def main(argv: list[str] | None = None) -> int:
     # checks that read files only come first: a refused command costs no Isaac Lab build
     settings = vars(args) | {"spaces": spaces, "seeds": seeds, "factors": factors}
     included = [r for folder in args.include for r in compare.load_comparison(Path(folder), settings)]
-    if twice := sorted({f"{r.space}_s{r.seed}" for r in included} & {f"{s}_s{n}" for s in spaces for n in seeds}):
+    tags = [f"{r.space}_s{r.seed}" for r in included]
+    if repeated := sorted({t for t in tags if tags.count(t) > 1}):
+        raise ValueError(f"runs {', '.join(repeated)} are in more than one --include folder: each run counts once")
+    if twice := sorted(set(tags) & {f"{s}_s{n}" for s in spaces for n in seeds}):
         raise ValueError(f"runs {', '.join(twice)} are both included and to be trained: drop them from --seeds")
     if seeds:  # a rebuild (--seeds none) evaluates nothing: its factors are the included folders' (checked equal)
         from realgap.envs.eval.robustness import available_factors
