@@ -3,6 +3,7 @@
     python -m realgap.envs.deploy --policy configs/policies/balance_g1 --robot mujoco
     python -m realgap.envs.deploy --policy configs/policies/balance_g1 --robot mujoco --episodes 8 --push_mps 0.2,0.4
     python -m realgap.envs.deploy --policy configs/policies/balance_g1 --robot mujoco --log runs/logs/ep.npz
+    python -m realgap.envs.deploy --policy configs/policies/balance_g1 --robot unitree_g1 --interface lo --domain 0
     python -m realgap.envs.deploy --policy configs/policies/balance_g1 --robot hidden --hidden_seed 3 --episodes 8
     python -m realgap.envs.deploy --policy configs/policies/balance_g1 --robot hidden --excite left_knee_joint \
         --log runs/identify/hidden.npz
@@ -18,6 +19,12 @@ the start pose and logs it (``--log`` required). ``--robot hidden`` is the G1 wi
 ``--hidden_seed`` (:mod:`realgap.envs.deploy.hidden_robot`), a stand-in for real hardware: free-floating in the start
 pose for the pushed episodes, welded for ``--excite`` (the same drives either way). ``scripts/hidden_compare.py``
 runs two exports on it with paired push schedules.
+``--robot unitree_g1`` drives a Unitree G1 over unitree_sdk2 DDS (:mod:`realgap.envs.deploy.drivers.unitree_g1`;
+``pip install 'realgap[deploy,unitree]'``) on ``--domain`` / ``--interface``: a real robot, or
+``python -m realgap.envs.deploy.drivers.g1_dds_sim`` (which pushes on its own seeded schedule). It connects within
+``--connect_timeout_s`` or exits with an error, soft-starts to the start pose over ``--soft_start_s``, runs one
+episode, and ends in damping (also on Ctrl-C, a watchdog trip, a non-finite action or a fall: exit 3). Falls are
+judged by tilt only (no root height over DDS).
 Needs numpy, onnxruntime, jsonschema, mujoco and the robot's description package: ``pip install 'realgap[deploy]'``.
 Bad input exits with status 2 and one message.
 """
@@ -25,6 +32,7 @@ Bad input exits with status 2 and one message.
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import sys
 from pathlib import Path
@@ -37,7 +45,7 @@ def _pair(text: list[str], name: str) -> tuple[float, float]:
         lo, hi = (float(p) for p in parts)
     except ValueError:
         raise ValueError(f"--{name} takes two numbers LO,HI, got {' '.join(text)!r}") from None
-    if not 0 <= lo <= hi:
+    if not (math.isfinite(hi) and 0 <= lo <= hi):
         raise ValueError(f"--{name} needs 0 <= LO <= HI, got {lo:g},{hi:g}")
     return lo, hi
 
@@ -49,9 +57,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--robot",
         required=True,
-        choices=["mujoco", "hidden"],
-        help="mujoco: the MuJoCo robot; hidden: the same robot with hidden drive parameters (--excite: welded)",
+        choices=["mujoco", "hidden", "unitree_g1"],
+        help="mujoco: the MuJoCo robot; hidden: the same robot with hidden drive parameters (--excite: welded); "
+        "unitree_g1: a G1 (or g1_dds_sim) over unitree_sdk2 DDS",
     )
+    p.add_argument("--interface", default="lo", help="unitree_g1: network interface of the robot (default lo)")
+    p.add_argument("--domain", type=int, default=0, help="unitree_g1: DDS domain id, 0..232 (default 0)")
+    p.add_argument("--connect_timeout_s", type=float, default=3.0, help="unitree_g1: wait for LowState, s")
+    p.add_argument("--watchdog_s", type=float, default=0.1, help="unitree_g1: damping after no fresh state, s")
+    p.add_argument("--soft_start_s", type=float, default=1.0, help="unitree_g1: move to the start pose over, s")
     p.add_argument("--log", default=None, help="record a robot log (.npz) of every control period")
     p.add_argument("--excite", nargs="+", default=None, metavar="JOINT", help="run the identification motion")
     p.add_argument("--hang_m", type=float, default=0.5, help="--excite: base welded this far above the start pose, m")
@@ -76,8 +90,27 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+_POSITIVE = ("duration_s", "connect_timeout_s", "watchdog_s")
+_NONNEGATIVE = ("fall_height", "fall_tilt", "hang_m", "soft_start_s")
+
+
+def check_numbers(args: argparse.Namespace) -> None:
+    """Refuse a non-finite or out-of-range numeric flag before anything runs (a NaN threshold never trips)."""
+    for name in _POSITIVE + _NONNEGATIVE:
+        v = getattr(args, name)
+        if not math.isfinite(v) or v < 0 or (name in _POSITIVE and v == 0):
+            raise ValueError(f"--{name} must be a finite number {'> 0' if name in _POSITIVE else '>= 0'}, got {v}")
+    if args.fall_tilt > math.pi:
+        raise ValueError(f"--fall_tilt is an angle in [0, pi] rad, got {args.fall_tilt}")
+    if args.robot == "unitree_g1" and (args.excite is not None or args.episodes != 1):
+        raise ValueError("--robot unitree_g1 runs one pushed episode (no --excite, --episodes 1)")
+    if not 0 <= args.domain <= 232:
+        raise ValueError(f"--domain must be a DDS domain id in 0..232, got {args.domain}")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    check_numbers(args)
     push_mps, interval = _pair(args.push_mps, "push_mps"), _pair(args.push_interval_s, "push_interval_s")
     if args.episodes < 1 or not args.duration_s > 0:
         raise ValueError("--episodes must be >= 1 and --duration_s > 0")
@@ -94,6 +127,10 @@ def main(argv: list[str] | None = None) -> int:
         raise ValueError(f"--sensor_noise {args.sensor_noise} is a property of the hidden robot: add --robot hidden")
     if args.excite is not None:
         return _excite(args, meta)
+    if args.robot == "unitree_g1":
+        from realgap.envs.deploy.drivers.run_g1 import run_g1
+
+        return run_g1(args, meta, policy, push_mps, interval)
     if meta.robot.fixed_base:
         raise ValueError(f"--robot {args.robot} runs push-and-fall episodes, which need a floating base; robot "
                          f"'{meta.robot.name}' of {meta.task} is fixed to the world")  # fmt: skip
@@ -178,6 +215,6 @@ if __name__ == "__main__":
     try:
         sys.exit(main())
     except (MetadataError, MetadataMismatchError, UnsupportedActionError, UnsupportedObservationError,
-            DescriptionError, FileNotFoundError, ValueError, ModuleNotFoundError) as err:  # fmt: skip
+            DescriptionError, FileNotFoundError, ValueError, ModuleNotFoundError, TimeoutError) as err:  # fmt: skip
         print(f"error: {err}", file=sys.stderr)
         sys.exit(2)
