@@ -6,12 +6,13 @@
 Every physics step (2 ms, 500 Hz) each motor applies the drive law from the latest accepted command,
 ``tau + kp·(q* − q) + kd·(dq* − dq)``, clamped to the motor's peak torque from the metadata (the datasheet envelope),
 and ``rt/lowstate`` is published: motor q/dq/tau_est, IMU quaternion/gyro/accelerometer of the pelvis, ``tick``
-(physics steps since start), ``mode_machine`` and the CRC. A command whose CRC fails is dropped and counted. Until the
-first command arrives the robot is held in the export's start pose (physics paused, state still published), so a
+(physics steps since start), ``mode_machine`` and the CRC. A command whose CRC fails is dropped and counted. Until
+the first command arrives the robot is held in the export's start pose (physics paused, state still published), so a
 controller can connect. Pushes (the balance task's: a horizontal velocity change of random heading) follow the
-seeded schedule of :func:`realgap.envs.deploy.sim2sim.schedules`, from ``--settle_s`` after the first command
-(the driver's soft start), so a DDS episode and an
-in-process episode with the same seed meet the same pushes. Paced against the wall clock by absolute deadlines.
+seeded schedule of :func:`realgap.envs.deploy.sim2sim.schedules` from ``--settle_s`` after the first command (the
+driver's soft start), so a DDS episode and an in-process episode with the same seed meet the same pushes. A fall
+(root below 0.45 m or tilted beyond 1 rad: the balance task's) is reported as ``fell_at_s``, simulated time since the
+first command. Paced against the wall clock by absolute deadlines.
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ def run(args: argparse.Namespace) -> dict:
     q_t, dq_t, kp, kd, ff = (np.zeros(n) for _ in range(5))
     tau = np.zeros(n)
     v_prev = np.zeros(3)
-    tick, t_run, fell = 0, None, False
+    tick, t_run, fell_at = 0, None, None
     print(f"[g1_dds_sim] {robot.mjcf_path}: domain {args.domain} on {args.interface}, {1 / PHYSICS_DT:g} Hz, "
           f"{len(pushes)} pushes scheduled", flush=True)  # fmt: skip
     deadline = time.perf_counter()
@@ -111,7 +112,10 @@ def run(args: argparse.Namespace) -> dict:
             robot.send_torques(tau)
             robot.step()
             t_run += PHYSICS_DT
-            fell = fell or robot.tilt() > 1.0 or robot.root_height() < 0.45
+            if fell_at is None and (robot.tilt() > 1.0 or robot.root_height() < 0.45):
+                fell_at = t_run
+                print(f"[g1_dds_sim] fall at {t_run:.3f} s: root height {robot.root_height():.3f} m, tilt "
+                      f"{robot.tilt():.2f} rad", flush=True)  # fmt: skip
         tick += 1
         d = robot.data
         js = robot.read_joints()
@@ -137,7 +141,7 @@ def run(args: argparse.Namespace) -> dict:
         wait = deadline - time.perf_counter()
         if wait > 0:
             time.sleep(wait)
-    result = {**counts, "ticks": tick, "sim_time_s": t_run or 0.0, "fell": bool(fell)}
+    result = {**counts, "ticks": tick, "sim_time_s": t_run or 0.0, "fell_at_s": fell_at}
     print(f"[g1_dds_sim] done: {json.dumps(result)}", flush=True)
     if args.report:
         Path(args.report).write_text(json.dumps(result))
@@ -160,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the push schedule")
     p.add_argument("--duration_s", type=float, default=0.0, help="stop after this simulated time, s (0: run on)")
-    p.add_argument("--report", default=None, help="write the counts (commands, CRC failures, pushes, fell) as JSON")
+    p.add_argument("--report", default=None, help="JSON of the counts (commands, CRC failures, pushes, fell_at_s)")
     args = p.parse_args(argv)
     times = np.array([args.duration_s, args.settle_s])
     if not (np.isfinite(times).all() and (times >= 0).all()) or not 0 <= args.domain <= 232:

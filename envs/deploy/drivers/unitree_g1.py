@@ -6,7 +6,8 @@ from the latest LowState, a CRC on every command. Safety, all latched (once damp
 
 - **connect**: no LowState within ``connect_timeout_s`` → :class:`RobotUnreachable` naming domain and interface.
 - **soft start**: :meth:`soft_start` moves from the measured pose to the start pose with the export's gains.
-- **watchdog**: LowState ``tick`` unchanged for ``watchdog_s`` → damping (kp = 0, kd = ``damping_kd``).
+- **watchdog**: LowState ``tick`` unchanged for ``watchdog_s`` → damping (kp = 0, kd = ``damping_kd``); the loop is
+  paced by ``tick`` (the robot's clock), so a stalled robot or link is noticed within ``watchdog_s``.
 - **clamps**: targets clipped to the joint limits, and to ``q ± peak_torque / kp`` so the drive's PD torque stays in
   the envelope.
 - **non-finite** target or gain → damping; **fall** (tilt > ``fall_tilt``) → damping; :meth:`damp` on Ctrl-C.
@@ -52,6 +53,7 @@ class UnitreeG1Robot(Robot):
         watchdog_s: Damping when the LowState tick has not changed for this long, s.
         fall_tilt: Damping beyond this root tilt, rad.
         damping_kd: Joint damping in damping mode, N·m·s/rad.
+        tick_period_s: Time one LowState ``tick`` stands for, s (g1_dds_sim: one 2 ms physics step).
     """
 
     command_mode = "position"
@@ -59,7 +61,8 @@ class UnitreeG1Robot(Robot):
     imu_body = "pelvis"
 
     def __init__(self, meta, domain: int = 0, interface: str = "lo", *, connect_timeout_s: float = 3.0,
-                 watchdog_s: float = 0.1, fall_tilt: float = 1.0, damping_kd: float = 2.0) -> None:  # fmt: skip
+                 watchdog_s: float = 0.1, fall_tilt: float = 1.0, damping_kd: float = 2.0,
+                 tick_period_s: float = 0.002) -> None:  # fmt: skip
         from unitree_sdk2py.core.channel import ChannelFactoryInitialize, ChannelPublisher, ChannelSubscriber
         from unitree_sdk2py.idl.default import unitree_hg_msg_dds__LowCmd_
         from unitree_sdk2py.idl.unitree_hg.msg.dds_ import LowCmd_, LowState_
@@ -68,6 +71,7 @@ class UnitreeG1Robot(Robot):
         self._names = tuple(meta.joint_names)
         self._slots = motor_indices(self._names)
         self._dt = 1.0 / float(meta.rates.control_hz)
+        self._ticks_per_step = max(1, round(self._dt / tick_period_s))
         self._lower = np.array([-np.inf if v is None else v for v in meta.joint_pos_lower])
         self._upper = np.array([np.inf if v is None else v for v in meta.joint_pos_upper])
         index = {n: i for i, n in enumerate(self._names)}
@@ -96,7 +100,7 @@ class UnitreeG1Robot(Robot):
                     "s: is the robot (or g1_dds_sim) running, on the same domain and interface?"
                 )
             time.sleep(0.005)
-        self._next = time.monotonic()
+        self._step_tick = self._last_tick
 
     def _on_state(self, msg) -> None:
         with self._lock:
@@ -165,15 +169,20 @@ class UnitreeG1Robot(Robot):
         self.commands_sent += 1
 
     def step(self) -> None:
-        """Wait for the next control period (absolute deadlines: no drift); raise :class:`SafetyStop` on a fault."""
+        """Wait for the next control period, paced by the robot's clock: until LowState ``tick`` has advanced by
+        ``control_dt / tick_period_s`` since the last step (why: a simulator slower than real time, or a robot's own
+        clock, sets the pace; a wall-clock sleep would drift against it). A wait past ``watchdog_s`` trips the
+        watchdog. Raises :class:`SafetyStop` on a fault (damping already sent)."""
+        if self.fault is None:
+            start = time.monotonic()
+            while (self._last_tick - self._step_tick) % 2**32 < self._ticks_per_step:
+                if time.monotonic() - start > self.watchdog_s:
+                    self.damp(f"watchdog: LowState tick did not advance for {self.watchdog_s * 1e3:g} ms")
+                    break
+                time.sleep(0.0002)
+            self._step_tick = self._last_tick
         if self.fault is not None:
             raise SafetyStop(self.fault)
-        self._next += self._dt
-        wait = self._next - time.monotonic()
-        if wait > 0:
-            time.sleep(wait)
-        else:
-            self._next = time.monotonic()
 
     # -- driver helpers ------------------------------------------------------------------------------------------
     def soft_start(self, kp: np.ndarray, kd: np.ndarray, duration_s: float = 1.0) -> None:
