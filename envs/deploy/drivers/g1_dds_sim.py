@@ -141,7 +141,10 @@ def run(args: argparse.Namespace) -> dict:
         wait = deadline - time.perf_counter()
         if wait > 0:
             time.sleep(wait)
-    result = {**counts, "ticks": tick, "sim_time_s": t_run or 0.0, "fell_at_s": fell_at}
+    last = latest.get("cmd")
+    gains = [(last.motor_cmd[s].kp, last.motor_cmd[s].kd) for s in slots] if last is not None else [(0.0, 0.0)]
+    result = {**counts, "ticks": tick, "sim_time_s": t_run or 0.0, "fell_at_s": fell_at,
+              "last_kp_max": max(g[0] for g in gains), "last_kd_min": min(g[1] for g in gains)}  # fmt: skip
     print(f"[g1_dds_sim] done: {json.dumps(result)}", flush=True)
     if args.report:
         Path(args.report).write_text(json.dumps(result))
@@ -164,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the push schedule")
     p.add_argument("--duration_s", type=float, default=0.0, help="stop after this simulated time, s (0: run on)")
-    p.add_argument("--report", default=None, help="JSON of the counts (commands, CRC failures, pushes, fell_at_s)")
+    p.add_argument("--report", default=None, help="write counts, fall time, last command gains as JSON")
     args = p.parse_args(argv)
     times = np.array([args.duration_s, args.settle_s])
     if not (np.isfinite(times).all() and (times >= 0).all()) or not 0 <= args.domain <= 232:

@@ -71,7 +71,7 @@ class UnitreeG1Robot(Robot):
         self._names = tuple(meta.joint_names)
         self._slots = motor_indices(self._names)
         self._dt = 1.0 / float(meta.rates.control_hz)
-        self._ticks_per_step = max(1, round(self._dt / tick_period_s))
+        self._ticks_per_step = self._dt / tick_period_s  # may be fractional (200 Hz on a 500 Hz tick: 2.5)
         self._lower = np.array([-np.inf if v is None else v for v in meta.joint_pos_lower])
         self._upper = np.array([np.inf if v is None else v for v in meta.joint_pos_upper])
         index = {n: i for i, n in enumerate(self._names)}
@@ -100,7 +100,7 @@ class UnitreeG1Robot(Robot):
                     "s: is the robot (or g1_dds_sim) running, on the same domain and interface?"
                 )
             time.sleep(0.005)
-        self._step_tick = self._last_tick
+        self._step_tick, self._steps = self._last_tick, 0
 
     def _on_state(self, msg) -> None:
         with self._lock:
@@ -170,17 +170,18 @@ class UnitreeG1Robot(Robot):
 
     def step(self) -> None:
         """Wait for the next control period, paced by the robot's clock: until LowState ``tick`` has advanced by
-        ``control_dt / tick_period_s`` since the last step (why: a simulator slower than real time, or a robot's own
-        clock, sets the pace; a wall-clock sleep would drift against it). A wait past ``watchdog_s`` trips the
-        watchdog. Raises :class:`SafetyStop` on a fault (damping already sent)."""
+        ``control_dt / tick_period_s`` per step, counted from the connection (why: a simulator slower than real
+        time, or the robot's own clock, sets the pace; a wall-clock sleep drifts against it). A wait longer than
+        ``watchdog_s`` trips the watchdog. Raises :class:`SafetyStop` on a fault (damping already sent)."""
         if self.fault is None:
             start = time.monotonic()
-            while (self._last_tick - self._step_tick) % 2**32 < self._ticks_per_step:
+            self._steps += 1
+            due = round(self._steps * self._ticks_per_step)  # cumulative: the mean period is exact
+            while (self._last_tick - self._step_tick) % 2**32 < due:
                 if time.monotonic() - start > self.watchdog_s:
                     self.damp(f"watchdog: LowState tick did not advance for {self.watchdog_s * 1e3:g} ms")
                     break
                 time.sleep(0.0002)
-            self._step_tick = self._last_tick
         if self.fault is not None:
             raise SafetyStop(self.fault)
 
