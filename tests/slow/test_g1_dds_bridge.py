@@ -95,3 +95,30 @@ def test_safety_ends_in_damping(tmp_path: Path, case: str) -> None:
     assert rep["crc_failures"] == 0
     if case != "watchdog":  # a stopped simulator cannot receive; the others must hold damping last
         assert rep["last_kp_max"] == 0.0 and rep["last_kd_min"] > 0, rep
+
+
+def test_non_finite_target_sends_damping_and_stops(tmp_path: Path) -> None:
+    """In this process (one DDS participant per process): a NaN target → damping on the wire, then SafetyStop."""
+    import numpy as np
+
+    from realgap.envs.deploy import load_policy
+    from realgap.envs.deploy.drivers.unitree_g1 import SafetyStop, UnitreeG1Robot
+
+    d = _domain(10)
+    sim, report = _sim(tmp_path, d, 1.0)
+    meta, _ = load_policy(ROOT / POLICY)
+    robot = UnitreeG1Robot(meta, d, "lo", connect_timeout_s=60)
+    kp, kd = np.full(29, 100.0), np.full(29, 2.0)
+    q = robot.read_joints().pos
+    robot.send_joint_targets(q, np.zeros(29), kp, kd)
+    robot.step()
+    target = q.copy()
+    target[3] = np.nan
+    robot.send_joint_targets(target, np.zeros(29), kp, kd)
+    assert robot.fault == "non-finite target or gain"
+    with pytest.raises(SafetyStop, match="non-finite"):
+        robot.step()
+    robot.send_joint_targets(q, np.zeros(29), kp, kd)  # latched: a good target after a fault is still damping
+    robot.hold_damping(0.1)
+    rep = _finish(sim, report)
+    assert rep["last_kp_max"] == 0.0 and rep["last_kd_min"] > 0 and rep["crc_failures"] == 0
