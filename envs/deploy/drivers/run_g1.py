@@ -11,6 +11,8 @@ import argparse
 import time
 from pathlib import Path
 
+import numpy as np
+
 from realgap.envs.deploy.drivers.unitree_g1 import SafetyStop, UnitreeG1Robot
 
 
@@ -49,5 +51,9 @@ def run_g1(args: argparse.Namespace, meta, policy, push_mps: tuple[float, float]
         robot.hold_damping(0.5)
     if recorder is not None:
         print(f"[realgap] log: {recorder.save(Path(args.log))} ({len(recorder.to_log().t)} samples)", flush=True)
+    if len(robot.step_times) > 2:
+        period = np.diff(robot.step_times) * 1e3
+        print(f"[realgap] control period (wall) p50 {np.percentile(period, 50):.2f} ms, p99 "
+              f"{np.percentile(period, 99):.2f} ms over {len(period)} periods", flush=True)  # fmt: skip
     print(f"[realgap] commands sent {robot.commands_sent}; ended in damping ({robot.fault or 'episode end'})")
     return status

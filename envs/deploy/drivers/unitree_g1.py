@@ -101,6 +101,7 @@ class UnitreeG1Robot(Robot):
                 )
             time.sleep(0.005)
         self._step_tick, self._steps = self._last_tick, 0
+        self.step_times: list[float] = []  # wall clock at the end of each step, s (loop timing)
 
     def _on_state(self, msg) -> None:
         with self._lock:
@@ -182,6 +183,7 @@ class UnitreeG1Robot(Robot):
                     self.damp(f"watchdog: LowState tick did not advance for {self.watchdog_s * 1e3:g} ms")
                     break
                 time.sleep(0.0002)
+            self.step_times.append(time.monotonic())
         if self.fault is not None:
             raise SafetyStop(self.fault)
 
