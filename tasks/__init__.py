@@ -8,6 +8,8 @@ from realgap.tasks import (
 )
 
 TASK_PREFIX = "Realgap-"
+DEFAULT_TASK = "Realgap-Balance-G1-v0"
+"""The task a script runs when ``--task`` is not given: the shipped balance recipe."""
 
 
 def registered_tasks() -> list[str]:

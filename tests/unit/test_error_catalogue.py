@@ -76,3 +76,57 @@ def test_num_envs_that_do_not_split_over_processes(tmp_path):
     out = run("train.py", "--num_envs", "7", "--num_procs", "2", "--log_root", str(tmp_path / "runs"), cwd=tmp_path)
     assert out.returncode == 2 and "does not split evenly over 2 processes" in out.stderr, out.stderr[-2000:]
     assert not (tmp_path / "runs").exists()
+
+
+def _valid_run(folder: Path) -> Path:
+    """A resumable run folder: a loadable checkpoint and its record."""
+    import json
+
+    import torch
+
+    (folder / "params").mkdir(parents=True)
+    torch.save({"iter": 2, "actor_state_dict": {}}, folder / "model_2.pt")
+    record = {"task": "Realgap-Balance-G1-v0", "num_envs_total": 8, "num_procs": 1, "max_iterations": 5}
+    (folder / "params" / "run.json").write_text(json.dumps(record))
+    return folder
+
+
+BAD_YAML_RATES = "physics_hz: 200\ncontrol_hz: [200\n"
+
+# (script, args; "{tmp}" is the test's folder, "{run}" a resumable run in it), text the refusal must hold
+CATALOGUE: list[tuple[str, list[str], str]] = [
+    ("train.py", ["--num_envs", "0"], "argument --num_envs: must be an integer >= 1, got 0"),
+    ("train.py", ["--num_envs", "abc"], "argument --num_envs: 'abc' is not an integer"),
+    ("train.py", ["--max_iterations", "0"], "argument --max_iterations: must be an integer >= 1, got 0"),
+    ("train.py", ["--save_interval", "0"], "argument --save_interval: must be an integer >= 1, got 0"),
+    ("train.py", ["--max_minutes", "nan"], "argument --max_minutes: 'nan' is not a finite number"),
+    ("train.py", ["--seed", "-1"], "argument --seed: must be an integer >= 0, got -1"),
+    ("train.py", ["--set", "agent.algorithm.learning_rate=nan"], "the value is not a finite number"),
+    ("train.py", ["--rates", "{tmp}/bad.yaml"], "is not valid YAML"),
+    ("train.py", ["--resume", "{run}", "--num_envs", "16"], "which recorded --num_envs 8"),
+    ("train.py", ["--resume", "{run}", "--max_iterations", "3"], "which recorded --max_iterations 5"),
+    ("train.py", ["--resume", "{run}", "--task", "Realgap-Grasp-Franka-v0"], "which recorded --task Realgap-Bal"),
+    ("train.py", ["--resume", "{run}/params/run.json"], "give a run folder or a model_<iteration>.pt"),
+    ("play.py", ["--episodes", "0", "--zero_action"], "argument --episodes: must be an integer >= 1, got 0"),
+    ("evaluate.py", ["--episodes", "0"], "argument --episodes: must be an integer >= 1, got 0"),
+    ("bench_dr.py", ["--num_envs", "-4"], "argument --num_envs: must be an integer >= 1, got -4"),
+    ("benchmark.py", ["--num_envs", "x"], "argument --num_envs: 'x' is not an integer"),
+    ("sim2sim.py", ["--zero_action", "--episodes", "0"], "argument --episodes: must be an integer >= 1, got 0"),
+]
+
+
+@pytest.mark.parametrize(("script", "args", "text"), CATALOGUE, ids=[f"{s}{' '.join(a)}" for s, a, _ in CATALOGUE])
+def test_catalogue(tmp_path, script, args, text):
+    (tmp_path / "bad.yaml").write_text(BAD_YAML_RATES)
+    run_dir = _valid_run(tmp_path / "runs" / "balance_g1" / "r")
+    before = snapshot(tmp_path)
+    filled = [a.replace("{tmp}", str(tmp_path)).replace("{run}", str(run_dir)) for a in args]
+    out = (
+        run(script, *filled, "--log_root", str(tmp_path / "runs"), cwd=tmp_path)
+        if script == "train.py"
+        else run(script, *filled, cwd=tmp_path)
+    )
+    assert out.returncode == 2, out.stderr[-2000:]
+    assert text in out.stderr and out.stderr.startswith("error: "), out.stderr[-2000:]
+    assert "Traceback" not in out.stderr
+    assert snapshot(tmp_path) == before  # nothing written, nothing changed
