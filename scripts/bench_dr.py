@@ -18,14 +18,12 @@ import argparse
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--task", default="Realgap-Balance-G1-v0", help="registered task id")
-    p.add_argument("--num_envs", type=int, default=256, help="parallel envs")
-    p.add_argument("--device", default="cpu", help="cpu | cuda | cuda:N")
+    from realgap.envs.run.cli import nonnegative_float, parser, positive_int, shared_flags
+
+    p = parser(__doc__, shared_flags("task", "num_envs", "device", "seed", num_envs=256))
     p.add_argument("--profile", default="nominal", help="DR profile name or YAML path")
-    p.add_argument("--rounds", type=int, default=3, help="rounds of 24 policy steps per variant")
-    p.add_argument("--std", type=float, default=0.5, help="std of the random actions")
-    p.add_argument("--seed", type=int, default=0, help="env and action seed")
+    p.add_argument("--rounds", type=positive_int, default=3, help="rounds of 24 policy steps per variant")
+    p.add_argument("--std", type=nonnegative_float, default=0.5, help="std of the random actions")
     return p.parse_args(argv)
 
 

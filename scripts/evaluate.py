@@ -32,24 +32,20 @@ from typing import Any
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     from realgap.envs.eval.sweep import FACTORS, NOT_SWEEPABLE
+    from realgap.envs.run.cli import parser, positive_float, shared_flags
 
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = parser(__doc__, shared_flags("task", "episodes", "num_envs", "device", "seed", task=None, num_envs=64))
     p.add_argument("--checkpoint", action="append", default=[], help="run folder or model_<it>.pt (repeatable)")
     p.add_argument("--policy", action="append", default=[], help="export folder (policy.onnx + metadata; repeatable)")
     p.add_argument("--label", action="append", default=[],
                    help="name of each --checkpoint, then each --policy, in the report and plots")  # fmt: skip
     p.add_argument("--zero_action", action="store_true", help="also evaluate the zero action (hold the default pose)")
-    p.add_argument("--task", default=None, help="task id (default: the first run's task); its Play variant is used")
     p.add_argument("--factors", default=None, help="comma-separated factors (default: every one the task supports) "
                    f"among {', '.join(FACTORS)}; not sweepable: {', '.join(NOT_SWEEPABLE)}")  # fmt: skip
     p.add_argument("--values", action="append", default=[], help="FACTOR=V1,V2,... sweep values (repeatable)")
     p.add_argument("--heatmap", default=None, help="X,Y factors of the success heatmap, or 'none' "
                    "(default: push_mps,payload_kg when both are swept)")  # fmt: skip
-    p.add_argument("--episodes", type=int, default=16, help="episodes per point")
-    p.add_argument("--num_envs", type=int, default=64, help="envs per batch")
-    p.add_argument("--episode_s", type=float, default=None, help="episode length, s (default: the task's)")
-    p.add_argument("--device", default=None, help="cpu | cuda | cuda:N (default: cuda if available, else cpu)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--episode_s", type=positive_float, default=None, help="episode length, s (default: the task's)")
     p.add_argument("--out", default=None, help="output folder")
     return p.parse_args(argv)
 

@@ -4,7 +4,8 @@ The shared flags (``--task --num_envs --device --seed --episodes --policy --chec
 (:func:`shared_flags`, an argparse parent parser): one type, one range check, one help text and one default per flag.
 Every numeric flag is checked for finiteness and range while the command line is parsed, so a bad number is refused
 before any module loads a simulator or writes a file. Bad input of any kind ends the same way: ``error: <message>`` on
-stderr and exit status 2, no traceback.
+stderr and exit status 2, no traceback (:class:`CliParser` for the command line, :func:`run_cli` for what the
+library refuses later).
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ import gc
 import io
 import math
 import os
+import re
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 from realgap.envs.robots.base import MissingRobotSourceError
 from realgap.envs.sim.physics import DeviceUnavailableError
@@ -33,18 +35,25 @@ EXIT_USAGE = 2
 """Exit status of a refused input (argparse's and the shell's convention for bad usage)."""
 
 
-def refuse(message: str) -> None:
-    """Print ``error: <message>`` on stderr and exit with :data:`EXIT_USAGE`: the one way a script refuses input."""
-    print(f"error: {message}", file=sys.stderr)
-    sys.exit(EXIT_USAGE)
+class UsageError(ValueError, SystemExit):
+    """A command line refused while it is parsed; already printed as ``error: <message>``.
+
+    Both a ``ValueError`` (what a script's ``main`` raises for bad input, so callers and tests treat both alike) and a
+    ``SystemExit`` with status 2 (argparse's contract: a script without :func:`run_cli` still exits 2, silently)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.code = EXIT_USAGE
 
 
 class CliParser(argparse.ArgumentParser):
-    """An ``ArgumentParser`` whose parse errors read like every other refusal (``error: ...``, exit 2), naming the
-    script's ``--help`` for the flags."""
+    """An ``ArgumentParser`` whose parse errors read like every other refusal: ``error: --flag <what is wrong> (see
+    <script> --help)`` on stderr, exit status 2 (:class:`UsageError`)."""
 
-    def error(self, message: str) -> None:  # type: ignore[override]
-        refuse(f"{message} (see {self.prog} --help)")
+    def error(self, message: str) -> NoReturn:  # type: ignore[override]
+        message = re.sub(r"^argument (--\w+)(?:/\S+)?: ", r"\1 ", message) + f" (see {self.prog} --help)"
+        print(f"error: {message}", file=sys.stderr)
+        raise UsageError(message)
 
 
 def parser(doc: str | None, *parents: argparse.ArgumentParser) -> CliParser:
@@ -67,7 +76,7 @@ def positive_int(text: str) -> int:
     """An integer ≥ 1 (a count: envs, episodes, iterations, processes)."""
     value = _number(int, text)
     if value < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text}")
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
     return value
 
 
@@ -75,7 +84,7 @@ def nonnegative_int(text: str) -> int:
     """An integer ≥ 0 (a seed, an index)."""
     value = _number(int, text)
     if value < 0:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text}")
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
     return value
 
 
@@ -88,7 +97,7 @@ def positive_float(text: str) -> float:
     """A finite number > 0 (a duration, a rate, a budget)."""
     value = _number(float, text)
     if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be a number > 0, got {text}")
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
     return value
 
 
@@ -96,7 +105,7 @@ def nonnegative_float(text: str) -> float:
     """A finite number ≥ 0 (a magnitude, a threshold)."""
     value = _number(float, text)
     if value < 0:
-        raise argparse.ArgumentTypeError(f"must be a number >= 0, got {text}")
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
     return value
 
 
@@ -152,6 +161,8 @@ def run_cli(main: Callable[[], int], extra_errors: tuple[type[BaseException], ..
     """
     try:
         code = main()
+    except UsageError:  # printed where it was raised
+        code = EXIT_USAGE
     except (*USER_ERRORS, *extra_errors) as err:
         print(f"error: {err}", file=sys.stderr)
         code = EXIT_USAGE

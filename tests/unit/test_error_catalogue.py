@@ -95,23 +95,23 @@ BAD_YAML_RATES = "physics_hz: 200\ncontrol_hz: [200\n"
 
 # (script, args; "{tmp}" is the test's folder, "{run}" a resumable run in it), text the refusal must hold
 CATALOGUE: list[tuple[str, list[str], str]] = [
-    ("train.py", ["--num_envs", "0"], "argument --num_envs: must be an integer >= 1, got 0"),
-    ("train.py", ["--num_envs", "abc"], "argument --num_envs: 'abc' is not an integer"),
-    ("train.py", ["--max_iterations", "0"], "argument --max_iterations: must be an integer >= 1, got 0"),
-    ("train.py", ["--save_interval", "0"], "argument --save_interval: must be an integer >= 1, got 0"),
-    ("train.py", ["--max_minutes", "nan"], "argument --max_minutes: 'nan' is not a finite number"),
-    ("train.py", ["--seed", "-1"], "argument --seed: must be an integer >= 0, got -1"),
+    ("train.py", ["--num_envs", "0"], "--num_envs must be >= 1, got 0"),
+    ("train.py", ["--num_envs", "abc"], "--num_envs 'abc' is not an integer"),
+    ("train.py", ["--max_iterations", "0"], "--max_iterations must be >= 1, got 0"),
+    ("train.py", ["--save_interval", "0"], "--save_interval must be >= 1, got 0"),
+    ("train.py", ["--max_minutes", "nan"], "--max_minutes 'nan' is not a finite number"),
+    ("train.py", ["--seed", "-1"], "--seed must be >= 0, got -1"),
     ("train.py", ["--set", "agent.algorithm.learning_rate=nan"], "the value is not a finite number"),
     ("train.py", ["--rates", "{tmp}/bad.yaml"], "is not valid YAML"),
     ("train.py", ["--resume", "{run}", "--num_envs", "16"], "which recorded --num_envs 8"),
     ("train.py", ["--resume", "{run}", "--max_iterations", "3"], "which recorded --max_iterations 5"),
     ("train.py", ["--resume", "{run}", "--task", "Realgap-Grasp-Franka-v0"], "which recorded --task Realgap-Bal"),
     ("train.py", ["--resume", "{run}/params/run.json"], "give a run folder or a model_<iteration>.pt"),
-    ("play.py", ["--episodes", "0", "--zero_action"], "argument --episodes: must be an integer >= 1, got 0"),
-    ("evaluate.py", ["--episodes", "0"], "argument --episodes: must be an integer >= 1, got 0"),
-    ("bench_dr.py", ["--num_envs", "-4"], "argument --num_envs: must be an integer >= 1, got -4"),
-    ("benchmark.py", ["--num_envs", "x"], "argument --num_envs: 'x' is not an integer"),
-    ("sim2sim.py", ["--zero_action", "--episodes", "0"], "argument --episodes: must be an integer >= 1, got 0"),
+    ("play.py", ["--episodes", "0", "--zero_action"], "--episodes must be >= 1, got 0"),
+    ("evaluate.py", ["--episodes", "0"], "--episodes must be >= 1, got 0"),
+    ("bench_dr.py", ["--num_envs", "-4"], "--num_envs must be >= 1, got -4"),
+    ("benchmark.py", ["--num_envs", "x"], "--num_envs 'x' is not an integer"),
+    ("sim2sim.py", ["--zero_action", "--episodes", "0"], "--episodes must be >= 1, got 0"),
 ]
 
 
