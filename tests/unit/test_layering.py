@@ -145,7 +145,6 @@ SCRIPT_LINES = 80
 print (STYLE.md 10)."""
 SCRIPTS_NOT_YET_THIN: dict[str, int] = {
     "compare_actions.py": 220,
-    "evaluate.py": 200,
     "sim2sim.py": 175,
     "benchmark.py": 160,
     "play.py": 130,
