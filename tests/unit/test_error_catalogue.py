@@ -112,6 +112,11 @@ CATALOGUE: list[tuple[str, list[str], str]] = [
     ("bench_dr.py", ["--num_envs", "-4"], "--num_envs must be >= 1, got -4"),
     ("benchmark.py", ["--num_envs", "x"], "--num_envs 'x' is not an integer"),
     ("sim2sim.py", ["--zero_action", "--episodes", "0"], "--episodes must be >= 1, got 0"),
+    ("compare_actions.py", ["--seeds", "0,one"], "--seeds '0,one': 'one' is not an integer >= 0"),
+    ("compare_actions.py", ["--jobs", "0"], "--jobs must be >= 1, got 0"),
+    ("eval_checkpoints.py", ["--run", "{run}", "--every", "0"], "--every must be >= 1, got 0"),
+    ("hidden_compare.py", ["--policy", "p", "--against", "q", "--fall_height", "nan"], "--fall_height 'nan' is not"),
+    ("push_limit.py", ["--policy", "p", "--episodes", "0"], "--episodes must be >= 1, got 0"),
 ]
 
 
