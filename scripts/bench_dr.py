@@ -29,8 +29,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    from realgap.envs.dr.profile import load_dr_profile
     from realgap.envs.eval.dr_cost import STEPS_PER_ROUND, VARIANTS, reset_dr_cost
+    from realgap.tasks import check_task
 
+    check_task(args.task)
+    load_dr_profile(args.profile)  # both refused before an env is built
     per = reset_dr_cost(args.task, args.num_envs, args.device, args.profile, args.rounds, args.std, args.seed)
     print(
         f"\n[bench_dr] {args.task}, {args.num_envs} envs on {args.device}, profile {args.profile!r}: "
@@ -53,4 +57,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from realgap.envs.run.cli import run_cli
+
+    run_cli(main)
