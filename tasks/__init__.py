@@ -8,8 +8,11 @@ from realgap.tasks import (
 )
 
 TASK_PREFIX = "Realgap-"
-DEFAULT_TASK = "Realgap-Balance-G1-v0"
-"""The task a script runs when ``--task`` is not given: the shipped balance recipe."""
+DEFAULT_TASK = balance.CROUCH_TASK
+"""The task ``scripts/train.py`` trains when no ``--task`` is given: the shipped balance recipe, the crouch
+(``configs/policies/balance_g1``)."""
+GRASP_TASK = grasp.RECOMMENDED_TASK
+"""The recommended grasp task: end-effector pose increments (``configs/policies/grasp_franka``)."""
 
 
 def registered_tasks() -> list[str]:

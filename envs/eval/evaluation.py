@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from realgap.tasks import DEFAULT_TASK
+ZERO_ACTION_TASK = "Realgap-Balance-G1-v0"
+"""The task the zero action alone is evaluated on when no ``--task`` is given: the balance task as defined (play.py
+and sim2sim.py fall back to the same)."""
 
 Policies = dict[str, tuple[str, Any] | None]
 """Label → ``("checkpoint", model path)``, ``("export", (metadata, onnx path))`` or ``None`` (the zero action)."""
@@ -76,7 +78,7 @@ def resolve_inputs(req: EvalRequest) -> tuple[str, Policies, Path]:
         policies["zero action"] = None
     if len({play_task(t) for t in tasks - {None}}) > 1 and req.task is None:
         raise ValueError(f"the policies come from different tasks {sorted(tasks - {None})}; pass --task")
-    task = play_task(req.task or next(iter(tasks - {None}), None) or DEFAULT_TASK)
+    task = play_task(req.task or next(iter(tasks - {None}), None) or ZERO_ACTION_TASK)
     if req.out:
         out = Path(req.out)
     elif len(given) == 1:

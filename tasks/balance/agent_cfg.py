@@ -26,11 +26,9 @@ class BalancePPOCfg(RslRlOnPolicyRunnerCfg):
         hidden_dims=[256, 128, 128],
         activation="elu",
         obs_normalization=True,
-        # Small initial exploration: with std 1.0 random actions knock the G1 over faster than PPO learns on a CPU.
-        # Zero-mean policy, no pushes, 32 episodes, per-joint scale of G1_ACTION_SCALE: std 1.0
-        # falls in 1.6 s, 0.5 in 4.5 s. At 0.25 the exploration noise alone still knocked robots over under the
-        # pushes; 0.1 (joint-target noise 0.004-0.012 rad) reached 52 % training survival at iteration 30 where 0.25
-        # had 33 % (same seed and budget, measured).
+        # Small initial exploration: random actions of std 1.0 knock the G1 over faster than PPO learns on a CPU, and
+        # at 0.25 the exploration noise alone still knocked robots over under the pushes; 0.1 is a joint-target noise
+        # of 0.004-0.012 rad through G1_ACTION_SCALE (docs/results/balance.md).
         distribution_cfg=RslRlMLPModelCfg.GaussianDistributionCfg(init_std=0.1),
     )
     critic: RslRlMLPModelCfg = RslRlMLPModelCfg(hidden_dims=[256, 128, 128], activation="elu", obs_normalization=True)
@@ -46,7 +44,7 @@ class BalancePPOCfg(RslRlOnPolicyRunnerCfg):
         gamma=0.99,
         lam=0.95,
         # 0.02 rather than rsl-rl's usual 0.01: with a small exploration std every Adam step is a large KL step, and
-        # at 0.01 the adaptive schedule pinned the learning rate at its 1e-5 floor for a whole run (measured).
+        # at 0.01 the adaptive schedule pins the learning rate at its 1e-5 floor.
         desired_kl=0.02,
         max_grad_norm=1.0,
         # Left-right symmetry (tasks/balance/symmetry.py): every mini-batch also carries its mirror image, so one

@@ -3,8 +3,9 @@
 The MDP reads as a table: observations, actions, rewards, terminations, events and curriculum below are named,
 weighted terms. Designed to learn on a CPU, where a naive balance setup does not learn in a CPU budget: the zero
 action is the default stance held by the PD servos, the action scale is bounded, initial exploration noise is small
-(agent_cfg.py), survival is paid from the first step, and the pushes (PUSH_MPS, full magnitude from the start, no
-curriculum unless a run asks for one) are the ones standing balance can absorb.
+(agent_cfg.py), survival is paid from the first step, and the pushes (PUSH_MPS, full magnitude from the start) are
+the ones standing balance can absorb. Reward and curriculum terms studied as levers live in :class:`LeverRewardsCfg`
+and :class:`LeverCurriculumCfg` (the ``Realgap-Balance-G1-Levers-v0`` variant), not in the shipped tasks.
 """
 
 from __future__ import annotations
@@ -25,7 +26,15 @@ from isaaclab.utils.noise import UniformNoiseCfg as Unoise
 
 from realgap.envs.dr.push import push_robot
 from realgap.envs.rates import load_rate_profile
-from realgap.envs.robots.g1 import G1, G1_ACTION_SCALE, G1_ACTUATORS, G1_FOOT_BODIES, G1_ROOT_HEIGHT
+from realgap.envs.robots.g1 import (
+    G1,
+    G1_ACTION_SCALE,
+    G1_ACTUATORS,
+    G1_CROUCH_ROOT_HEIGHT,
+    G1_CROUCH_TARGETS,
+    G1_FOOT_BODIES,
+    G1_ROOT_HEIGHT,
+)
 from realgap.envs.sim.actuator import realgap_actuator_cfg
 from realgap.envs.sim.nan_guard import non_finite_state
 from realgap.envs.sim.physics import default_device, newton_physics
@@ -43,8 +52,8 @@ PUSH_MPS = (0.2, 0.4)
 Sized to what standing balance can do without a step. With the pelvis at h = 0.76 m the capture point of a push lies
 v / sqrt(g / h) = v / 3.6 s⁻¹ ahead of the CoM; the sole reaches 0.12 m ahead of and 0.05 m behind the ankle, so a
 standing robot can absorb up to ~0.4 m/s forward but only ~0.2 m/s backward with its ankles, and needs hip motion
-(angular momentum) beyond that. Measured over 64 episodes of 10 s: holding the stance with the PD servos (zero action)
-survives 70 % of them; (0.3, 0.6) m/s knocks it over in 100 % (mean 5.8 s), which only stepping could prevent.
+(angular momentum) beyond that. Larger pushes knock the robot over unless it steps (the single-push limits are in
+docs/results/balance.md).
 """
 RATES = load_rate_profile("default")
 """Physics 200 Hz, PD servo 200 Hz, policy 50 Hz, targets held (configs/rates/default.yaml)."""
@@ -76,11 +85,10 @@ class ObservationsCfg:
         """What the robot measures (IMU + encoders), with noise sized to those sensors and to the signal of a push.
 
         A 0.2-0.4 m/s push turns the body at 0.3-0.5 rad/s (v / h, h = 0.76 m) and the ankles and hips by as much, so
-        noise of that size hides the very event the policy must react to. The locomotion convention of +-1.5 rad/s on
-        joint velocity did exactly that: in the 105-minute run the observation normalizer's joint-velocity std was
-        0.87-0.99 rad/s, the uniform noise's own 0.87, i.e. the channel was noise (README). The bounds below are
-        still several times the sensors': a MEMS gyro's noise is ~0.005 rad/s at this bandwidth, and a 14-bit
-        encoder differenced at 1 kHz is quantized to 2π/2¹⁴·1000 = 0.38 rad/s before any filtering.
+        noise of that size hides the very event the policy must react to: the locomotion convention of +-1.5 rad/s on
+        joint velocity left the channel carrying noise only (docs/results/balance.md, "What made it learn"). The
+        bounds below are still several times the sensors': a MEMS gyro's noise is ~0.005 rad/s at this bandwidth,
+        and a 14-bit encoder differenced at 1 kHz is quantized to 2π/2¹⁴·1000 = 0.38 rad/s before any filtering.
         """
 
         base_ang_vel = ObsTerm(func=mdp.base_ang_vel, noise=Unoise(n_min=-0.05, n_max=0.05))  # rad/s, gyro
@@ -122,13 +130,29 @@ class RewardsCfg:
     stance = RewTerm(func=balance_mdp.nominal_pose_deviation_l1, weight=-0.1)  # from the pose a zero action holds
     base_lin_vel = RewTerm(func=balance_mdp.base_lin_vel_xy_l2, weight=-4.0)  # a 0.3 m/s push: -0.36 of alive's 2
     base_ang_vel = RewTerm(func=mdp.ang_vel_xy_l2, weight=-0.05)
-    # capture point over the feet (ankle, hip or step strategy alike); a lever, off in the task as shipped
+    # -- effort and smoothness (what the motors and the gearboxes pay for)
+    torque = RewTerm(func=mdp.joint_torques_l2, weight=-1.0e-5)
+    joint_acc = RewTerm(func=mdp.joint_acc_l2, weight=-1.0e-7)
+    action_rate = RewTerm(func=mdp.action_rate_l2, weight=-0.01)
+    joint_limits = RewTerm(func=mdp.joint_pos_limits, weight=-1.0)
+
+
+@configclass
+class LeverRewardsCfg(RewardsCfg):
+    """The task's rewards plus the capture-point and stepping terms studied as levers, each at weight 0 (not computed)
+    until a run sets one, e.g. ``--task Realgap-Balance-G1-Levers-v0 --set env.rewards.capture_point.weight=-50``.
+
+    None of them raised Play survival beyond the spread between seeds (docs/results/balance.md), so the shipped tasks
+    leave them out.
+    """
+
+    # capture point over the feet (ankle, hip or step strategy alike)
     capture_point = RewTerm(
         func=balance_mdp.capture_point_offset_l2,
         weight=0.0,
         params={"feet_cfg": SceneEntityCfg("robot", body_names=list(G1_FOOT_BODIES)), "forward_offset": 0.0},
     )
-    # capture point outside the support polygon (zero while the ankles can hold it; a step brings it back): a lever, off
+    # capture point outside the support polygon (zero while the ankles can hold it; a step brings it back)
     capture_support = RewTerm(
         func=balance_mdp.capture_point_outside_support,
         weight=0.0,
@@ -137,31 +161,25 @@ class RewardsCfg:
         params={"feet_cfg": SceneEntityCfg("robot", body_names=list(G1_FOOT_BODIES)), "contact_tolerance": 0.01},
     )
     # margin of the capture point inside the support polygon (a reward: a deeper polygon in the worst heading, e.g. a
-    # staggered stance, raises the largest push the ankles can take): a lever, off
+    # staggered stance, raises the largest push the ankles can take)
     capture_margin = RewTerm(
         func=balance_mdp.capture_point_margin,
         weight=0.0,
         params={"feet_cfg": SceneEntityCfg("robot", body_names=list(G1_FOOT_BODIES))},
     )
     # single support while the capture point lies outside both feet (pays the swing of a step, only when the ankles
-    # cannot hold it): a lever, off
+    # cannot hold it)
     step_when_needed = RewTerm(
         func=balance_mdp.step_when_needed,
         weight=0.0,
         params={"feet_cfg": SceneEntityCfg("robot", body_names=list(G1_FOOT_BODIES))},
     )
-    # one foot lifted above the other while the capture point lies outside both feet (the dense form of the above): a
-    # lever, off
+    # one foot lifted above the other while the capture point lies outside both feet (the dense form of the above)
     lift_when_needed = RewTerm(
         func=balance_mdp.lift_when_needed,
         weight=0.0,
         params={"feet_cfg": SceneEntityCfg("robot", body_names=list(G1_FOOT_BODIES))},
     )
-    # -- effort and smoothness (what the motors and the gearboxes pay for)
-    torque = RewTerm(func=mdp.joint_torques_l2, weight=-1.0e-5)
-    joint_acc = RewTerm(func=mdp.joint_acc_l2, weight=-1.0e-7)
-    action_rate = RewTerm(func=mdp.action_rate_l2, weight=-0.01)
-    joint_limits = RewTerm(func=mdp.joint_pos_limits, weight=-1.0)
 
 
 @configclass
@@ -195,12 +213,19 @@ class EventsCfg:
 
 @configclass
 class CurriculumCfg:
-    """The task metrics are logged through the curriculum manager (it runs before the resets). The push curriculum is
-    a lever, off in the task as shipped (``start_mps`` None: the task's pushes from the first step); e.g.
-    ``--set "env.curriculum.push_level.params.start_mps=[0.0,0.2]"`` starts training with pushes of 0-0.2 m/s and
-    grows them to the task's 0.2-0.4 m/s by a quarter of the way each time 128 ended episodes survived >= 75 %."""
+    """The task metrics are logged through the curriculum manager (it runs before the resets)."""
 
     metrics = CurrTerm(func=balance_mdp.balance_metrics, params={"push_term": "push", "window": 512})
+
+
+@configclass
+class LeverCurriculumCfg(CurriculumCfg):
+    """The task's curriculum terms plus the push curriculum, off (``start_mps`` None: the task's pushes from the first
+    step) until a run sets it, e.g. ``--set "env.curriculum.push_level.params.start_mps=[0.0,0.2]"`` starts with pushes
+    of 0-0.2 m/s and grows them to the task's range by a quarter of the way each time 128 ended episodes survived
+    >= 75 %. It spent most of a CPU budget below the task's pushes (docs/results/balance.md), so the shipped tasks leave
+    it out."""
+
     push_level = CurrTerm(
         func=balance_mdp.push_curriculum,
         params={"push_term": "push", "start_mps": None, "step": 0.25, "promote": 0.75, "demote": 0.4,
@@ -232,9 +257,38 @@ class BalanceEnvCfg(ManagerBasedRLEnvCfg):
     """Physics / control / policy rates and target mode (RateSpec.to_dict()); recorded in every run folder."""
 
 
-def balance_env_cfg(play: bool = False) -> BalanceEnvCfg:
-    """The balance task; ``play``: evaluation settings (the same pushes, no observation noise, 32 envs)."""
+CROUCH_RAMP_S = 1.0
+"""Seconds over which the crouch task's nominal pose moves from the spawn stance to the crouch after each reset, s.
+
+Without the ramp the knee targets jump ~0.9 rad at the first step and the drives knock the robot over before the first
+push (docs/results/balance_levers.md)."""
+
+
+def use_crouch(cfg: BalanceEnvCfg) -> BalanceEnvCfg:
+    """Act around the G1's deep crouch (``G1_CROUCH_TARGETS``) instead of the stance, in place; returns ``cfg``.
+
+    The action's offset becomes the crouch's servo targets, reached over :data:`CROUCH_RAMP_S` after each reset, and
+    the base-height reward aims at the crouch's pelvis height (``G1_CROUCH_ROOT_HEIGHT``). The spawn pose, pushes,
+    episode length and terminations stay the task's. Why: a push of dv moves the capture point by dv * sqrt(c_z / g),
+    so a lower centre of mass absorbs larger pushes with the ankles alone.
+    """
+    cfg.actions.joint_pos.use_default_offset = False
+    cfg.actions.joint_pos.offset = dict(G1_CROUCH_TARGETS)
+    cfg.actions.joint_pos.ramp_s = CROUCH_RAMP_S
+    cfg.rewards.base_height.params["target_height"] = G1_CROUCH_ROOT_HEIGHT
+    return cfg
+
+
+def balance_env_cfg(play: bool = False, crouch: bool = False, levers: bool = False) -> BalanceEnvCfg:
+    """The balance task; ``play``: evaluation settings (the same pushes, no observation noise, 32 envs); ``crouch``:
+    act around the deep crouch (:func:`use_crouch`, the shipped recipe); ``levers``: with the studied reward and
+    curriculum terms, off until set (:class:`LeverRewardsCfg`, :class:`LeverCurriculumCfg`)."""
     cfg = BalanceEnvCfg()
+    if crouch:
+        use_crouch(cfg)
+    if levers:
+        cfg.rewards = LeverRewardsCfg()
+        cfg.curriculum = LeverCurriculumCfg()
     if play:
         cfg.scene.num_envs = 32
         cfg.observations.policy.enable_corruption = False

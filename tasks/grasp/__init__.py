@@ -1,9 +1,16 @@
 """Franka Panda grasp-and-lift task: registration of the gymnasium ids, one per arm action space.
 
+The recommended interface is ``ee_pose_delta`` (:data:`RECOMMENDED_TASK`, ``Realgap-Grasp-Franka-EEPoseDelta-v0``):
+end-effector pose increments through differential IK, the shipped export ``configs/policies/grasp_franka``; of the
+interfaces compared at one equal budget it is one of the three that learn to lift, and the joint-position ones lift
+nothing (docs/results/action_spaces.md).
+
 ``Realgap-Grasp-Franka-v0`` uses joint position targets; every other action space has its own id,
-``Realgap-Grasp-Franka-<Variant>-v0`` (table below); each has its evaluation variant ``...-Play-v0`` (the task's
-normal resets only, 32 envs). The configs are built by :func:`realgap.tasks.grasp.env_cfg.grasp_env_cfg` and
-:func:`realgap.tasks.grasp.agent_cfg.grasp_ppo_cfg`; nothing here imports Isaac Lab.
+``Realgap-Grasp-Franka-<Variant>-v0`` (table below). Each has its evaluation variant ``...-Play-v0`` (the task's normal
+resets only, 32 envs), and ``...-Levers-v0`` (with ``-Levers-Play-v0``) holds the terms studied as levers, off until a
+run sets them (the reverse curriculum, the speed-margin penalty). The configs are built by
+:func:`realgap.tasks.grasp.env_cfg.grasp_env_cfg` and :func:`realgap.tasks.grasp.agent_cfg.grasp_ppo_cfg`; nothing
+here imports Isaac Lab.
 """
 
 from __future__ import annotations
@@ -24,12 +31,17 @@ ACTION_SPACE_IDS: dict[str, str] = {
 }
 """Gymnasium id of each arm action space (keys equal ``actions.ACTION_SPACES``)."""
 
+RECOMMENDED_ACTION_SPACE = "ee_pose_delta"
+"""The arm interface to train a grasp with: the shipped export's (configs/policies/grasp_franka)."""
+RECOMMENDED_TASK = ACTION_SPACE_IDS[RECOMMENDED_ACTION_SPACE]
+"""``Realgap-Grasp-Franka-EEPoseDelta-v0``: what ``configs/policies/grasp_franka`` was trained on, with no overrides."""
 
-def _env_cfg_entry(action_space: str, play: bool = False) -> Callable[[], object]:
+
+def _env_cfg_entry(action_space: str, play: bool = False, levers: bool = False) -> Callable[[], object]:
     def env_cfg():
         from realgap.tasks.grasp.env_cfg import grasp_env_cfg
 
-        return grasp_env_cfg(action_space, play=play)
+        return grasp_env_cfg(action_space, play=play, levers=levers)
 
     return env_cfg
 
@@ -43,18 +55,27 @@ def _agent_cfg_entry(action_space: str) -> Callable[[], object]:
     return agent_cfg
 
 
-def _register(task_id: str, action_space: str, play: bool = False) -> None:
+def _register(task_id: str, action_space: str, play: bool = False, levers: bool = False) -> None:
     gym.register(
         id=task_id,
         entry_point="isaaclab.envs:ManagerBasedRLEnv",
         disable_env_checker=True,
         kwargs={
-            "env_cfg_entry_point": _env_cfg_entry(action_space, play),
+            "env_cfg_entry_point": _env_cfg_entry(action_space, play, levers),
             "rsl_rl_cfg_entry_point": _agent_cfg_entry(action_space),
         },
     )
 
 
+def levers_task(task: str) -> str:
+    """The Levers variant of a grasp id: ``Realgap-Grasp-Franka-JointPDGravity-v0`` ->
+    ``Realgap-Grasp-Franka-JointPDGravity-Levers-v0``."""
+    return task.replace("-v0", "-Levers-v0")
+
+
 for _space, _id in ACTION_SPACE_IDS.items():
     _register(_id, _space)
     _register(_id.replace("-v0", "-Play-v0"), _space, play=True)  # evaluation: the task's normal resets only
+    # the same interface with the terms studied as levers (reverse curriculum, speed margin), off until set
+    _register(levers_task(_id), _space, levers=True)
+    _register(levers_task(_id).replace("-v0", "-Play-v0"), _space, play=True, levers=True)

@@ -75,24 +75,21 @@ TORQUE_SCALE = {"joint[1-4]": 10.0, "joint[5-7]": 1.5}
 # Differential IK on the tool centre point: per unit action 1 cm translation and 0.02 rad rotation per policy step
 # (0.5 m/s and 1 rad/s at 50 Hz) in the robot base frame; damped least squares (λ = 0.05) near singularities. Sized to
 # the arm's limits (Franka's Cartesian limits 1.7 m/s and 2.5 rad/s; joints 2.175-2.61 rad/s): at 2 cm and 0.1 rad
-# (5 rad/s per unit, twice the Cartesian limit) exploration tripped the joint-speed reflex in 22 % of the episodes and a
-# policy trained without the reflex tripped it in every Play episode (measured).
+# (5 rad/s per unit, twice the Cartesian limit) exploration trips the joint-speed reflex (docs/results/grasp.md).
 IK_SCALE = (0.01, 0.01, 0.01, 0.02, 0.02, 0.02)
 # Motion generator of the absolute position interfaces (libfranka's limitRate, on by default on the real arm): the
 # setpoint's velocity at 75 % of the joint-speed reflex limits (2.175 / 2.61 rad/s) and libfranka's joint acceleration
-# limits. The margin absorbs the PD's tracking overshoot and the joints' coupling: driving all seven joints at once
-# with random full-scale targets (16 envs, 6 s) tripped the reflex 35 times at 90 %, 10 at 75 %; feeding the
-# setpoint's velocity forward to the servo made it worse (160 at 90 %), so the servo keeps τ = Kp·(s − q) − Kd·q̇.
-# Without a motion generator the absolute targets had to explore with 0.025 rad of noise to stay clear of the reflex
-# and never touched the cube (docs/results/compare_actions_3da244d_seed0/).
+# limits. The margin absorbs the PD's tracking overshoot and the joints' coupling of all seven joints driven at once
+# (a 90 % limit trips the reflex several times as often); feeding the setpoint's velocity forward to the servo trips it
+# more, so the servo keeps τ = Kp·(s − q) − Kd·q̇. Without a motion generator the absolute targets must explore with
+# too little noise to reach the cube (docs/results/action_spaces.md).
 SETPOINT_MAX_VELOCITY = {"(panda_)?joint[1-4]": 0.75 * 2.175, "(panda_)?joint[5-7]": 0.75 * 2.61}
 # Following-error bound of the same motion generator: the setpoint stays within δ of the measured joint. Without it a
 # joint held back (the hand on the table or the cube, the wrist's 12 N·m saturated) let the setpoint run ahead by
-# 0.2–0.4 rad, and catching up the PD drove it at its terminal speed (Kp/Kd)·|s − q| past the reflex: every one of 19
-# reflex trips of the first lifting joint_pd_gravity policy (32 Play envs, 260 steps) was joint 6 at 2.6–4.6 rad/s
-# with 0.17–0.44 rad of lag (measured). The datasheet gains have Kp/Kd = ω/(2ζ) = 2π·10/4 = 15.7 1/s on every joint, so
+# 0.2–0.4 rad, and catching up the PD drove it at its terminal speed (Kp/Kd)·|s − q| past the reflex
+# (docs/results/grasp.md). The datasheet gains have Kp/Kd = ω/(2ζ) = 2π·10/4 = 15.7 1/s on every joint, so
 # δ = 0.12 / 0.14 rad bounds that speed near 1.9 / 2.2 rad/s (below 2.175 / 2.61) and still exceeds the PD's lag
-# at the setpoint's top speed (0.104 / 0.125 rad): free motion is not slowed. The same policy with it: 0 trips.
+# at the setpoint's top speed (0.104 / 0.125 rad): free motion is not slowed.
 SETPOINT_MAX_FOLLOWING_ERROR = {"(panda_)?joint[1-4]": 0.12, "(panda_)?joint[5-7]": 0.14}
 SETPOINT_MAX_ACCELERATION = {
     "(panda_)?joint1": 15.0,

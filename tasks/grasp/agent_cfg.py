@@ -16,8 +16,8 @@ from realgap.tasks.grasp.actions import get_action_space
 INIT_STD: dict[str, float] = {
     # Absolute joint targets: without a motion generator, 0.3 (0.15 rad of target noise) crossed the 2.175 rad/s limit
     # within two steps of every episode and only 0.05 stayed clear of the reflex, too little to ever reach the cube
-    # (measured). The rate-limited setpoint (actions.py) follows any target within the arm's limits, so these
-    # interfaces explore like the others.
+    # (docs/results/action_spaces.md). The rate-limited setpoint (actions.py) follows any target within the arm's
+    # limits, so these interfaces explore like the others.
     "joint_pos": 0.3,
     "joint_pos_delta": 0.5,  # 0.025 rad per step, a random walk of the target
     "joint_vel": 0.3,  # 0.3 rad/s

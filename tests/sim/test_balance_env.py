@@ -6,7 +6,7 @@ import torch
 
 pytestmark = pytest.mark.sim
 
-TASK = "Realgap-Balance-G1-v0"
+TASK = "Realgap-Balance-G1-Levers-v0"  # the standing task plus the lever terms tested below (at weight 0)
 
 
 def _whole_body_com(robot) -> tuple[torch.Tensor, torch.Tensor]:

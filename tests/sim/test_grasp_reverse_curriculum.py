@@ -11,7 +11,7 @@ import torch
 
 pytestmark = pytest.mark.sim
 
-TASK = "Realgap-Grasp-Franka-JointPDGravity-v0"
+TASK = "Realgap-Grasp-Franka-JointPDGravity-Levers-v0"  # the reverse curriculum is a lever
 
 
 def _fraction(value: float, path: str | None = None):
@@ -100,5 +100,6 @@ def test_a_phase_the_file_lacks_is_refused_by_name():
 def test_the_play_variant_has_no_reverse_curriculum():
     from realgap.tasks.grasp.env_cfg import grasp_env_cfg
 
-    assert grasp_env_cfg("joint_pos", play=True).events.reset_from_states is None
-    assert grasp_env_cfg("joint_pd_gravity").events.reset_from_states.params["fraction"] == 0.0
+    assert grasp_env_cfg("joint_pos", play=True, levers=True).events.reset_from_states is None
+    assert grasp_env_cfg("joint_pd_gravity", levers=True).events.reset_from_states.params["fraction"] == 0.0
+    assert grasp_env_cfg("joint_pd_gravity").events.reset_from_states is None  # the shipped tasks leave it out

@@ -40,6 +40,12 @@ def test_randomization_and_contact_math_and_robot_facts_load_no_simulator():
 
 
 @pytest.mark.unit
+def test_srbd_math_loads_neither_torch_nor_a_simulator():
+    modules = ["realgap.envs.srbd.inertia", "realgap.envs.srbd.dynamics"]
+    assert _loaded_after_import(modules, (*SIMULATORS, "torch")) == []
+
+
+@pytest.mark.unit
 def test_task_registration_loads_no_simulator():
     # `import realgap.tasks` runs on every CLI start (task-id validation) and must stay cheap.
     assert _loaded_after_import(["realgap.tasks"], SIMULATORS) == []
@@ -63,7 +69,8 @@ def test_cli_validation_path_loads_no_simulator_nor_rl():
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE_DIRS = {"actuators": "actuators", "envs": "envs", "tasks": "tasks", "configs": "configs"}
-LOWER = ("realgap.envs.rates", "realgap.envs.robots", "realgap.envs.sim", "realgap.envs.dr", "realgap.envs.deploy")
+LOWER = ("realgap.envs.rates", "realgap.envs.robots", "realgap.envs.sim", "realgap.envs.dr", "realgap.envs.deploy",
+         "realgap.envs.srbd")  # fmt: skip
 UPPER = ("realgap.envs.run", "realgap.envs.eval", "realgap.envs.sim2sim", "realgap.envs.export")
 # Top-level modules allowed loose in envs/ (everything else lives in a sub-package).
 LOOSE = {"__init__.py", "rates.py"}
