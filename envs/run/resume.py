@@ -28,9 +28,9 @@ class Resume:
     notes: list[str] = field(default_factory=list)
 
 
-def resume_target(path: str | Path) -> tuple[Path, Path]:
-    """``(run folder, checkpoint)`` for ``--resume PATH``: a run folder (its latest ``model_<it>.pt``) or a
-    ``model_<it>.pt`` file in one (that checkpoint), checked to load.
+def resume_target(path: str | Path) -> tuple[Path, Path, int]:
+    """``(run folder, checkpoint, its iteration)`` for ``--resume PATH``: a run folder (its latest ``model_<it>.pt``)
+    or a ``model_<it>.pt`` file in one (that checkpoint), checked to load.
 
     Raises:
         CheckpointError: No such folder or file, no checkpoint in the folder, or an unreadable checkpoint.
@@ -42,9 +42,9 @@ def resume_target(path: str | Path) -> tuple[Path, Path]:
         run_dir, checkpoint = path.parent, path
     else:
         run_dir, checkpoint = path, latest_checkpoint(path)
-    check_checkpoint(checkpoint)
+    iteration = check_checkpoint(checkpoint)
     check_env_state(checkpoint)
-    return run_dir, checkpoint
+    return run_dir, checkpoint, iteration
 
 
 def check_env_state(checkpoint: Path) -> None:
@@ -72,8 +72,11 @@ def _profile_name(given: str) -> str:
     return Path(given).stem if given.endswith((".yaml", ".yml")) else given
 
 
-def restore_flags(args: argparse.Namespace, record: dict[str, Any]) -> list[str]:
+def restore_flags(args: argparse.Namespace, record: dict[str, Any], from_iteration: int | None = None) -> list[str]:
     """Set on ``args`` (train.py's flags) every flag ``record`` holds; return what was applied differently.
+
+    ``from_iteration`` is the iteration training continues with (the checkpoint's + 1): a ``--max_iterations`` that
+    does not go beyond it would train nothing.
 
     Raises:
         ValueError: A flag given with another value than the recorded one where that would make another run (both
@@ -102,11 +105,13 @@ def restore_flags(args: argparse.Namespace, record: dict[str, Any]) -> list[str]
         if load_rate_profile(args.rates) != RateSpec.from_dict(record["rates"]):
             refuse("rates", args.rates, record["rates"])
     recorded = record.get("max_iterations")
+    if args.max_iterations is not None and from_iteration is not None and args.max_iterations <= from_iteration:
+        raise ValueError(f"--max_iterations {args.max_iterations} leaves nothing to train: the checkpoint continues "
+                         f"at iteration {from_iteration}; give more, or drop it (the run's: {recorded})")  # fmt: skip
     if recorded is not None:
-        if args.max_iterations is not None and args.max_iterations < recorded:
-            refuse("max_iterations", args.max_iterations, recorded)
-        if args.max_iterations is not None and args.max_iterations > recorded:
-            notes.append(f"--max_iterations {args.max_iterations} extends the run's recorded {recorded}")
+        if args.max_iterations is not None and args.max_iterations != recorded:
+            how = "extends" if args.max_iterations > recorded else "shortens"
+            notes.append(f"--max_iterations {args.max_iterations} {how} the run's recorded {recorded}")
         args.max_iterations = args.max_iterations or recorded
     recorded = record.get("save_interval")
     if recorded is not None:
@@ -123,11 +128,11 @@ def prepare_resume(args: argparse.Namespace) -> Resume:
         CheckpointError: The run folder, checkpoint or ``params/run.json`` is missing or unreadable (names the file).
         ValueError: A flag given with another value than the run recorded.
     """
-    run_dir, checkpoint = resume_target(args.resume)
+    run_dir, checkpoint, iteration = resume_target(args.resume)
     record = read_run_json(run_dir / "params" / "run.json")
     if "max_iterations" not in record or "save_interval" not in record:  # a run recorded before these flags were
         record = _agent_yaml_settings(run_dir) | record
-    notes = restore_flags(args, record)
+    notes = restore_flags(args, record, iteration + 1)
     return Resume(run_dir, checkpoint, record, notes)
 
 

@@ -105,7 +105,7 @@ CATALOGUE: list[tuple[str, list[str], str]] = [
     ("train.py", ["--set", "agent.algorithm.learning_rate=nan"], "the value is not a finite number"),
     ("train.py", ["--rates", "{tmp}/bad.yaml"], "is not valid YAML"),
     ("train.py", ["--resume", "{run}", "--num_envs", "16"], "which recorded --num_envs 8"),
-    ("train.py", ["--resume", "{run}", "--max_iterations", "3"], "which recorded --max_iterations 5"),
+    ("train.py", ["--resume", "{run}", "--max_iterations", "3"], "the checkpoint continues at iteration 3"),
     ("train.py", ["--resume", "{run}", "--task", "Realgap-Grasp-Franka-v0"], "which recorded --task Realgap-Bal"),
     ("train.py", ["--resume", "{run}/params/run.json"], "give a run folder or a model_<iteration>.pt"),
     ("play.py", ["--episodes", "0", "--zero_action"], "--episodes must be >= 1, got 0"),

@@ -48,7 +48,6 @@ def test_a_plain_resume_restores_every_recorded_flag():
         ({"num_envs": 16}, "--num_envs 16 cannot change a resumed run, which recorded --num_envs 8"),
         ({"task": "Realgap-Grasp-Franka-v0"}, "recorded --task Realgap-Balance-G1-v0"),
         ({"dr_profile": "none"}, "--dr_profile none cannot change a resumed run, which recorded --dr_profile nominal"),
-        ({"max_iterations": 10}, "--max_iterations 10 cannot change a resumed run, which recorded --max_iterations 20"),
         ({"num_procs": 2}, "--num_procs 2 cannot change"),
         ({"rates": "default_100hz_missing"}, "no rate profile"),
     ],
@@ -60,10 +59,14 @@ def test_a_changed_flag_is_refused_naming_both_values(given, text):
 
 def test_the_same_values_and_the_safe_changes_are_applied_and_stated():
     args = flags(num_envs=8, dr_profile="configs/dr/nominal.yaml", max_iterations=30, save_interval=10)
-    notes = restore_flags(args, dict(RECORD))
+    notes = restore_flags(args, dict(RECORD), from_iteration=5)
     assert args.max_iterations == 30 and args.save_interval == 10
     assert notes == ["--max_iterations 30 extends the run's recorded 20",
                      "--save_interval 10 replaces the run's recorded 5"]  # fmt: skip
+    args = flags(max_iterations=8)  # stopped sooner: the same run's first 8 iterations
+    assert restore_flags(args, dict(RECORD), from_iteration=5) == ["--max_iterations 8 shortens the run's recorded 20"]
+    with pytest.raises(ValueError, match="--max_iterations 5 leaves nothing to train: the checkpoint continues at"):
+        restore_flags(flags(max_iterations=5), dict(RECORD), from_iteration=5)
 
 
 def test_a_checkpoint_file_resumes_that_checkpoint(tmp_path):
