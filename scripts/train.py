@@ -21,7 +21,7 @@ import sys
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     from realgap.envs.run.cli import parser, positive_float, positive_int, shared_flags
 
-    p = parser(__doc__, shared_flags("task", "num_envs", "device", "seed", num_envs=None, seed=None))
+    p = parser(__doc__, shared_flags("task", "num_envs", "device", "seed", task=None, num_envs=None, seed=None))
     p.add_argument("--max_iterations", type=positive_int, default=None, help="PPO iterations in total (default: cfg's)")
     p.add_argument("--max_minutes", type=positive_float, default=None,
                    help="wall-clock budget: stop (with a checkpoint) after the iteration that uses it up")  # fmt: skip
@@ -61,14 +61,14 @@ def main(argv: list[str] | None = None) -> int:
         train,
         world_size,
     )
-    from realgap.tasks import check_task
+    from realgap.tasks import DEFAULT_TASK, check_task
 
     for item in args.overrides:
         parse_override(item)  # malformed keys fail here; missing fields once the configs are built
     resume = prepare_resume(args) if args.resume else None  # every recorded flag restored, a changed one refused
     for note in resume.notes if resume and rank() == 0 else ():
         print(f"[realgap] resume: {note}")
-    args.num_procs = args.num_procs or 1
+    args.task, args.num_procs = args.task or DEFAULT_TASK, args.num_procs or 1  # not given, nothing recorded
     if (warning := warn_num_procs(args.num_procs)) is not None:
         print(f"[realgap] warning: {warning}", file=sys.stderr)
     if args.num_procs > 1 and world_size() == 1:
