@@ -21,7 +21,7 @@ import sys
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     from realgap.envs.run.cli import parser, positive_float, positive_int, shared_flags
 
-    p = parser(__doc__, shared_flags("task", "num_envs", "device", "seed", task=None, num_envs=None, seed=None))
+    p = parser(__doc__, shared_flags("task", "num_envs", "device", "seed", num_envs=None, seed=None))
     p.add_argument("--max_iterations", type=positive_int, default=None, help="PPO iterations in total (default: cfg's)")
     p.add_argument("--max_minutes", type=positive_float, default=None,
                    help="wall-clock budget: stop (with a checkpoint) after the iteration that uses it up")  # fmt: skip
@@ -50,7 +50,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
-    from realgap.envs.run.cli import warn_num_procs
+    from realgap.envs.run.cli import given_flags, warn_num_procs
     from realgap.envs.run.overrides import parse_override
     from realgap.envs.run.resume import prepare_resume
     from realgap.envs.run.training import (
@@ -65,6 +65,8 @@ def main(argv: list[str] | None = None) -> int:
 
     for item in args.overrides:
         parse_override(item)  # malformed keys fail here; missing fields once the configs are built
+    if args.resume and "--task" not in given_flags(argv):
+        args.task = None  # the run's
     resume = prepare_resume(args) if args.resume else None  # every recorded flag restored, a changed one refused
     for note in resume.notes if resume and rank() == 0 else ():
         print(f"[realgap] resume: {note}")

@@ -58,8 +58,15 @@ class CliParser(argparse.ArgumentParser):
 
 def parser(doc: str | None, *parents: argparse.ArgumentParser) -> CliParser:
     """A script's parser: its module docstring as the description (examples kept as written) and the shared flags
-    of ``parents`` (:func:`shared_flags`)."""
-    return CliParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter, parents=list(parents))
+    of ``parents`` (:func:`shared_flags`); flags are spelled out (no abbreviations), so one never shadows another."""
+    return CliParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter, parents=list(parents),
+                     allow_abbrev=False)  # fmt: skip
+
+
+def given_flags(argv: list[str]) -> set[str]:
+    """The flags written on the command line ``argv`` (``--task``, ...), told apart from defaults (abbreviations are
+    off in :func:`parser`, so each is spelled out)."""
+    return {arg.split("=", 1)[0] for arg in argv if arg.startswith("--")}
 
 
 def _number(kind: type, text: str) -> Any:
