@@ -17,11 +17,13 @@ SCENARIOS = {"standing": (), "push_forward_0.4": ((2.0, 0.4, 0.0),), "push_sidew
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    from realgap.envs.run.cli import parser, positive_float
+
+    p = parser(__doc__)
     p.add_argument("--policy", default="configs/policies/balance_g1", help="export folder that balances the robot")
     p.add_argument("--out", required=True, help="output folder (validation.json, one plot per scenario)")
-    p.add_argument("--duration_s", type=float, default=6.0, help="episode length per scenario, s")
-    p.add_argument("--horizon_s", type=float, default=0.2, help="CoM prediction horizon, s")
+    p.add_argument("--duration_s", type=positive_float, default=6.0, help="episode length per scenario, s")
+    p.add_argument("--horizon_s", type=positive_float, default=0.2, help="CoM prediction horizon, s")
     p.add_argument("--evaluate", type=int, default=0, metavar="EPISODES",
                    help="also run the three-way balance evaluation (policy, zero action, SRBD controller) over this "
                         "many 20 s pushed episodes on the MuJoCo G1 (evaluation.json)")  # fmt: skip
