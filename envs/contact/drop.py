@@ -126,3 +126,46 @@ def ringing_period(log: DropLog) -> float:
     # linear interpolation of each crossing
     tc = log.t[i0:][up] + (0 - e[up]) / (e[up + 1] - e[up]) * (log.t[1] - log.t[0])
     return float(np.diff(tc).mean())
+
+
+def run_g1(p: ContactParams, height: float, duration: float, scene: str | None = None) -> DropLog:
+    """Drop the passive G1 (zero command to its motors) from ``height`` m above its standing pose, on its soles.
+
+    ``p`` is written to the foot spheres (priority 1 in the Menagerie model, so they set the foot-ground pair) and its
+    step to the model. z is the lowest sole sphere's lowest point (m), vz the pelvis's vertical velocity.
+    """
+    import mujoco
+
+    if scene is None:
+        from realgap.envs.robots.g1 import G1
+
+        scene = str(G1.mjcf_path().with_name("scene.xml"))
+    m = mujoco.MjModel.from_xml_path(scene)
+    m.opt.timestep = p.timestep
+    feet = [g for g in range(m.ngeom) if m.geom_type[g] == mujoco.mjtGeom.mjGEOM_SPHERE and m.geom_priority[g] == 1]
+    if not feet:
+        raise ValueError(f"{scene}: no priority-1 sole spheres (not the Menagerie G1?)")
+    for g in feet:
+        m.geom_solref[g], m.geom_solimp[g], m.geom_friction[g] = p.solref, p.solimp, p.friction
+        m.geom_condim[g], m.geom_margin[g], m.geom_gap[g] = p.condim, p.margin, p.gap
+    d = mujoco.MjData(m)
+    key = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_KEY, "stand")
+    if key >= 0:
+        mujoco.mj_resetDataKeyframe(m, d, key)
+    mujoco.mj_forward(m, d)
+    lowest = min(d.geom_xpos[g][2] - m.geom_size[g][0] for g in feet)
+    d.qpos[2] += height - lowest
+    n = int(round(duration / p.timestep))
+    t, z, vz, fz, it, x = (np.zeros(n) for _ in range(6))
+    f6 = np.zeros(6)
+    for i in range(n):
+        mujoco.mj_step(m, d)
+        z[i] = min(d.geom_xpos[g][2] - m.geom_size[g][0] for g in feet)
+        vz[i], x[i] = d.qvel[2], d.qpos[0]
+        tot = 0.0
+        for j in range(d.ncon):
+            if d.contact.geom1[j] in feet or d.contact.geom2[j] in feet:
+                mujoco.mj_contactForce(m, d, j, f6)
+                tot += f6[0]
+        fz[i], it[i], t[i] = tot, int(d.solver_niter[0]), d.time
+    return DropLog(t, z, vz, fz, it, x)
