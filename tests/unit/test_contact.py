@@ -149,3 +149,32 @@ def test_pure_modules_import_no_simulator():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "[]"
+
+
+def test_lab_sweep_and_committed_results_agree_with_theory():
+    import json
+    from pathlib import Path
+
+    from realgap.envs.contact import lab
+
+    with pytest.raises(ValueError, match="unknown factor"):
+        lab.sweep("stiffness")
+    rows = lab.sweep("mass")
+    # penetration and settling are mass-independent in the impedance model; the peak force scales with the mass
+    pens = [r["figures"]["max_penetration"] for r in rows]
+    assert max(pens) - min(pens) < 1e-3 * max(pens)
+    forces = [r["figures"]["peak_force"] / r["drop"]["mass"] for r in rows]
+    assert max(forces) - min(forces) < 1e-3 * max(forces)
+    committed = json.loads((Path(__file__).parents[2] / "docs/results/contact/drop_lab.json").read_text())
+    for factor, rows in committed.items():
+        for r in rows if factor != "g1_passive" else []:
+            f = r["figures"]
+            assert f["sphere_steady_penetration"] == pytest.approx(f["theory_steady_penetration"], rel=1e-3), factor
+
+
+def test_passive_g1_drop():
+    from realgap.envs.contact.params import load
+
+    log = drop.run_g1(load("g1_ground")["foot_ground"], 0.02, 0.4)
+    m = drop.measure(log, drop.DropSpec(mass=0.0))
+    assert 1e-4 < m["max_penetration"] < 0.02 and m["peak_force"] > 35 * 9.81 * 0.5  # G1 ~35 kg
