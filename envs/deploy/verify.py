@@ -14,7 +14,7 @@ import json
 import math
 from pathlib import Path
 
-from realgap.envs.deploy.format import ONNX_METADATA_KEY, UPGRADE_HINT, MetadataError
+from realgap.envs.deploy.format import ONNX_METADATA_KEY, UPGRADE_HINT, MetadataError, check_format
 from realgap.envs.deploy.metadata import PolicyMetadata
 from realgap.envs.format.integrity import (
     INTEGRITY_KEY,
@@ -72,10 +72,9 @@ def load_verified(path: str | Path) -> tuple[PolicyMetadata, Path]:
     path = Path(path)
     folder = path if path.is_dir() else path.parent
     onnx_path, json_path = folder / ONNX_FILE, folder / JSON_FILE
-    for need in (onnx_path, json_path):
-        if not need.is_file():
-            raise FileNotFoundError(f"no {need.name} at {folder}: an export folder holds policy.onnx and policy.json "
-                                    "(scripts/export.py writes both)")  # fmt: skip
+    if not onnx_path.is_file():
+        raise FileNotFoundError(f"no policy.onnx at {folder}: an export folder holds policy.onnx and policy.json "
+                                "(scripts/export.py writes both)")  # fmt: skip
     try:
         props = ort.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"]).get_modelmeta()
     except Exception as err:  # onnxruntime raises its own types for a file that is not an ONNX model
@@ -85,6 +84,10 @@ def load_verified(path: str | Path) -> tuple[PolicyMetadata, Path]:
     if embedded_text is None:
         raise ExportIntegrityError(f"{onnx_path} has no '{ONNX_METADATA_KEY}' metadata (not exported by realgap?)")
     embedded = _json(embedded_text, f"the metadata embedded in {onnx_path}")
+    check_format(embedded, str(onnx_path))  # an old format gets the upgrade command, not a list of differences
+    if not json_path.is_file():
+        raise FileNotFoundError(f"no policy.json at {folder}: an export folder holds policy.onnx and policy.json "
+                                "(scripts/export.py writes both)")  # fmt: skip
     from_json = _json(json_path.read_text(), str(json_path))
     diff = differences(from_json, embedded)
     if diff:
