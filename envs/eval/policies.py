@@ -186,6 +186,9 @@ def exported_policy(env: Any, meta: Any, onnx_path: Path) -> Policy:
     from realgap.envs.export.actions import check_actions
 
     check_actions(meta, env)  # built with export_actions(env_cfg, meta): the same terms, so last_action means the same
+    from realgap.envs.export.metadata import check_gains
+
+    check_gains(meta, env)  # the export's own kp, kd, peak torque, or a refusal
 
     def policy(obs: torch.Tensor) -> torch.Tensor:
         out = session.run(None, {name: obs.detach().cpu().numpy().astype(np.float32)})[0]
