@@ -4,6 +4,7 @@ No step command is run here: on a machine without a GPU every step must be NOT R
 """
 
 import dataclasses
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -64,3 +65,18 @@ def test_the_script_on_this_machine_reports_its_gpu_state(tmp_path):
     expected = ("FAIL", 1) if unusable_gpu_reason(dataclasses.replace(facts)) else ("NO GPU", 2)
     assert first.startswith(expected[0]) and out.returncode == expected[1], out.stdout + out.stderr
     assert "NOT RUN" in out.stdout and (tmp_path / "report.txt").is_file()
+
+
+def test_gpu_tier_fails_not_skips_when_a_present_gpu_is_unusable(tmp_path):
+    # injected facts: nvidia-smi sees an H200 on driver 570 (CUDA 12.8), the torch wheel is cu130
+    (tmp_path / "unusable_gpu.py").write_text(
+        "import realgap.envs.sim.device as d\n"
+        "d.probe = lambda ask_warp=False: d.GpuFacts(('GPU 0: NVIDIA H200',), '570.133.20', '12.8', '2.11.0+cu130',"
+        " '13.0', False, 0)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, "-m", "pytest", "-n", "0", "-p", "no:cacheprovider", "-p", "unusable_gpu",
+                          "-q", "tests/gpu/test_cuda_path.py"], cwd=REPO, env=env, capture_output=True, text=True,
+                         timeout=300)  # fmt: skip
+    assert out.returncode != 0 and "skipped" not in out.stdout.splitlines()[-1], out.stdout[-2000:]
+    assert "R580" in out.stdout
