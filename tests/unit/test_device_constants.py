@@ -37,3 +37,14 @@ def test_per_step_terms_build_no_tensor_from_host_values(path, functions):
         calls = [c for c in ast.walk(fn) if isinstance(c, ast.Call) and ast.unparse(c.func) == "torch.tensor"]
         assert not calls, f"{path}:{fn.name} builds torch.tensor per step"
     assert seen == functions
+
+
+def test_mirror_layout_moves_once_and_keeps_its_maps():
+    # the mirror index/sign go to the training device once (MirrorLayout.to), not per PPO mini-batch
+    from test_g1_mirror import _layout
+
+    layout = _layout()
+    moved = layout.to("cpu")
+    assert moved.groups.keys() == layout.groups.keys()
+    for a, b in [(layout.actions, moved.actions), *((layout.groups[k], moved.groups[k]) for k in layout.groups)]:
+        assert torch.equal(a.index, b.index) and torch.equal(a.sign, b.sign)
