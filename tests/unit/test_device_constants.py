@@ -48,3 +48,13 @@ def test_mirror_layout_moves_once_and_keeps_its_maps():
     assert moved.groups.keys() == layout.groups.keys()
     for a, b in [(layout.actions, moved.actions), *((layout.groups[k], moved.groups[k]) for k in layout.groups)]:
         assert torch.equal(a.index, b.index) and torch.equal(a.sign, b.sign)
+
+
+def test_batched_latency_rule_equals_the_scalar_rule():
+    # the robustness sweep's per-env Python loop became one tensor op; it must round exactly as latency_to_steps
+    from realgap.actuators.delay import latency_to_steps, latency_to_steps_batch
+
+    dt = 0.005
+    lat = torch.tensor([0.0, 0.002, 0.0025, 0.0075, 0.015, 0.0349, 0.04, float("nan")], dtype=torch.float32)
+    want = [latency_to_steps(float(s), dt) if s == s else 0 for s in lat]  # 7.5 ms at 5 ms is 2 steps (ties up)
+    assert latency_to_steps_batch(lat, dt).tolist() == want
