@@ -137,8 +137,11 @@ def load_rate_profile(name_or_path: str | Path) -> RateSpec:
     if not path.is_file():
         available = sorted(p.stem for p in RATES_DIR.glob("*.yaml"))
         raise FileNotFoundError(f"no rate profile {str(name_or_path)!r} (looked for {path}); available: {available}")
-    with path.open() as fh:
-        data = yaml.safe_load(fh)
+    try:
+        with path.open() as fh:
+            data = yaml.safe_load(fh)
+    except yaml.YAMLError as err:
+        raise ValueError(f"rate profile {path} is not valid YAML: {err}".replace("\n", " ")) from None
     if not isinstance(data, Mapping):
         raise ValueError(f"rate profile {path} must be a mapping of physics_hz/control_hz/policy_hz/target_mode")
     try:

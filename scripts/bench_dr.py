@@ -18,21 +18,23 @@ import argparse
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--task", default="Realgap-Balance-G1-v0", help="registered task id")
-    p.add_argument("--num_envs", type=int, default=256, help="parallel envs")
-    p.add_argument("--device", default="cpu", help="cpu | cuda | cuda:N")
+    from realgap.envs.run.cli import nonnegative_float, parser, positive_int, shared_flags
+
+    p = parser(__doc__, shared_flags("task", "num_envs", "device", "seed", num_envs=256))
     p.add_argument("--profile", default="nominal", help="DR profile name or YAML path")
-    p.add_argument("--rounds", type=int, default=3, help="rounds of 24 policy steps per variant")
-    p.add_argument("--std", type=float, default=0.5, help="std of the random actions")
-    p.add_argument("--seed", type=int, default=0, help="env and action seed")
+    p.add_argument("--rounds", type=positive_int, default=3, help="rounds of 24 policy steps per variant")
+    p.add_argument("--std", type=nonnegative_float, default=0.5, help="std of the random actions")
     return p.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    from realgap.envs.dr.profile import load_dr_profile
     from realgap.envs.eval.dr_cost import STEPS_PER_ROUND, VARIANTS, reset_dr_cost
+    from realgap.tasks import check_task
 
+    check_task(args.task)
+    load_dr_profile(args.profile)  # both refused before an env is built
     per = reset_dr_cost(args.task, args.num_envs, args.device, args.profile, args.rounds, args.std, args.seed)
     print(
         f"\n[bench_dr] {args.task}, {args.num_envs} envs on {args.device}, profile {args.profile!r}: "
@@ -55,4 +57,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from realgap.envs.run.cli import run_cli
+
+    run_cli(main)

@@ -31,18 +31,18 @@ PPO_LAYOUTS = ("one_process", "two_processes", "two_processes_double_envs")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    from realgap.envs.run.cli import nonnegative_float, parser, positive_int, shared_flags
+
+    p = parser(__doc__, shared_flags("num_envs", "device", num_envs=256))
     p.add_argument("--sections", default="env,ppo,mujoco", help="comma-separated: env, ppo, mujoco")
     p.add_argument("--tasks", default=",".join(TASKS), help="tasks of the env section")
-    p.add_argument("--num_envs", type=int, default=256)
-    p.add_argument("--steps", type=int, default=100, help="policy steps timed per env measurement (after warm-up)")
-    p.add_argument("--action_std", type=float, default=0.0,
+    p.add_argument("--steps", type=positive_int, default=100, help="policy steps timed per measurement (after warm-up)")
+    p.add_argument("--action_std", type=nonnegative_float, default=0.0,
                    help="env section: actions N(0, STD); 0 holds the pose, as the bare stepping does")  # fmt: skip
-    p.add_argument("--ppo_iterations", type=int, default=6, help="PPO iterations per run (the first is not timed)")
+    p.add_argument("--ppo_iterations", type=positive_int, default=6, help="PPO iterations per run (first not timed)")
     p.add_argument("--ppo_layouts", default=",".join(PPO_LAYOUTS),
                    help="PPO runs of the ppo section: one_process (n envs), two_processes (sharing n envs), "
                         "two_processes_double_envs (n envs each)")  # fmt: skip
-    p.add_argument("--device", default=None, help="cpu | cuda | cuda:N (default: cuda if available, else cpu)")
     p.add_argument("--json", default=None, help="write every figure to this JSON file")
     args = p.parse_args(argv)
     args.ppo_layouts = args.ppo_layouts.split(",")

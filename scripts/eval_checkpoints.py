@@ -20,17 +20,13 @@ from pathlib import Path
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.run.cli import add_push_arg
+    from realgap.envs.run.cli import add_push_arg, nonnegative_float, parser, positive_int, shared_flags
 
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = parser(__doc__, shared_flags("episodes", "num_envs", "device", "seed", episodes=64, num_envs=64))
     p.add_argument("--run", required=True, help="run folder")
-    p.add_argument("--episodes", type=int, default=64)
-    p.add_argument("--num_envs", type=int, default=64)
-    p.add_argument("--every", type=int, default=1, help="evaluate checkpoints whose iteration is a multiple of this")
-    p.add_argument("--device", default=None)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--every", type=positive_int, default=1, help="evaluate iterations that are multiples of N")
     add_push_arg(p)
-    p.add_argument("--target_survival", type=float, default=0.95)
+    p.add_argument("--target_survival", type=nonnegative_float, default=0.95)
     p.add_argument("--no_baseline", action="store_true", help="skip the zero-action baseline row")
     return p.parse_args(argv)
 

@@ -19,14 +19,16 @@ import argparse
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    from realgap.envs.run.cli import parser, positive_int, shared_flags
+
+    p = parser(__doc__, shared_flags("task", "device", task=None))
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--checkpoint", help="run folder (latest model_<it>.pt) or a model_<it>.pt file")
     what.add_argument("--upgrade", help="export folder in the old format realgap.policy/1, rewritten in place")
     p.add_argument("--out", default=None, help="export folder (default: <run>/exported)")
-    p.add_argument("--task", default=None, help="task id (default: the run's task from params/run.json)")
-    p.add_argument("--device", default="cpu", help="device for building the env and loading the checkpoint")
-    p.add_argument("--num_checks", type=int, default=64, help="random observations to compare ONNX and torch on")
+    p.add_argument(
+        "--num_checks", type=positive_int, default=64, help="random observations ONNX and torch are compared on"
+    )
     return p.parse_args(argv)
 
 

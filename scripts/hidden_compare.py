@@ -26,23 +26,25 @@ from pathlib import Path
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    from realgap.envs.run.cli import nonnegative_float, nonnegative_int, parser, positive_float, shared_flags
+
+    p = parser(__doc__, shared_flags("episodes", "seed", episodes=64))
     p.add_argument("--policy", required=True, help="export folder (or policy.onnx) of the policy to test")
     p.add_argument("--against", required=True, help="export folder (or policy.onnx) it is compared with")
     p.add_argument("--hidden_from", default=None, help="export whose datasheet the hidden truth is drawn around "
                    "(default: --against)")  # fmt: skip
-    p.add_argument("--hidden_seed", type=int, default=0, help="seed of the hidden drive parameters")
+    p.add_argument("--hidden_seed", type=nonnegative_int, default=0, help="seed of the hidden drive parameters")
     p.add_argument("--hidden_drives", default="default", help="family the hidden drives are drawn from "
                    "(default, worn: envs/deploy/hidden_robot.py DRIVE_FAMILIES)")  # fmt: skip
     p.add_argument("--zero_action", action="store_true", help="also run the zero action (hold the stance)")
-    p.add_argument("--episodes", type=int, default=64, help="paired episodes (one push schedule each)")
-    p.add_argument("--duration_s", type=float, default=10.0, help="episode length, s (the task's: 10)")
-    p.add_argument("--push_mps", type=float, nargs=2, default=(0.2, 0.4), metavar=("LO", "HI"), help="push, m/s")
-    p.add_argument("--push_interval_s", type=float, nargs=2, default=(3.0, 5.0), metavar=("LO", "HI"),
+    p.add_argument("--duration_s", type=positive_float, default=10.0, help="episode length, s (the task's: 10)")
+    p.add_argument(
+        "--push_mps", type=nonnegative_float, nargs=2, default=(0.2, 0.4), metavar=("LO", "HI"), help="push, m/s"
+    )
+    p.add_argument("--push_interval_s", type=positive_float, nargs=2, default=(3.0, 5.0), metavar=("LO", "HI"),
                    help="time between pushes, s")  # fmt: skip
-    p.add_argument("--fall_height", type=float, default=0.45, help="fall: root below this height, m")
-    p.add_argument("--fall_tilt", type=float, default=1.0, help="fall: root tilted beyond this angle, rad")
-    p.add_argument("--seed", type=int, default=0, help="seed of the push schedules")
+    p.add_argument("--fall_height", type=positive_float, default=0.45, help="fall: root below this height, m")
+    p.add_argument("--fall_tilt", type=positive_float, default=1.0, help="fall: root tilted beyond this angle, rad")
     p.add_argument("--out", default=None, help="output JSON (default: runs/hidden_compare/seed<N>_<timestamp>.json)")
     p.add_argument("--plot", default=None, help="also draw the fraction of episodes still standing against time (PNG)")
     return p.parse_args(argv)

@@ -17,16 +17,18 @@ import argparse
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    from realgap.envs.run.cli import nonnegative_int, parser, positive_float
+
+    p = parser(__doc__)
     p.add_argument("--log", required=True, help="robot log (.npz or .mcap, realgap.robot_log/1)")
     p.add_argument("--out", required=True, help="identified spec YAML, e.g. configs/identified/<name>.yaml")
     p.add_argument("--joints", nargs="+", default=None, help="joints to identify (default: those the log excited)")
     p.add_argument("--policy", default=None, help="export folder the log must come from (checks the metadata hash)")
-    p.add_argument("--max_delay_steps", type=int, default=6, help="largest command delay searched, physics steps")
+    p.add_argument("--max_delay_steps", type=nonnegative_int, default=6, help="largest delay searched, physics steps")
     p.add_argument("--base_profile", default="nominal", help="DR profile the generated one starts from")
     p.add_argument(
         "--filter_hz",
-        type=float,
+        type=positive_float,
         default=None,
         help="noisy sensors: zero-phase low-pass corner applied to both sides of the torque regressions, Hz",
     )
@@ -52,9 +54,9 @@ def main(argv: list[str] | None = None) -> int:
 
     expected = None
     if args.policy is not None:
-        from realgap.envs.deploy import load_metadata
+        from realgap.envs.deploy.verify import load_verified
 
-        meta = load_metadata(args.policy)
+        meta, _ = load_verified(args.policy)
         expected = metadata_sha256(meta)
     log = load_log(args.log, joint_names=None if args.policy is None else meta.joint_names, metadata_hash=expected)
     ident = identify(

@@ -25,19 +25,18 @@ from realgap.envs.run.progress import fmt_value
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.run.cli import add_push_arg
+    from realgap.envs.run.cli import add_push_arg, finite_float, parser, shared_flags
 
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--checkpoint", default=None, help="run folder (latest model_<it>.pt) or a model_<it>.pt file")
+    p = parser(
+        __doc__,
+        shared_flags(
+            "task", "episodes", "num_envs", "device", "seed", "checkpoint", task=None, episodes=64, num_envs=32
+        ),
+    )
     p.add_argument(
         "--policy", default=None, help="export folder (policy.onnx with its metadata), e.g. configs/policies/…"
     )
-    p.add_argument("--task", default=None, help="task id (default: the run's task); its Play variant is used")
-    p.add_argument("--episodes", type=int, default=64, help="episodes to count")
-    p.add_argument("--num_envs", type=int, default=32)
-    p.add_argument("--device", default=None, help="cpu | cuda | cuda:N (default: cuda if available, else cpu)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--episode_s", type=float, default=None,
+    p.add_argument("--episode_s", type=finite_float, default=None,
                    help="episode length, s (default: the task's; a shorter one is a quick check, not the task's "
                         "metric)")  # fmt: skip
     add_push_arg(p)

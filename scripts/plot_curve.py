@@ -15,7 +15,9 @@ from pathlib import Path
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    from realgap.envs.run.cli import parser
+
+    p = parser(__doc__)
     p.add_argument("--run", required=True, help="run folder (progress.csv, params/)")
     p.add_argument("--metric", default="success_rate", help="progress.csv column (e.g. success_rate, survival_rate)")
     p.add_argument("--out", required=True, help="PNG to write")

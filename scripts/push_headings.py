@@ -18,36 +18,36 @@ from pathlib import Path
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    from realgap.envs.run.cli import finite_float, parser, positive_int, shared_flags
+
+    p = parser(__doc__, shared_flags("num_envs", "seed", num_envs=128))
     p.add_argument("--policy", required=True, help="export folder of a balance policy (policy.onnx + metadata)")
     p.add_argument("--zero_action", action="store_true", help="log the zero action (hold the stance) instead")
-    p.add_argument("--steps", type=int, default=2000, help="policy steps (50 Hz) per env")
-    p.add_argument("--num_envs", type=int, default=128)
+    p.add_argument("--steps", type=positive_int, default=2000, help="policy steps (50 Hz) per env")
     p.add_argument("--edges", default="0.2,0.3,0.35,0.4", help="magnitude bin edges, m/s (comma-separated)")
     p.add_argument(
         "--ankle_pitch_bias",
-        type=float,
+        type=finite_float,
         default=0.0,
         help="a what-if, not a policy: add this many action units to both ankle-pitch actions (after the "
         "clip; negative leans the G1 forward), to see how the stance trades one push side for another",
     )
     p.add_argument(
         "--hip_reflex",
-        type=float,
+        type=finite_float,
         default=0.0,
         help="a what-if, not a policy: after every sagittal push >= 0.25 m/s add this many action units to both "
         "hip-pitch actions for --reflex_steps steps, signed with the push "
         "(a scripted hip strategy that knows the push)",
     )
-    p.add_argument("--reflex_steps", type=int, default=10, help="policy steps of the hip reflex")
+    p.add_argument("--reflex_steps", type=positive_int, default=10, help="policy steps of the hip reflex")
     p.add_argument(
         "--crouch",
-        type=float,
+        type=finite_float,
         default=0.0,
         help="a what-if, not a policy: this many rad more knee flexion, half of it less on the hip and ankle pitch, "
         "as constant offsets (a lower stance)",
     )
-    p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=None, help="output JSON")
     return p.parse_args(argv)
 

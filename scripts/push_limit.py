@@ -21,16 +21,15 @@ DEFAULT_VALUES = "0.2,0.25,0.3,0.35,0.4,0.45,0.5,0.55,0.6,0.65,0.7,0.8"
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    from realgap.envs.run.cli import nonnegative_float, parser, positive_float, shared_flags
+
+    p = parser(__doc__, shared_flags("episodes", "num_envs", "seed", episodes=64, num_envs=128))
     p.add_argument("--policy", required=True, help="export folder of a balance policy (policy.onnx + metadata)")
     p.add_argument("--zero_action", action="store_true", help="also the zero action (hold the stance)")
     p.add_argument("--values", default=DEFAULT_VALUES, help="push magnitudes, m/s (comma-separated)")
-    p.add_argument("--episodes", type=int, default=64, help="episodes per magnitude and engine")
     p.add_argument("--engines", default="isaac,mujoco", help="isaac, mujoco or both")
-    p.add_argument("--push_at_s", type=float, default=1.0, help="time of the push after the reset, s")
-    p.add_argument("--recover_s", type=float, default=3.0, help="time after the push to stay up, s")
-    p.add_argument("--num_envs", type=int, default=128, help="Isaac Lab envs per batch")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--push_at_s", type=nonnegative_float, default=1.0, help="time of the push after the reset, s")
+    p.add_argument("--recover_s", type=positive_float, default=3.0, help="time after the push to stay up, s")
     p.add_argument("--out", default=None, help="output JSON")
     return p.parse_args(argv)
 

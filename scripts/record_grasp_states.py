@@ -16,10 +16,10 @@ from realgap.tasks.grasp.reverse_curriculum import DEFAULT_STATES
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--num_envs", type=int, default=256, help="scripted episodes (one per env)")
-    p.add_argument("--per_phase", type=int, default=1024, help="states drawn from each phase")
-    p.add_argument("--seed", type=int, default=0)
+    from realgap.envs.run.cli import parser, positive_int, shared_flags
+
+    p = parser(__doc__, shared_flags("num_envs", "seed", num_envs=256))
+    p.add_argument("--per_phase", type=positive_int, default=1024, help="states drawn from each phase")
     p.add_argument("--out", default=str(DEFAULT_STATES), help="output .npz")
     return p.parse_args(argv)
 

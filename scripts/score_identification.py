@@ -14,10 +14,12 @@ import argparse
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    from realgap.envs.run.cli import nonnegative_int, parser
+
+    p = parser(__doc__)
     p.add_argument("--spec", required=True, help="identified spec YAML written by scripts/identify.py")
     p.add_argument("--policy", required=True, help="export folder the hidden robot was built from")
-    p.add_argument("--hidden_seed", type=int, required=True, help="seed of the hidden robot")
+    p.add_argument("--hidden_seed", type=nonnegative_int, required=True, help="seed of the hidden robot")
     p.add_argument("--hidden_drives", default="default", help="family of the hidden drives (default, worn)")
     return p.parse_args(argv)
 

@@ -26,20 +26,19 @@ from typing import Any
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    from realgap.envs.run.cli import nonnegative_float, parser, positive_float, shared_flags
+
+    p = parser(__doc__, shared_flags("task", "episodes", "seed", task=None, episodes=8))
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--checkpoint", help="run folder or model_<it>.pt (exported to <run>/exported if needed)")
     src.add_argument("--policy", help="export folder or policy.onnx")
     src.add_argument("--zero_action", action="store_true", help="the zero action (hold the default pose)")
-    p.add_argument("--task", default=None, help="task id (default: the policy's; zero action: the balance task)")
-    p.add_argument("--episodes", type=int, default=8, help="closed-loop episodes (one push schedule each)")
-    p.add_argument("--duration_s", type=float, default=10.0, help="closed-loop episode length, s")
+    p.add_argument("--duration_s", type=positive_float, default=10.0, help="closed-loop episode length, s")
     p.add_argument("--push_mps", default=None, help="LO,HI push magnitude, m/s (default: the task's)")
     p.add_argument("--push_interval_s", default=None, help="LO,HI time between pushes, s (default: the task's)")
-    p.add_argument("--open_loop_s", type=float, default=0.5, help="open-loop duration, s")
-    p.add_argument("--fine_dt", type=float, default=0.001, help="second open-loop physics step, s (0: skip)")
+    p.add_argument("--open_loop_s", type=positive_float, default=0.5, help="open-loop duration, s")
+    p.add_argument("--fine_dt", type=nonnegative_float, default=0.001, help="second open-loop step, s (0: skip)")
     p.add_argument("--skip_closed_loop", action="store_true")
-    p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=None, help="output JSON")
     return p.parse_args(argv)
 
@@ -87,9 +86,10 @@ def resolve_policy(args: argparse.Namespace) -> tuple[Path | None, Path | None, 
             raise FileNotFoundError(f"no policy.onnx at {folder}")
     if checkpoint is not None:
         from realgap.envs.deploy.metadata import load_metadata
+        from realgap.envs.format.provenance import repo_relative
 
         onnx = folder / "policy.onnx"
-        if not onnx.is_file() or load_metadata(onnx).training.get("checkpoint") != str(checkpoint.resolve()):
+        if not onnx.is_file() or load_metadata(onnx).training.get("checkpoint") != repo_relative(checkpoint.resolve()):
             from realgap.envs.export.writer import export_checkpoint
 
             export_checkpoint(checkpoint, args.task, device="cpu")

@@ -17,18 +17,23 @@ SCENARIOS = {"standing": (), "push_forward_0.4": ((2.0, 0.4, 0.0),), "push_sidew
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    from realgap.envs.run.cli import parser, positive_float
+
+    p = parser(__doc__)
     p.add_argument("--policy", default="configs/policies/balance_g1", help="export folder that balances the robot")
     p.add_argument("--out", required=True, help="output folder (validation.json, one plot per scenario)")
-    p.add_argument("--duration_s", type=float, default=6.0, help="episode length per scenario, s")
-    p.add_argument("--horizon_s", type=float, default=0.2, help="CoM prediction horizon, s")
+    p.add_argument("--duration_s", type=positive_float, default=6.0, help="episode length per scenario, s")
+    p.add_argument("--horizon_s", type=positive_float, default=0.2, help="CoM prediction horizon, s")
+    p.add_argument("--evaluate", type=int, default=0, metavar="EPISODES",
+                   help="also run the three-way balance evaluation (policy, zero action, SRBD controller) over this "
+                        "many 20 s pushed episodes on the MuJoCo G1 (evaluation.json)")  # fmt: skip
     return p.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    if not args.duration_s > 2.5 or not args.horizon_s > 0:
-        raise ValueError("--duration_s must be > 2.5 (the pushes come at 2 s) and --horizon_s > 0")
+    if not args.duration_s > 2.5 or not args.horizon_s > 0 or args.evaluate < 0:
+        raise ValueError("--duration_s must be > 2.5 (the pushes come at 2 s), --horizon_s > 0, --evaluate >= 0")
     from realgap.envs.srbd.model import g1_model
     from realgap.envs.srbd.validate import plot, run_episode, summary
 
@@ -43,6 +48,14 @@ def main(argv: list[str] | None = None) -> int:
         plot(trace, out / f"{name}.png", f"{name}: SRBD with the measured contact forces vs MuJoCo")
         print(f"[realgap] {name}: {report['scenarios'][name]}")
     (out / "validation.json").write_text(json.dumps(report, indent=2))
+    if args.evaluate:
+        from realgap.envs.eval.srbd_balance import evaluate
+
+        result = evaluate(args.policy, episodes=args.evaluate)
+        (out / "evaluation.json").write_text(json.dumps(result, indent=2))
+        for name, arm in result["arms"].items():
+            print(f"[realgap] {name}: survival {arm['survival']:.3f} (95 % {arm['survival_ci95'][0]:.3f}-"
+                  f"{arm['survival_ci95'][1]:.3f}), time up {arm['time_up_mean_s']:.2f} s")  # fmt: skip
     print(f"[realgap] wrote {out}/validation.json and {len(SCENARIOS)} plots")
     return 0
 

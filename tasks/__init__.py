@@ -8,7 +8,6 @@ from realgap.tasks import (
 )
 
 TASK_PREFIX = "Realgap-"
-
 DEFAULT_TASK = balance.CROUCH_TASK
 """The task ``scripts/train.py`` trains when no ``--task`` is given: the shipped balance recipe, the crouch
 (``configs/policies/balance_g1``)."""

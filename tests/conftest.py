@@ -95,3 +95,23 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     import gc
 
     gc.freeze()
+
+
+TIERS = ("unit", "sim", "slow", "gpu")
+"""The tier markers (pyproject's ``markers``): every test carries one, so ``pytest -m unit`` skips none silently."""
+
+
+def untiered(items: list[pytest.Item]) -> list[str]:
+    """The node ids of ``items`` that carry no tier marker (:data:`TIERS`)."""
+    return [item.nodeid for item in items if not any(item.get_closest_marker(tier) for tier in TIERS)]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Refuse a test without a tier marker: the run stops at collection, naming each such test and the fix."""
+    missing = untiered(items)
+    if missing:
+        listed = "\n  ".join(missing)
+        raise pytest.UsageError(
+            f"{len(missing)} test(s) carry no tier marker ({' / '.join(TIERS)}); add `pytestmark = pytest.mark.unit` "
+            f"(or the tier its cost says) to the module:\n  {listed}"
+        )

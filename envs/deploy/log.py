@@ -185,7 +185,8 @@ def load_log(path: str | Path, *, joint_names: tuple[str, ...] | list[str] | Non
         try:
             data = dict(np.load(path, allow_pickle=False))
         except (OSError, ValueError) as err:
-            raise LogError(f"{path}: not a readable .npz file ({err})") from None
+            why = "it holds pickled Python objects, which are never loaded" if "pickle" in str(err) else str(err)
+            raise LogError(f"{path}: not a readable .npz file ({why})") from None
     fmt = str(data.get("format", "<none>"))
     if fmt != LOG_FORMAT:
         raise LogError(f"{path}: format '{fmt}', expected '{LOG_FORMAT}'")

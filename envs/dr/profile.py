@@ -1,349 +1,37 @@
-"""Domain-randomization profiles as data: ``configs/dr/<name>.yaml`` → frozen, validated :class:`DRProfile`.
+"""Domain-randomization profile files: ``configs/dr/<name>.yaml`` or a YAML path → a validated :class:`DRProfile`.
 
-A profile lists, in priority order (largest expected sim-to-real error first), what is randomized and
-over which *plausible* real-world range: payload mass and CoM, link mass/inertia, joint friction, actuator gains and
-torque limit, command delay, contact friction, contact geometry, initial object pose, and (balance) pushes. Every
-top-level key must be present (an empty list says "considered, not randomized") except ``actuator_stages`` (the
-actuator chain's optional stages: absent or ``[]`` leaves every chain as its specs built it); inside a group,
-omitted fields mean "not randomized". Body / joint selectors are full-match regular expressions (Isaac Lab's
-convention) on the names of the scene entity ``asset`` (``robot``, ``object``). Ranges are ``[lo, hi]`` and uniform;
-unit suffixes are part of the key names (``_m``, ``_kg``, ``_s``, ``_nm``, ``_nms_per_rad``, ``_mps``, ``_rad``,
-``_hz``); keys without a suffix are unit-less. Pure Python + PyYAML: no simulator import.
+YAML is read with duplicate keys refused (PyYAML would keep the last silently); a shipped profile's ``name`` must equal
+its file name. The schema and its checks are :mod:`realgap.envs.dr.profile_schema` (re-exported here, so
+``realgap.envs.dr.profile`` stays the one place profiles are imported from). Pure Python + PyYAML: no simulator import.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import os
-import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from realgap.envs.dr.inertia_sampling import (
-    UNIT_RANGE,
-    ZERO_RANGE,
-    ZERO_VEC3,
-    InertiaRandomization,
-    Range,
-    Vec3Range,
-    validate_fraction,
-    validate_range,
+from realgap.envs.dr.profile_schema import (  # noqa: F401  (the schema, re-exported)
+    INERTIA_BOUNDS,
+    MAX_LUMP_TRAVEL_M,
+    PROFILE_DIR,
+    PROFILE_PACKAGE,
+    TASKS,
+    ActuatorGroup,
+    ActuatorStagesGroup,
+    ContactFrictionGroup,
+    ContactGeometryGroup,
+    DRProfile,
+    InertiaGroup,
+    InitialPoseGroup,
+    JointFrictionGroup,
+    PushSpec,
+    check_inertia_bounds,
+    parse_dr_profile,
 )
-
-PROFILE_PACKAGE = "realgap.configs"
-PROFILE_DIR = "dr"
-TASKS = ("balance", "grasp")
-
-
-def _f(kind: str, unit: str = "", default: Any = dataclasses.MISSING) -> Any:
-    """Dataclass field whose metadata drives parsing/serialisation (kind: name, text, task, regex, bool,
-    fraction, groups, push, a range kind of :func:`validate_range`, or ``vec3:<range kind>``)."""
-    return field(default=default, metadata={"kind": kind, "unit": unit})
-
-
-@dataclass(frozen=True)
-class InertiaGroup:
-    """Consistent mass / CoM / inertia randomization of the bodies matching ``bodies`` (sampler ranges:
-    :class:`realgap.envs.dr.inertia_sampling.InertiaRandomization`, which also validates them)."""
-
-    asset: str = _f("name")
-    bodies: tuple[str, ...] = _f("regex")
-    mass_scale: Range = _f("scale", default=UNIT_RANGE)
-    stretch: Range = _f("scale", default=UNIT_RANGE)
-    shear: Range = _f("real", default=ZERO_RANGE)
-    com_shift_m: Vec3Range = _f("vec3:real", "m", ZERO_VEC3)
-    com_moved_fraction: float = _f("fraction", default=1.0)
-    payload_mass_kg: Range = _f("nonneg", "kg", ZERO_RANGE)
-    payload_offset_m: Vec3Range = _f("vec3:real", "m", ZERO_VEC3)
-    payload_size_m: Vec3Range = _f("vec3:nonneg", "m", ZERO_VEC3)
-    payload_random_rotation: bool = _f("bool", default=False)
-
-    def randomization(self) -> InertiaRandomization:
-        """Sampler ranges of this group."""
-        names = [f.name for f in dataclasses.fields(InertiaRandomization)]
-        return InertiaRandomization(**{name: getattr(self, name) for name in names})
-
-
-@dataclass(frozen=True)
-class JointFrictionGroup:
-    """Joint friction torque τ_f = −τ_c·sign(q̇) − b·q̇ added at the joints matching ``joints``."""
-
-    asset: str = _f("name")
-    joints: tuple[str, ...] = _f("regex")
-    coulomb_nm: Range = _f("nonneg", "N·m", ZERO_RANGE)
-    viscous_nms_per_rad: Range = _f("nonneg", "N·m·s/rad", ZERO_RANGE)
-
-
-@dataclass(frozen=True)
-class ActuatorGroup:
-    """Multiplicative errors of the actuator model at the joints matching ``joints`` (unit-less, > 0)."""
-
-    asset: str = _f("name")
-    joints: tuple[str, ...] = _f("regex")
-    kp_scale: Range = _f("scale", default=UNIT_RANGE)
-    kd_scale: Range = _f("scale", default=UNIT_RANGE)
-    torque_limit_scale: Range = _f("scale", default=UNIT_RANGE)
-
-
-@dataclass(frozen=True)
-class ActuatorStagesGroup:
-    """Per-env values of the actuator chain's optional stages at the joints matching ``joints``; a field left out
-    (``None``) leaves that stage as the specs built it. Absolute ranges for cutoffs and the dead band, scales for the
-    speed limit (× the spec's datasheet ``velocity_limit``) and the stiffness (× the spec's ``transmission_stiffness``).
-    What the physics step can run (cutoffs below its Nyquist rate, a stable elastic joint) is checked when the profile
-    is applied to a task (:func:`realgap.envs.dr.stages.check_stage_ranges`): the step is a property of the task."""
-
-    asset: str = _f("name")
-    joints: tuple[str, ...] = _f("regex")
-    torque_filter_hz: Range | None = _f("positive", "Hz", None)
-    position_filter_hz: Range | None = _f("positive", "Hz", None)
-    speed_limit_scale: Range | None = _f("scale", default=None)
-    backlash_rad: Range | None = _f("nonneg", "rad", None)
-    transmission_stiffness_scale: Range | None = _f("scale", default=None)
-
-    def ranges(self) -> dict[str, Range]:
-        """The fields this group sets, by name (in declaration order)."""
-        names = [f.name for f in dataclasses.fields(self) if f.name not in ("asset", "joints")]
-        return {name: getattr(self, name) for name in names if getattr(self, name) is not None}
-
-
-@dataclass(frozen=True)
-class ContactFrictionGroup:
-    """Coulomb friction coefficient μ (unit-less, >= 0) of the colliders of the matching bodies."""
-
-    asset: str = _f("name")
-    bodies: tuple[str, ...] = _f("regex")
-    friction: Range = _f("nonneg")
-
-
-@dataclass(frozen=True)
-class ContactGeometryGroup:
-    """Collider size error of the matching bodies: every collider dimension × ``size_scale`` (unit-less, > 0).
-    Mass and inertia are randomized separately (they are measured independently of the collider's size)."""
-
-    asset: str = _f("name")
-    bodies: tuple[str, ...] = _f("regex")
-    size_scale: Range = _f("scale")
-
-
-@dataclass(frozen=True)
-class InitialPoseGroup:
-    """Offset of an asset's root pose at reset from its default: position in the world frame [m], yaw [rad]."""
-
-    asset: str = _f("name")
-    position_m: Vec3Range = _f("vec3:real", "m", ZERO_VEC3)
-    yaw_rad: Range = _f("real", "rad", ZERO_RANGE)
-
-
-@dataclass(frozen=True)
-class PushSpec:
-    """External pushes as a root-velocity change: every ``interval_s`` [s], Δv per world axis [m/s]."""
-
-    interval_s: Range = _f("positive", "s")
-    velocity_mps: Vec3Range = _f("vec3:real", "m/s", ZERO_VEC3)
-
-
-@dataclass(frozen=True)
-class DRProfile:
-    """A named domain-randomization profile; sections in priority order (largest expected sim-to-real error first)."""
-
-    name: str = _f("name")
-    description: str = _f("text")
-    task: str | None = _f("task")
-    payload: tuple[InertiaGroup, ...] = _f("groups")
-    link_inertia: tuple[InertiaGroup, ...] = _f("groups")
-    joint_friction: tuple[JointFrictionGroup, ...] = _f("groups")
-    actuator: tuple[ActuatorGroup, ...] = _f("groups")
-    command_delay_s: Range = _f("nonneg", "s")
-    contact_friction: tuple[ContactFrictionGroup, ...] = _f("groups")
-    contact_geometry: tuple[ContactGeometryGroup, ...] = _f("groups")
-    initial_pose: tuple[InitialPoseGroup, ...] = _f("groups")
-    push: PushSpec | None = _f("push")
-    actuator_stages: tuple[ActuatorStagesGroup, ...] = _f("groups", default=())
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain YAML/JSON-ready dict with every field resolved; ``parse_dr_profile(p.to_dict()) == p``."""
-        return _to_dict(self)
-
-
-# Physical bounds of an inertial randomization of one robot link or one manipulated object, checked at load (the
-# samplers accept any range that keeps J ≻ 0; a profile must also describe a body that can exist on this robot).
-# Each bound is far outside every plausible error ("wide" uses a quarter of it or less) and rejects only ranges that
-# describe a different body, where float32 round-off also starts to dominate the written inertia.
-INERTIA_BOUNDS: dict[str, tuple[float, float]] = {
-    # density scale: a link weighed at a tenth or ten times its CAD mass is a different part, not a model error
-    "mass_scale": (0.1, 10.0),
-    # radii of gyration ×0.25 .. ×4: beyond that the link's mass would sit outside (or collapse inside) its own shell
-    "stretch": (0.25, 4.0),
-    # shear 1 = 45° of skew of the mass distribution; more folds it into another shape instead of tilting its axes
-    "shear": (-1.0, 1.0),
-    # CoM shift per body axis, m: the largest G1 / Panda links (torso, upper arm) are under 0.5 m long
-    "com_shift_m": (-0.5, 0.5),
-    # payload on one body, kg: more than the whole G1 (35 kg), 16x the Panda's rated 3 kg
-    "payload_mass_kg": (0.0, 50.0),
-    # payload centre and box edges, m: attached to the body, within a metre of its frame
-    "payload_offset_m": (-1.0, 1.0),
-    "payload_size_m": (0.0, 1.0),
-}
-MAX_LUMP_TRAVEL_M = 1.0
-"""Farthest the moved lump of a CoM shift may travel, m: ‖max |Δ| per axis‖ / com_moved_fraction (the lump f·m moves
-by Δ/f). A 1 cm shift made with f = 0.003 moves 0.3 % of the mass 3.3 m away from a 5 cm cube: a rod-like body whose
-smallest principal moment drowns in float32 round-off of the largest."""
-
-
-def check_inertia_bounds(group: InertiaGroup) -> None:
-    """Check an inertial randomization against :data:`INERTIA_BOUNDS` and :data:`MAX_LUMP_TRAVEL_M`.
-
-    Raises:
-        ValueError: A range outside its bound, or a CoM shift whose moved lump travels too far; the message names the
-            key, the range and the bound.
-    """
-    for f in dataclasses.fields(InertiaGroup):
-        if f.name not in INERTIA_BOUNDS:
-            continue
-        lo, hi = INERTIA_BOUNDS[f.name]
-        value = getattr(group, f.name)
-        ranges = zip("xyz", value, strict=True) if f.metadata["kind"].startswith("vec3:") else [("", value)]
-        unit = f" {f.metadata['unit']}" if f.metadata["unit"] else ""
-        for axis, (r_lo, r_hi) in ranges:
-            if r_lo < lo or r_hi > hi:
-                key = f"{f.name}.{axis}" if axis else f.name
-                raise ValueError(f"{key}: [{r_lo:g}, {r_hi:g}]{unit} is outside the physical bound [{lo:g}, {hi:g}]"
-                                 f"{unit} of a robot link's randomization (see INERTIA_BOUNDS)")  # fmt: skip
-    reach = [max(abs(r_lo), abs(r_hi)) for r_lo, r_hi in group.com_shift_m]
-    travel = sum(x * x for x in reach) ** 0.5 / group.com_moved_fraction
-    if travel > MAX_LUMP_TRAVEL_M:
-        raise ValueError(f"com_shift_m with com_moved_fraction {group.com_moved_fraction:g}: the moved lump travels up "
-                         f"to {travel:.3g} m, beyond the {MAX_LUMP_TRAVEL_M:g} m bound (MAX_LUMP_TRAVEL_M): move more "
-                         "of the mass or shift the CoM less")  # fmt: skip
-
-
-_GROUP_TYPES: dict[str, type] = {
-    "payload": InertiaGroup,
-    "link_inertia": InertiaGroup,
-    "joint_friction": JointFrictionGroup,
-    "actuator": ActuatorGroup,
-    "actuator_stages": ActuatorStagesGroup,
-    "contact_friction": ContactFrictionGroup,
-    "contact_geometry": ContactGeometryGroup,
-    "initial_pose": InitialPoseGroup,
-}
-
-
-def _parse_value(kind: str, unit: str, value: Any, where: str) -> Any:
-    if kind == "name":
-        if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
-            raise ValueError(f"{where}: expected an identifier (letters, digits, _), got {value!r}")
-        return value
-    if kind == "text":
-        if not isinstance(value, str) or not value.strip():
-            raise ValueError(f"{where}: expected a non-empty string, got {value!r}")
-        return value
-    if kind == "task":
-        if value is not None and value not in TASKS:
-            raise ValueError(f"{where}: expected one of {list(TASKS)} or null, got {value!r}")
-        return value
-    if kind == "regex":
-        patterns = [value] if isinstance(value, str) else value
-        if not isinstance(patterns, list) or not patterns or not all(isinstance(p, str) for p in patterns):
-            raise ValueError(f"{where}: expected a regex or a non-empty list of regexes, got {value!r}")
-        for pattern in patterns:
-            try:
-                re.compile(pattern)
-            except re.error as err:
-                raise ValueError(f"{where}: invalid regex {pattern!r}: {err}") from None
-        return tuple(patterns)
-    if kind == "bool":
-        if not isinstance(value, bool):
-            raise ValueError(f"{where}: expected true or false, got {value!r}")
-        return value
-    if kind == "fraction":
-        return validate_fraction(where, value)
-    if kind.startswith("vec3:"):
-        if not isinstance(value, Mapping):
-            raise ValueError(f"{where}: expected a mapping with keys among x, y, z, got {value!r}")
-        _reject_unknown(value, ("x", "y", "z"), where)
-        return tuple(validate_range(f"{where}.{axis}", value.get(axis, ZERO_RANGE), kind[5:], unit) for axis in "xyz")
-    return validate_range(where, value, kind, unit)
-
-
-def _reject_unknown(data: Mapping, known: tuple[str, ...] | list[str], where: str) -> None:
-    unknown = sorted(str(k) for k in data if k not in known)
-    if unknown:
-        raise ValueError(f"{where}: unknown key(s) {unknown}; known keys: {list(known)}")
-
-
-def _parse_dataclass(cls: type, data: Any, where: str) -> Any:
-    if not isinstance(data, Mapping):
-        raise ValueError(f"{where}: expected a mapping for {cls.__name__}, got {type(data).__name__}")
-    fields = dataclasses.fields(cls)
-    _reject_unknown(data, [f.name for f in fields], where)
-    kwargs: dict[str, Any] = {}
-    for f in fields:
-        key_where = f"{where}.{f.name}"
-        kind, unit = f.metadata["kind"], f.metadata["unit"]
-        if f.name not in data:
-            if f.default is dataclasses.MISSING:
-                raise ValueError(f"{where}: missing required key {f.name!r}")
-            continue
-        value = data[f.name]
-        if kind == "groups":
-            if not isinstance(value, list):
-                raise ValueError(f"{key_where}: expected a list of groups ([] for none), got {value!r}")
-            group_cls = _GROUP_TYPES[f.name]
-            kwargs[f.name] = tuple(_parse_dataclass(group_cls, v, f"{key_where}[{i}]") for i, v in enumerate(value))
-        elif kind == "push":
-            kwargs[f.name] = None if value is None else _parse_dataclass(PushSpec, value, key_where)
-        else:
-            kwargs[f.name] = _parse_value(kind, unit, value, key_where)
-    try:
-        obj = cls(**kwargs)
-        if isinstance(obj, InertiaGroup):
-            obj.randomization()  # the sampler's own range rules
-            check_inertia_bounds(obj)  # and a body that can exist on a robot
-        if isinstance(obj, ActuatorStagesGroup) and not obj.ranges():
-            known = [f.name for f in dataclasses.fields(obj)][2:]
-            raise ValueError(f"the group randomizes nothing; give at least one of {known}")
-    except ValueError as err:
-        raise ValueError(f"{where}: {err}") from None
-    return obj
-
-
-def _to_dict(obj: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for f in dataclasses.fields(obj):
-        value, kind = getattr(obj, f.name), f.metadata["kind"]
-        if value is None and f.default is None:
-            continue  # an optional field left out stays left out
-        if kind == "groups":
-            out[f.name] = [_to_dict(g) for g in value]
-        elif kind == "push":
-            out[f.name] = None if value is None else _to_dict(value)
-        elif kind.startswith("vec3:"):
-            out[f.name] = {axis: list(r) for axis, r in zip("xyz", value, strict=True)}
-        elif kind == "regex":
-            out[f.name] = list(value)
-        elif isinstance(value, tuple):
-            out[f.name] = list(value)
-        else:
-            out[f.name] = value
-    return out
-
-
-def parse_dr_profile(data: Any, source: str = "<dict>") -> DRProfile:
-    """Validate a profile mapping (as loaded from YAML) into a :class:`DRProfile`.
-
-    Raises:
-        ValueError: unknown or missing keys (listing the known ones), lo > hi, a scale <= 0, a negative mass /
-            friction / delay / size, a moved fraction outside (0, 1], an invalid regex; the message starts with
-            ``source`` and the key path, e.g. ``nominal.yaml: link_inertia[0].mass_scale: lo 1.2 > hi 0.8``.
-    """
-    return _parse_dataclass(DRProfile, data, source)
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):

@@ -143,6 +143,8 @@ class PairVerdict:
 
     def words(self, unit: str = "") -> str:
         """One sentence: "A ahead of B by d (lo to hi)" or "A and B tied (d, lo to hi)"."""
+        if math.isnan(self.lo):
+            return f"{self.better} and {self.worse} not ranked: fewer than two seeds on a side (no interval)"
         span = f"{self.diff:.3g}{unit} ({self.lo:.3g} to {self.hi:.3g}{unit})"
         if self.separated:
             return f"{self.better} ahead of {self.worse} by {span}"

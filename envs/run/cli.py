@@ -1,16 +1,28 @@
-"""What every realgap script does with bad input: print one clear message and exit with status 2, no traceback."""
+"""The command-line vocabulary every realgap script shares, and what every script does with bad input.
+
+The shared flags (``--task --num_envs --device --seed --episodes --policy --checkpoint``) are defined once here
+(:func:`shared_flags`, an argparse parent parser): one type, one range check, one help text and one default per flag.
+Every numeric flag is checked for finiteness and range while the command line is parsed, so a bad number is refused
+before any module loads a simulator or writes a file. Bad input of any kind ends the same way: ``error: <message>`` on
+stderr and exit status 2, no traceback (:class:`CliParser` for the command line, :func:`run_cli` for what the
+library refuses later).
+"""
 
 from __future__ import annotations
 
 import argparse
 import gc
 import io
+import math
+import os
+import re
 import sys
 from collections.abc import Callable
+from typing import Any, NoReturn
 
 from realgap.envs.robots.base import MissingRobotSourceError
 from realgap.envs.sim.physics import DeviceUnavailableError
-from realgap.tasks import UnknownTaskError
+from realgap.tasks import DEFAULT_TASK, UnknownTaskError
 
 USER_ERRORS: tuple[type[BaseException], ...] = (
     UnknownTaskError,
@@ -19,6 +31,129 @@ USER_ERRORS: tuple[type[BaseException], ...] = (
     ValueError,
     FileNotFoundError,
 )
+EXIT_USAGE = 2
+"""Exit status of a refused input (argparse's and the shell's convention for bad usage)."""
+
+
+class UsageError(ValueError, SystemExit):
+    """A command line refused while it is parsed; already printed as ``error: <message>``.
+
+    Both a ``ValueError`` (what a script's ``main`` raises for bad input, so callers and tests treat both alike) and a
+    ``SystemExit`` with status 2 (argparse's contract: a script without :func:`run_cli` still exits 2, silently)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.code = EXIT_USAGE
+
+
+class CliParser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose parse errors read like every other refusal: ``error: --flag <what is wrong> (see
+    <script> --help)`` on stderr, exit status 2 (:class:`UsageError`)."""
+
+    def error(self, message: str) -> NoReturn:  # type: ignore[override]
+        message = re.sub(r"^argument (--\w+)(?:/\S+)?: ", r"\1 ", message) + f" (see {self.prog} --help)"
+        print(f"error: {message}", file=sys.stderr)
+        raise UsageError(message)
+
+
+def parser(doc: str | None, *parents: argparse.ArgumentParser) -> CliParser:
+    """A script's parser: its module docstring as the description (examples kept as written) and the shared flags
+    of ``parents`` (:func:`shared_flags`); flags are spelled out (no abbreviations), so one never shadows another."""
+    return CliParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter, parents=list(parents),
+                     allow_abbrev=False)  # fmt: skip
+
+
+def given_flags(argv: list[str]) -> set[str]:
+    """The flags written on the command line ``argv`` (``--task``, ...), told apart from defaults (abbreviations are
+    off in :func:`parser`, so each is spelled out)."""
+    return {arg.split("=", 1)[0] for arg in argv if arg.startswith("--")}
+
+
+def _number(kind: type, text: str) -> Any:
+    try:
+        value = kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not {'an integer' if kind is int else 'a number'}") from None
+    if kind is float and not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """An integer ≥ 1 (a count: envs, episodes, iterations, processes)."""
+    value = _number(int, text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
+    return value
+
+
+def nonnegative_int(text: str) -> int:
+    """An integer ≥ 0 (a seed, an index)."""
+    value = _number(int, text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
+    return value
+
+
+def finite_float(text: str) -> float:
+    """A finite number (NaN and ±inf refused: either would pass every comparison check silently)."""
+    return _number(float, text)
+
+
+def positive_float(text: str) -> float:
+    """A finite number > 0 (a duration, a rate, a budget)."""
+    value = _number(float, text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+    return value
+
+
+def nonnegative_float(text: str) -> float:
+    """A finite number ≥ 0 (a magnitude, a threshold)."""
+    value = _number(float, text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
+    return value
+
+
+FLAGS: dict[str, dict[str, Any]] = {
+    "task": dict(default=DEFAULT_TASK, metavar="ID", help=f"registered task id (default: {DEFAULT_TASK})"),
+    "num_envs": dict(type=positive_int, default=None, metavar="N", help="parallel envs (default: see the script)"),
+    "device": dict(default=None, help="cpu | cuda | cuda:N (default: cuda if torch sees one, else cpu)"),
+    "seed": dict(type=nonnegative_int, default=0, help="seed of every random stream the script draws (default: 0)"),
+    "episodes": dict(type=positive_int, default=16, metavar="N", help="episodes per evaluated point (default: 16)"),
+    "policy": dict(default=None, metavar="DIR", help="export folder (policy.onnx + policy.json)"),
+    "checkpoint": dict(default=None, metavar="PATH", help="run folder (its latest model_<it>.pt) or a model_<it>.pt"),
+}
+"""The shared flags: type (with its range check), default and help, each defined once."""
+
+
+def shared_flags(*names: str, **defaults: Any) -> argparse.ArgumentParser:
+    """A parent parser holding the shared flags ``names`` (keys of :data:`FLAGS`).
+
+    ``defaults`` replaces a flag's default where the script's job gives it another (e.g. ``num_envs=64`` envs per
+    evaluation batch, ``task=None`` where the task comes from the run or the export); the help text says so.
+    """
+    unknown = sorted(set(names) - set(FLAGS)) + sorted(set(defaults) - set(names))
+    if unknown:
+        raise KeyError(f"not shared flags of this parser: {unknown} (shared: {sorted(FLAGS)})")
+    parent = argparse.ArgumentParser(add_help=False)
+    for name in names:
+        spec = dict(FLAGS[name])
+        if name in defaults:
+            spec["default"] = defaults[name]
+            shown = "from the run, the export or the task" if defaults[name] is None else defaults[name]
+            spec["help"] = spec["help"].split(" (default")[0] + f" (default: {shown})"
+        parent.add_argument(f"--{name}", **spec)
+    return parent
+
+
+def warn_num_procs(num_procs: int, cores: int | None = None) -> str | None:
+    """The warning for more processes than CPU cores (each then shares a core: no faster, more memory), else None."""
+    cores = cores if cores is not None else (os.cpu_count() or 1)
+    if num_procs > cores:
+        return f"--num_procs {num_procs} exceeds the {cores} CPU cores of this machine: processes will share cores"
+    return None
 
 
 def run_cli(main: Callable[[], int], extra_errors: tuple[type[BaseException], ...] = ()) -> None:
@@ -33,9 +168,11 @@ def run_cli(main: Callable[[], int], extra_errors: tuple[type[BaseException], ..
     """
     try:
         code = main()
+    except UsageError:  # printed where it was raised
+        code = EXIT_USAGE
     except (*USER_ERRORS, *extra_errors) as err:
         print(f"error: {err}", file=sys.stderr)
-        code = 2
+        code = EXIT_USAGE
     _flush_open_files()
     gc.freeze()
     sys.exit(code)
@@ -53,5 +190,5 @@ def _flush_open_files() -> None:
 
 def add_push_arg(parser: argparse.ArgumentParser) -> None:
     """``--push_mps LO HI``: override the push magnitude range of a task with pushes (evaluation scripts)."""
-    parser.add_argument("--push_mps", type=float, nargs=2, default=None, metavar=("LO", "HI"),
+    parser.add_argument("--push_mps", type=nonnegative_float, nargs=2, default=None, metavar=("LO", "HI"),
                         help="override the push magnitude range, m/s (tasks with pushes)")  # fmt: skip

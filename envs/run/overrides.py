@@ -9,6 +9,7 @@ refused with the fields that do exist: a typo never trains the default silently.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -42,7 +43,17 @@ def parse_override(item: str) -> tuple[str, list[str], Any]:
             value = float(value)
         except ValueError:
             pass
+    if isinstance(value, float) and not math.isfinite(value) or isinstance(value, str) and _nonfinite(value):
+        raise ValueError(f"--set {item!r}: the value is not a finite number")
     return parts[0], parts[1:], value
+
+
+def _nonfinite(text: str) -> bool:
+    """Whether ``text`` spells NaN or an infinity (``float()`` reads "nan", "inf", "-Infinity")."""
+    try:
+        return not math.isfinite(float(text))
+    except ValueError:
+        return False
 
 
 def _annotation_allows_dict(node: Any, leaf: str) -> bool:

@@ -26,6 +26,25 @@ class CheckpointError(RuntimeError):
     """A run folder or checkpoint that cannot be resumed (missing, empty or unreadable)."""
 
 
+class CheckpointWriteError(CheckpointError):
+    """A checkpoint that could not be written (disk full, no permission); the message names the last good checkpoint
+    and the command that resumes from it."""
+
+
+def write_failure(path: str | Path, err: OSError) -> CheckpointWriteError:
+    """The error for a failed write of checkpoint ``path``: what failed, the newest checkpoint still on disk (intact:
+    every write is atomic) and the resume command."""
+    run_dir = Path(path).parent
+    try:
+        last = f"the last good checkpoint is '{latest_checkpoint(run_dir)}'"
+    except CheckpointError:
+        last = "no checkpoint was written before it"
+    return CheckpointWriteError(
+        f"Cannot write checkpoint '{path}': {err.strerror or err}. Training stopped; {last}. Free space or fix the "
+        f"permissions of '{run_dir}', then continue with: python scripts/train.py --resume {run_dir}"
+    )
+
+
 def latest_checkpoint(run_dir: str | Path) -> Path:
     """The highest-iteration ``model_<it>.pt`` in ``run_dir``.
 
@@ -39,6 +58,24 @@ def latest_checkpoint(run_dir: str | Path) -> Path:
     if not found:
         raise CheckpointError(f"Cannot resume: '{run_dir}' holds no checkpoint (model_<iteration>.pt).")
     return max(found)[1]
+
+
+def read_run_json(path: str | Path) -> dict[str, Any]:
+    """A run's record (``params/run.json``), read and checked to be a JSON object.
+
+    Raises:
+        CheckpointError: The file is missing, unreadable, not JSON or not an object (names the file).
+    """
+    path = Path(path)
+    try:
+        record = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise CheckpointError(f"'{path}' is missing: the run's record (task, rates, seed, flags) is needed") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise CheckpointError(f"'{path}' is unreadable or not JSON ({type(err).__name__}: {err})") from None
+    if not isinstance(record, dict):
+        raise CheckpointError(f"'{path}' holds a JSON {type(record).__name__}, not the run's record (an object)")
+    return record
 
 
 def new_run_dir(log_root: str | Path, experiment: str, run_name: str = "") -> Path:
@@ -177,10 +214,13 @@ def policy_settings(checkpoint: str | Path) -> PolicySettings:
     from realgap.envs.rates import RateSpec
 
     run_json = Path(checkpoint).parent / "params" / "run.json"
-    record = json.loads(run_json.read_text()) if run_json.is_file() else {}
+    record = read_run_json(run_json) if run_json.is_file() else {}
     rates = record.get("rates")
     spec = None
     if rates:
-        spec = RateSpec(rates["physics_hz"], rates["control_hz"], rates["policy_hz"], rates.get("target_mode", "hold"))
+        try:
+            spec = RateSpec.from_dict(rates)  # the same checks as every other load of a run's rates
+        except (TypeError, ValueError) as err:
+            raise CheckpointError(f"'{run_json}': its recorded rates are invalid: {err}") from None
     kept = tuple(o for o in record.get("overrides") or () if o.startswith(POLICY_OVERRIDE_ROOTS))
     return PolicySettings(spec, kept)

@@ -17,6 +17,7 @@ Everything PPO stays in rsl-rl-lib; this subclass only changes how state reaches
 from __future__ import annotations
 
 import csv
+import io
 import math
 import os
 import statistics
@@ -31,7 +32,12 @@ from rsl_rl.runners import OnPolicyRunner
 
 from realgap.envs.run.progress import Progress, fmt_value
 from realgap.envs.run.rng_state import capture_rng, restore_rng
-from realgap.envs.run.run_dir import CHECKPOINT_RE, CheckpointError, latest_checkpoint  # noqa: F401  (re-exported)
+from realgap.envs.run.run_dir import (  # noqa: F401  (CHECKPOINT_RE and latest_checkpoint re-exported)
+    CHECKPOINT_RE,
+    CheckpointError,
+    latest_checkpoint,
+    write_failure,
+)
 
 PROGRESS_PREFIXES = ("Curriculum/",)
 """extras["log"] keys written to progress.csv (the task metrics and curriculum levels), by their last name part."""
@@ -44,18 +50,50 @@ def env_state_path(checkpoint: str | Path) -> Path:
 
 
 def _atomic_save(obj: Any, path: str | Path) -> None:
-    """``torch.save`` to a temporary file in the same folder, fsync'd, then renamed into place."""
+    """``torch.save`` to a temporary file in the same folder, fsync'd, then renamed into place.
+
+    Serialized in memory first: a failed write (disk full, file size limit) then raises ``OSError`` with its errno,
+    where torch's zip writer would raise a bare ``RuntimeError`` ("unexpected pos")."""
+    buffer = io.BytesIO()
+    torch.save(obj, buffer)
     folder = os.path.dirname(path) or "."
     fd, tmp = tempfile.mkstemp(prefix=".tmp_", suffix=".pt", dir=folder)
     try:
         with os.fdopen(fd, "wb") as fh:
-            torch.save(obj, fh)
+            fh.write(buffer.getbuffer())
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
+
+
+def write_checkpoint(saved: dict[str, Any], path: str | Path, env_state: dict[str, Any] | None = None) -> None:
+    """Write ``env_state`` (if given) beside ``path``, then the checkpoint ``saved``, each atomically, then remove
+    the env state of older checkpoints.
+
+    The order keeps one invariant at every instant, whenever the process is killed: the newest checkpoint on disk has
+    its env state beside it (so ``--resume`` is exact); a kill between the steps leaves at most one extra file, which
+    the next save removes. A failed write (disk full, no permission) leaves no file of
+    its own behind and stops training with one message naming the last good checkpoint and the resume command.
+
+    Raises:
+        CheckpointWriteError: A write failed.
+    """
+    state = env_state_path(path)
+    try:
+        if env_state is not None:
+            _atomic_save(env_state, state)
+        _atomic_save(saved, path)
+    except OSError as err:
+        if env_state is not None and not Path(path).is_file():
+            state.unlink(missing_ok=True)
+        raise write_failure(path, err) from None
+    if env_state is not None:
+        for old in Path(path).parent.glob("model_*.env.pt"):
+            if old != state:
+                old.unlink(missing_ok=True)
 
 
 def action_joint_names(env: Any) -> list[str]:
@@ -182,27 +220,19 @@ class RealgapRunner(OnPolicyRunner):
 
     # -- checkpoints -------------------------------------------------------------------------------------------
     def save(self, path: str, infos: dict | None = None) -> None:
-        """Write the env's state (single process), then the checkpoint, each atomically (temporary file in the same
-        folder, then ``os.replace``), then remove the env state of older checkpoints.
-
-        The order keeps one invariant at every instant, whenever the process is killed: the newest checkpoint on disk
-        has its env state beside it (so ``--resume`` is exact). A kill between the steps leaves at most one extra
-        file (the state of a checkpoint not yet written, or of the previous one), which the next save removes."""
+        """Write the checkpoint with the env's state (single process) as :func:`write_checkpoint` does."""
         saved = self.alg.save()
         saved["iter"] = self.current_learning_iteration
         saved["infos"] = (infos or {}) | {
             "rng": capture_rng(str(self.device)),
             "run": {"seed": self.cfg.get("seed"), "argv": sys.argv},
         }
+        env_state = None
         if not self.is_distributed:
             from realgap.envs.run.snapshot import capture_env
 
-            _atomic_save(capture_env(self.env, self), env_state_path(path))
-        _atomic_save(saved, path)
-        if not self.is_distributed:
-            for old in Path(path).parent.glob("model_*.env.pt"):
-                if old != env_state_path(path):
-                    old.unlink(missing_ok=True)
+            env_state = capture_env(self.env, self)
+        write_checkpoint(saved, path, env_state)
         self.logger.save_model(path, self.current_learning_iteration)
 
     def load(self, path: str, load_cfg: dict | None = None, strict: bool = True, map_location: str | None = None,
@@ -242,7 +272,11 @@ class RealgapRunner(OnPolicyRunner):
             print(f"[realgap] resuming from {checkpoint.name}: {why}, so the envs start from a reset (the "
                   "continuation is not exact)", flush=True)  # fmt: skip
             return
-        count = restore_env(self.env, torch.load(state, weights_only=False, map_location="cpu"), self)
+        try:
+            saved = torch.load(state, weights_only=False, map_location="cpu")
+        except Exception as err:  # truncated or foreign: torch raises several types
+            raise CheckpointError(f"Cannot load the env state '{state}': {type(err).__name__}: {err}") from None
+        count = restore_env(self.env, saved, self)
         exact = (
             "an exact continuation"
             if str(self.device) == "cpu"

@@ -11,10 +11,12 @@ profile. With ``num_procs > 1`` the script re-launches itself under torchrun and
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from realgap.envs.run.resume import Resume
 
 
 def rank() -> int:
@@ -74,20 +76,6 @@ def check_budget(max_minutes: float | None) -> None:
         raise ValueError(f"--max_minutes must be > 0 (a wall-clock budget in minutes), got {max_minutes}")
 
 
-def resume_record(resume: str) -> tuple[Path, dict[str, Any]]:
-    """The checkpoint to resume from and the run's recorded settings (``params/run.json``).
-
-    Raises:
-        CheckpointError: The folder does not exist, holds no checkpoint, or its latest checkpoint is unreadable.
-    """
-    from realgap.envs.run.run_dir import check_checkpoint, latest_checkpoint
-
-    checkpoint = latest_checkpoint(resume)
-    check_checkpoint(checkpoint)
-    path = Path(resume) / "params" / "run.json"
-    return checkpoint, (json.loads(path.read_text()) if path.is_file() else {})
-
-
 def rank_seed(run_seed: int, process_rank: int) -> int:
     """The seed of process ``process_rank`` of a run seeded ``run_seed``: every process its own random streams.
 
@@ -124,8 +112,15 @@ def split_default_envs(env_cfg: Any) -> None:
         )
 
 
-def train(args: argparse.Namespace) -> Path:
-    """Train as ``args`` (scripts/train.py's flags) say; returns the run folder."""
+def train(args: argparse.Namespace, resume: Resume | None = None) -> Path:
+    """Train as ``args`` (scripts/train.py's flags) say, continuing ``resume`` (:func:`prepare_resume`, which has
+    restored the run's recorded flags on ``args``) if given; returns the run folder.
+
+    Raises:
+        ValueError: A setting out of range (:func:`realgap.envs.run.validate.check_training_cfg`), before any file is
+            written.
+        CheckpointWriteError: A checkpoint could not be written; names the last good one and the resume command.
+    """
     import yaml
 
     from realgap.envs.dr.profile import load_dr_profile
@@ -134,30 +129,30 @@ def train(args: argparse.Namespace) -> Path:
     from realgap.envs.run.overrides import apply_overrides
     from realgap.envs.run.run_dir import new_run_dir, record_resume, write_params
     from realgap.envs.run.runner import RealgapRunner
+    from realgap.envs.run.validate import check_training_cfg
 
-    resume_from, record = (None, {})
+    resume_from, record = (resume.checkpoint, resume.record) if resume is not None else (None, {})
     rates: Any = args.rates
-    if args.resume:
-        resume_from, record = resume_record(args.resume)
-        args.task = record.get("task", args.task)
-        rates = RateSpec.from_dict(record["rates"]) if "rates" in record else rates
-        saved_profile = Path(args.resume) / "params" / "dr_profile.yaml"
-        args.dr_profile = str(saved_profile) if saved_profile.is_file() else args.dr_profile
-    dr_profile = load_dr_profile(args.dr_profile)
+    dr_name = args.dr_profile or "none"
+    if resume is not None:
+        rates = RateSpec.from_dict(record["rates"]) if record.get("rates") else rates
+        saved_profile = resume.run_dir / "params" / "dr_profile.yaml"
+        dr_name = str(saved_profile) if saved_profile.is_file() else dr_name
+    dr_profile = load_dr_profile(dr_name)
     if isinstance(rates, str):  # validated before the (slow) env config import
         rates = load_rate_profile(rates)
     check_budget(args.max_minutes)
     num_envs = args.num_envs
     if num_envs is not None and world_size() > 1:
         num_envs = envs_per_process(num_envs, world_size())
-    if args.resume:
+    if resume is not None:
         args.seed = resumed_seed(args.seed, record)
     device = process_device(args.device)  # cuda:LOCAL_RANK per process on CUDA, as rsl-rl's NCCL path requires
     env_cfg, agent_cfg = load_cfgs(args.task, device, num_envs, args.seed, dr_profile=dr_profile, rates=rates)
     run_seed = agent_cfg.seed  # --seed, else the task's: the run's seed, recorded and restored by --resume
     set_seed(env_cfg, agent_cfg, rank_seed(run_seed, rank()))
     overrides = list(getattr(args, "overrides", None) or [])
-    if args.resume:
+    if resume is not None:
         recorded = record.get("overrides", [])
         if overrides and overrides != recorded:
             raise ValueError(f"--set cannot change a resumed run; it keeps its recorded overrides {recorded}")
@@ -175,6 +170,7 @@ def train(args: argparse.Namespace) -> Path:
         agent_cfg.max_iterations = args.max_iterations
     if args.save_interval is not None:
         agent_cfg.save_interval = args.save_interval
+    check_training_cfg(env_cfg, agent_cfg)  # every number in range before the env is built or a file written
 
     with simulation(env_cfg):
         from isaaclab.utils import to_dict
@@ -184,12 +180,13 @@ def train(args: argparse.Namespace) -> Path:
 
         agent_cfg = handle_deprecated_rsl_rl_cfg(agent_cfg, check_rsl_rl_version())
         env = FiniteVecEnv(make_env(args.task, env_cfg), clip_actions=agent_cfg.clip_actions)
-        run_dir = Path(args.resume) if resume_from is not None else Path(args.run_dir or "")
+        run_dir = resume.run_dir if resume is not None else Path(args.run_dir or "")
         if resume_from is None and rank() == 0:
             run_dir = new_run_dir(args.log_root, agent_cfg.experiment_name, args.run_name)
             extra = {"task": args.task, "device": env_cfg.sim.device, "num_procs": world_size(),
                      "num_envs_total": env.num_envs * world_size(), "rates": env_cfg.rates,
-                     "dr_profile": dr_profile.name, "overrides": overrides, "seed": run_seed}  # fmt: skip
+                     "dr_profile": dr_profile.name, "overrides": overrides, "seed": run_seed,
+                     "max_iterations": agent_cfg.max_iterations, "save_interval": agent_cfg.save_interval}  # fmt: skip
             write_params(run_dir, env_cfg, agent_cfg, extra)
             (run_dir / "params" / "dr_profile.yaml").write_text(yaml.safe_dump(dr_profile.to_dict(), sort_keys=False))
         log_dir = str(run_dir) if rank() == 0 else None

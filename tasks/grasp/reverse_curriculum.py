@@ -66,7 +66,8 @@ def load_grasp_states(path: str | Path, joint_names: list[str]) -> dict[str, np.
         with np.load(path, allow_pickle=False) as data:
             arrays = {k: data[k] for k in data.files}
     except Exception as exc:  # zip / npy errors of a corrupted file
-        raise ValueError(f"grasp states {path}: not a readable .npz file ({exc})") from None
+        why = "it holds pickled Python objects, which are never loaded" if "pickle" in str(exc) else str(exc)
+        raise ValueError(f"grasp states {path}: not a readable .npz file ({why})") from None
     recorded = [str(n) for n in arrays.pop("joint_names", np.asarray([]))]
     if recorded != list(joint_names):
         raise ValueError(f"grasp states {path} were recorded for joints {recorded}, the robot has {list(joint_names)}")

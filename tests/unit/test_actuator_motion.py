@@ -7,6 +7,8 @@ import torch
 
 from realgap.actuators.motion import check_limits, limit_rate
 
+pytestmark = pytest.mark.unit
+
 DT = 0.005
 V_MAX = np.array([2.0, 1.0])
 A_MAX = np.array([15.0, 7.5])

@@ -101,3 +101,17 @@ def test_the_summary_pools_seeds_per_space_and_reports_each_seeds_speed(tmp_path
     table = compare.markdown(rows, ["object_mass_scale"])
     assert "| `joint_pos` | 0, 1 | 75 % (" in table and ", 6/8) | 50 % / 100 % | 0.00 M / never |" in table
     assert "| `joint_vel` | 0 | 25 % (" in table and "Per run:" in table
+
+
+def test_a_run_in_two_included_folders_is_refused_before_anything_is_written(tmp_path):
+    import runpy
+
+    main = runpy.run_path(str(Path(__file__).resolve().parents[2] / "scripts" / "compare_actions.py"))["main"]
+    a = _comparison(tmp_path / "a")
+    b = _comparison(tmp_path / "b")  # the same joint_pos_s0 again: pooling it twice would double its episodes
+    argv = ["--seeds", "none", "--include", str(a), "--include", str(b), "--out", str(tmp_path / "out"),
+            "--max_iterations", "3", "--num_envs", "8", "--episodes", "4", "--eval_envs", "4",
+            "--factors", "object_mass_scale", "--device", "cpu"]  # fmt: skip
+    with pytest.raises(ValueError, match="joint_pos_s0 are in more than one --include folder"):
+        main(argv)
+    assert not (tmp_path / "out").exists()

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytestmark = pytest.mark.unit
@@ -76,3 +77,67 @@ def test_num_envs_that_do_not_split_over_processes(tmp_path):
     out = run("train.py", "--num_envs", "7", "--num_procs", "2", "--log_root", str(tmp_path / "runs"), cwd=tmp_path)
     assert out.returncode == 2 and "does not split evenly over 2 processes" in out.stderr, out.stderr[-2000:]
     assert not (tmp_path / "runs").exists()
+
+
+def _valid_run(folder: Path) -> Path:
+    """A resumable run folder: a loadable checkpoint and its record."""
+    import json
+
+    import torch
+
+    (folder / "params").mkdir(parents=True)
+    torch.save({"iter": 2, "actor_state_dict": {}}, folder / "model_2.pt")
+    record = {"task": "Realgap-Balance-G1-v0", "num_envs_total": 8, "num_procs": 1, "max_iterations": 5}
+    (folder / "params" / "run.json").write_text(json.dumps(record))
+    return folder
+
+
+BAD_YAML_RATES = "physics_hz: 200\ncontrol_hz: [200\n"
+
+# (script, args; "{tmp}" is the test's folder, "{run}" a resumable run in it), text the refusal must hold
+CATALOGUE: list[tuple[str, list[str], str]] = [
+    ("train.py", ["--num_envs", "0"], "--num_envs must be >= 1, got 0"),
+    ("train.py", ["--num_envs", "abc"], "--num_envs 'abc' is not an integer"),
+    ("train.py", ["--max_iterations", "0"], "--max_iterations must be >= 1, got 0"),
+    ("train.py", ["--save_interval", "0"], "--save_interval must be >= 1, got 0"),
+    ("train.py", ["--max_minutes", "nan"], "--max_minutes 'nan' is not a finite number"),
+    ("train.py", ["--seed", "-1"], "--seed must be >= 0, got -1"),
+    ("train.py", ["--set", "agent.algorithm.learning_rate=nan"], "the value is not a finite number"),
+    ("train.py", ["--rates", "{tmp}/bad.yaml"], "is not valid YAML"),
+    ("train.py", ["--resume", "{run}", "--num_envs", "16"], "which recorded --num_envs 8"),
+    ("train.py", ["--resume", "{run}", "--max_iterations", "3"], "the checkpoint continues at iteration 3"),
+    ("train.py", ["--resume", "{run}", "--task", "Realgap-Grasp-Franka-v0"], "which recorded --task Realgap-Bal"),
+    ("train.py", ["--resume", "{run}/params/run.json"], "give a run folder or a model_<iteration>.pt"),
+    ("play.py", ["--episodes", "0", "--zero_action"], "--episodes must be >= 1, got 0"),
+    ("evaluate.py", ["--episodes", "0"], "--episodes must be >= 1, got 0"),
+    ("bench_dr.py", ["--num_envs", "-4"], "--num_envs must be >= 1, got -4"),
+    ("bench_dr.py", ["--profile", "nope"], "unknown DR profile 'nope'; available:"),
+    ("bench_dr.py", ["--task", "Realgap-Nope-v0"], "Unknown task 'Realgap-Nope-v0'"),
+    ("benchmark.py", ["--sections", "foo"], "unknown sections ['foo']; known: env, ppo, mujoco"),
+    ("identify.py", ["--log", "{tmp}/objects.npz", "--out", "{tmp}/spec.yaml"], "pickled Python objects"),
+    ("benchmark.py", ["--num_envs", "x"], "--num_envs 'x' is not an integer"),
+    ("sim2sim.py", ["--zero_action", "--episodes", "0"], "--episodes must be >= 1, got 0"),
+    ("compare_actions.py", ["--seeds", "0,one"], "--seeds '0,one': 'one' is not an integer >= 0"),
+    ("compare_actions.py", ["--jobs", "0"], "--jobs must be >= 1, got 0"),
+    ("eval_checkpoints.py", ["--run", "{run}", "--every", "0"], "--every must be >= 1, got 0"),
+    ("hidden_compare.py", ["--policy", "p", "--against", "q", "--fall_height", "nan"], "--fall_height 'nan' is not"),
+    ("push_limit.py", ["--policy", "p", "--episodes", "0"], "--episodes must be >= 1, got 0"),
+]
+
+
+@pytest.mark.parametrize(("script", "args", "text"), CATALOGUE, ids=[f"{s}{' '.join(a)}" for s, a, _ in CATALOGUE])
+def test_catalogue(tmp_path, script, args, text):
+    (tmp_path / "bad.yaml").write_text(BAD_YAML_RATES)
+    np.savez(tmp_path / "objects.npz", format=np.array([{"a": 1}], dtype=object))  # loading it would run pickle
+    run_dir = _valid_run(tmp_path / "runs" / "balance_g1" / "r")
+    before = snapshot(tmp_path)
+    filled = [a.replace("{tmp}", str(tmp_path)).replace("{run}", str(run_dir)) for a in args]
+    out = (
+        run(script, *filled, "--log_root", str(tmp_path / "runs"), cwd=tmp_path)
+        if script == "train.py"
+        else run(script, *filled, cwd=tmp_path)
+    )
+    assert out.returncode == 2, out.stderr[-2000:]
+    assert text in out.stderr and out.stderr.startswith("error: "), out.stderr[-2000:]
+    assert "Traceback" not in out.stderr and "allow_pickle" not in out.stderr  # never advise loading pickles
+    assert snapshot(tmp_path) == before  # nothing written, nothing changed

@@ -5,6 +5,8 @@ import pytest
 
 from realgap.envs.run.overrides import apply_overrides, parse_override
 
+pytestmark = pytest.mark.unit
+
 
 @pytest.fixture()
 def cfgs():

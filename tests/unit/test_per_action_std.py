@@ -7,6 +7,8 @@ import torch
 from realgap.envs.robots.g1 import G1_JOINT_NAMES
 from realgap.envs.run.runner import per_action_std
 
+pytestmark = pytest.mark.unit
+
 
 def test_sets_only_the_matched_joints():
     names = list(G1_JOINT_NAMES)

@@ -5,8 +5,12 @@ from __future__ import annotations
 import json
 import sys
 
+import pytest
+
 from realgap.envs.export.writer import training_record
 from realgap.envs.run.run_dir import record_resume
+
+pytestmark = pytest.mark.unit
 
 
 def test_resumes_are_appended_and_the_first_command_is_kept(tmp_path, monkeypatch):

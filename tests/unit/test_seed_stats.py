@@ -70,6 +70,7 @@ def test_pairwise_lower_is_better_orients_the_difference():
 def test_single_seed_pairs_are_never_separated():
     (v,) = pairwise({"a": [1.0], "b": [0.0, 0.1]})
     assert not v.separated and math.isnan(v.lo)
+    assert "not ranked" in v.words()
 
 
 def test_tiers_group_ties():

@@ -15,6 +15,8 @@ import warp as wp
 
 from realgap.envs.run.snapshot import SnapshotError, capture, restore
 
+pytestmark = pytest.mark.unit
+
 
 @dataclass(frozen=True)
 class Counter:

@@ -1,0 +1,146 @@
+"""What ``--resume`` continues: the recorded run, every flag restored from ``params/run.json``.
+
+A resumed run is the run it resumes. Every flag the run recorded (task, env count, processes, iterations, checkpoint
+interval, DR profile, rates, seed, overrides) is taken from its record; a flag given again with the recorded value is
+accepted, one given with another value is refused naming both, except where continuing with it is safe and is then
+stated: a longer ``--max_iterations`` (more training of the same run) and another ``--save_interval`` (only how often
+it is written). A missing or corrupt record is refused naming the file: a run resumed on defaults would silently be
+another run.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from realgap.envs.run.run_dir import CHECKPOINT_RE, CheckpointError, check_checkpoint, latest_checkpoint, read_run_json
+
+
+@dataclass(frozen=True)
+class Resume:
+    """A resumable run: its folder, the checkpoint it continues from and its record (``params/run.json``)."""
+
+    run_dir: Path
+    checkpoint: Path
+    record: dict[str, Any]
+    notes: list[str] = field(default_factory=list)
+
+
+def resume_target(path: str | Path) -> tuple[Path, Path, int]:
+    """``(run folder, checkpoint, its iteration)`` for ``--resume PATH``: a run folder (its latest ``model_<it>.pt``)
+    or a ``model_<it>.pt`` file in one (that checkpoint), checked to load.
+
+    Raises:
+        CheckpointError: No such folder or file, no checkpoint in the folder, or an unreadable checkpoint.
+    """
+    path = Path(path)
+    if path.is_file():
+        if not CHECKPOINT_RE.search(path.name):
+            raise CheckpointError(f"Cannot resume from '{path}': give a run folder or a model_<iteration>.pt in one.")
+        run_dir, checkpoint = path.parent, path
+    else:
+        run_dir, checkpoint = path, latest_checkpoint(path)
+    iteration = check_checkpoint(checkpoint)
+    check_env_state(checkpoint)
+    return run_dir, checkpoint, iteration
+
+
+def check_env_state(checkpoint: Path) -> None:
+    """The env state saved beside ``checkpoint`` (``model_<it>.env.pt``), if there is one, must load.
+
+    Raises:
+        CheckpointError: The file is truncated or not a torch file (names it; deleting it resumes from a reset).
+    """
+    import torch
+
+    state = checkpoint.with_name(checkpoint.stem + ".env.pt")
+    if not state.is_file():
+        return
+    try:
+        torch.load(state, weights_only=False, map_location="cpu")
+    except Exception as err:  # torch raises several types for truncated or foreign files
+        raise CheckpointError(
+            f"Cannot load the env state '{state}' ({type(err).__name__}); delete it to resume from a reset instead of "
+            "an exact continuation"
+        ) from None
+
+
+def _profile_name(given: str) -> str:
+    """The name a DR or rate profile is recorded under: the file stem of a YAML path, else the name itself."""
+    return Path(given).stem if given.endswith((".yaml", ".yml")) else given
+
+
+def restore_flags(args: argparse.Namespace, record: dict[str, Any], from_iteration: int | None = None) -> list[str]:
+    """Set on ``args`` (train.py's flags) every flag ``record`` holds; return what was applied differently.
+
+    ``from_iteration`` is the iteration training continues with (the checkpoint's + 1): a ``--max_iterations`` that
+    does not go beyond it would train nothing.
+
+    Raises:
+        ValueError: A flag given with another value than the recorded one where that would make another run (both
+            values named).
+    """
+    notes: list[str] = []
+
+    def refuse(flag: str, given: Any, recorded: Any) -> None:
+        raise ValueError(f"--{flag} {given} cannot change a resumed run, which recorded --{flag} {recorded}; "
+                         f"drop --{flag} to continue it, or start a new run")  # fmt: skip
+
+    same = {"task": "task", "num_envs": "num_envs_total", "num_procs": "num_procs"}
+    for flag, key in same.items():
+        recorded, given = record.get(key), getattr(args, flag, None)
+        if recorded is None:
+            continue
+        if given is not None and given != recorded:
+            refuse(flag, given, recorded)
+        setattr(args, flag, recorded)
+    if record.get("dr_profile") is not None:
+        if args.dr_profile is not None and _profile_name(args.dr_profile) != record["dr_profile"]:
+            refuse("dr_profile", args.dr_profile, record["dr_profile"])
+    if record.get("rates") is not None and args.rates is not None:
+        from realgap.envs.rates import RateSpec, load_rate_profile
+
+        if load_rate_profile(args.rates) != RateSpec.from_dict(record["rates"]):
+            refuse("rates", args.rates, record["rates"])
+    recorded = record.get("max_iterations")
+    if args.max_iterations is not None and from_iteration is not None and args.max_iterations <= from_iteration:
+        raise ValueError(f"--max_iterations {args.max_iterations} leaves nothing to train: the checkpoint continues "
+                         f"at iteration {from_iteration}; give more, or drop it (the run's: {recorded})")  # fmt: skip
+    if recorded is not None:
+        if args.max_iterations is not None and args.max_iterations != recorded:
+            how = "extends" if args.max_iterations > recorded else "shortens"
+            notes.append(f"--max_iterations {args.max_iterations} {how} the run's recorded {recorded}")
+        args.max_iterations = args.max_iterations or recorded
+    recorded = record.get("save_interval")
+    if recorded is not None:
+        if args.save_interval is not None and args.save_interval != recorded:
+            notes.append(f"--save_interval {args.save_interval} replaces the run's recorded {recorded}")
+        args.save_interval = args.save_interval or recorded
+    return notes
+
+
+def prepare_resume(args: argparse.Namespace) -> Resume:
+    """Find the checkpoint ``args.resume`` names, read the run's record and restore every recorded flag on ``args``.
+
+    Raises:
+        CheckpointError: The run folder, checkpoint or ``params/run.json`` is missing or unreadable (names the file).
+        ValueError: A flag given with another value than the run recorded.
+    """
+    run_dir, checkpoint, iteration = resume_target(args.resume)
+    record = read_run_json(run_dir / "params" / "run.json")
+    if "max_iterations" not in record or "save_interval" not in record:  # a run recorded before these flags were
+        record = _agent_yaml_settings(run_dir) | record
+    notes = restore_flags(args, record, iteration + 1)
+    return Resume(run_dir, checkpoint, record, notes)
+
+
+def _agent_yaml_settings(run_dir: Path) -> dict[str, int]:
+    """``max_iterations`` and ``save_interval`` from the run's resolved agent config (``params/agent.yaml``)."""
+    import re
+
+    path = run_dir / "params" / "agent.yaml"
+    text = path.read_text() if path.is_file() else ""
+    found = {k: re.search(rf"^{k}:\s*(\d+)\s*$", text, re.M) for k in ("max_iterations", "save_interval")}
+    return {k: int(m.group(1)) for k, m in found.items() if m}

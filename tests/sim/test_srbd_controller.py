@@ -1,0 +1,40 @@
+"""The SRBD balance controller (envs/srbd/controller.py) on the MuJoCo G1 through the export's actuator chain (MuJoCo
+C and pinocchio; seconds): its contact-force QP by hand, and the robot kept up through a push."""
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.sim
+
+
+@pytest.fixture(scope="module")
+def controller():
+    from realgap.envs.deploy import DeployRuntime, load_policy
+    from realgap.envs.deploy.mujoco_robot import MujocoRobot
+    from realgap.envs.srbd.controller import SRBDController
+
+    meta, _ = load_policy("configs/policies/balance_g1")
+    robot = MujocoRobot.for_policy(meta)
+    return SRBDController(DeployRuntime(meta, robot, None, seed=0), robot), robot
+
+
+def test_qp_shares_the_weight_and_keeps_every_force_in_its_pyramid(controller):
+    ctl, _ = controller
+    r = np.array([[0.1, 0.1, -0.6], [0.1, -0.1, -0.6], [-0.1, 0.1, -0.6], [-0.1, -0.1, -0.6]])
+    f = ctl._distribute(r, np.array([0.0, 0.0, 327.0, 0.0, 0.0, 0.0]))
+    np.testing.assert_allclose(f[:, 2], 327.0 / 4, rtol=1e-3)  # symmetric points: equal shares
+    # a sideways demand beyond friction (mu 0.6): every force stays in its pyramid, the rest is left unmet
+    f = ctl._distribute(r, np.array([300.0, 0.0, 327.0, 0.0, 0.0, 0.0]))
+    assert (f[:, 2] >= -1e-9).all()
+    assert (np.abs(f[:, :2]) <= ctl.mu * f[:, 2:3] + 1e-6).all()
+    assert f[:, 0].sum() < 300.0
+
+
+def test_controller_holds_the_crouch_and_survives_a_push(controller):
+    from realgap.envs.deploy.sim2sim import Push, run_episode
+
+    ctl, robot = controller
+    calm = run_episode(ctl, robot, [], 4.0, 0.45, 1.0)
+    assert not calm.fell and robot.root_height() == pytest.approx(0.58, abs=0.03)  # in the crouch after the ramp
+    pushed = run_episode(ctl, robot, [Push(2.0, (0.0, 0.3))], 5.0, 0.45, 1.0)
+    assert not pushed.fell and pushed.pushes == 1
