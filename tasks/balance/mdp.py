@@ -303,8 +303,7 @@ class balance_metrics(ManagerTermBase):
         super().__init__(cfg, env)
         self.window = float(cfg.params.get("window", 512))
         self.start_step = torch.zeros(env.num_envs, dtype=torch.long, device=env.device)
-        # An env's first episode is not counted: rsl-rl starts training with random episode lengths, so its first
-        # time-out is not a survival of a full episode (and its start time is unknown).
+        # An env's first episode is not counted: rsl-rl starts with random episode lengths (start time unknown).
         self.full_episode = torch.zeros(env.num_envs, dtype=torch.bool, device=env.device)
         self.stats = {"survival_rate": math.nan, "time_to_fall_s": math.nan, "push_survived_mps": math.nan,
                       "push_fell_mps": math.nan}  # fmt: skip
