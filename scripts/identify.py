@@ -54,9 +54,9 @@ def main(argv: list[str] | None = None) -> int:
 
     expected = None
     if args.policy is not None:
-        from realgap.envs.deploy import load_metadata
+        from realgap.envs.deploy.verify import load_verified
 
-        meta = load_metadata(args.policy)
+        meta, _ = load_verified(args.policy)
         expected = metadata_sha256(meta)
     log = load_log(args.log, joint_names=None if args.policy is None else meta.joint_names, metadata_hash=expected)
     ident = identify(

@@ -86,9 +86,10 @@ def resolve_policy(args: argparse.Namespace) -> tuple[Path | None, Path | None, 
             raise FileNotFoundError(f"no policy.onnx at {folder}")
     if checkpoint is not None:
         from realgap.envs.deploy.metadata import load_metadata
+        from realgap.envs.format.provenance import repo_relative
 
         onnx = folder / "policy.onnx"
-        if not onnx.is_file() or load_metadata(onnx).training.get("checkpoint") != str(checkpoint.resolve()):
+        if not onnx.is_file() or load_metadata(onnx).training.get("checkpoint") != repo_relative(checkpoint.resolve()):
             from realgap.envs.export.writer import export_checkpoint
 
             export_checkpoint(checkpoint, args.task, device="cpu")

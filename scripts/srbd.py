@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[realgap] {name}: {report['scenarios'][name]}")
     (out / "validation.json").write_text(json.dumps(report, indent=2))
     if args.evaluate:
-        from realgap.envs.srbd.evaluate import evaluate
+        from realgap.envs.eval.srbd_balance import evaluate
 
         result = evaluate(args.policy, episodes=args.evaluate)
         (out / "evaluation.json").write_text(json.dumps(result, indent=2))

@@ -41,7 +41,7 @@ from realgap.actuators.filters import LowPass, check_cutoff, lowpass_decay
 from realgap.actuators.hold import TargetInterpolator
 from realgap.envs.deploy.actions import ActionMapper
 from realgap.envs.deploy.log import LogRecorder
-from realgap.envs.deploy.metadata import PolicyMetadata, load_metadata
+from realgap.envs.deploy.metadata import PolicyMetadata
 from realgap.envs.deploy.observations import ObservationBuilder, Readings
 from realgap.envs.deploy.robot import Robot
 from realgap.envs.deploy.stages import runtime_stages
@@ -96,13 +96,17 @@ class ZeroPolicy:
 
 
 def load_policy(path: str | Path) -> tuple[PolicyMetadata, OnnxPolicy]:
-    """Metadata and ONNX policy from an export folder or a ``policy.onnx`` (metadata read from the ONNX file)."""
+    """Metadata and ONNX policy from an export folder or its ``policy.onnx``, verified by
+    :func:`realgap.envs.deploy.verify.load_verified` (files agree, digest matches, physical checks pass)."""
     path = Path(path)
     onnx_path = path / "policy.onnx" if path.is_dir() else path
     if not onnx_path.is_file():
         raise FileNotFoundError(f"no policy at {path}: expected an export folder with policy.onnx (and policy.json), "
                                 "or a policy.onnx file")  # fmt: skip
-    return load_metadata(onnx_path), OnnxPolicy(onnx_path)
+    from realgap.envs.deploy.verify import load_verified
+
+    meta, onnx_path = load_verified(onnx_path)  # policy.json, policy.onnx and their digest must agree
+    return meta, OnnxPolicy(onnx_path)
 
 
 def check_compatible(meta: PolicyMetadata, robot: Robot) -> int:

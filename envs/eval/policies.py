@@ -119,7 +119,8 @@ def read_export(folder: str | Path, task: str | None = None) -> tuple[Any, Path]
         ExportError: No folder, no ``policy.onnx`` in it, a file that is not a realgap export (corrupted, or no
             metadata), or an export of another task or robot than ``task``.
     """
-    from realgap.envs.deploy import MetadataError, load_metadata
+    from realgap.envs.deploy import MetadataError
+    from realgap.envs.deploy.verify import ExportIntegrityError, load_verified
     from realgap.envs.export.metadata import ExportError
     from realgap.tasks import play_task
 
@@ -130,7 +131,9 @@ def read_export(folder: str | Path, task: str | None = None) -> tuple[Any, Path]
     if not onnx_path.is_file():
         raise ExportError(f"--policy {folder}: no export there (policy.onnx missing; scripts/export.py writes one)")
     try:
-        meta = load_metadata(onnx_path)
+        meta, onnx_path = load_verified(folder)
+    except (ExportIntegrityError, FileNotFoundError) as err:
+        raise ExportError(f"--policy {folder}: refused: {err}") from err
     except (MetadataError, KeyError, TypeError, ValueError) as err:
         raise ExportError(f"--policy {folder}: policy.onnx holds no valid realgap metadata ({err})") from err
     except Exception as err:  # onnxruntime raises its own types for a file that is not an ONNX model
@@ -183,6 +186,9 @@ def exported_policy(env: Any, meta: Any, onnx_path: Path) -> Policy:
     from realgap.envs.export.actions import check_actions
 
     check_actions(meta, env)  # built with export_actions(env_cfg, meta): the same terms, so last_action means the same
+    from realgap.envs.export.metadata import check_gains
+
+    check_gains(meta, env)  # the export's own kp, kd, peak torque, or a refusal
 
     def policy(obs: torch.Tensor) -> torch.Tensor:
         out = session.run(None, {name: obs.detach().cpu().numpy().astype(np.float32)})[0]

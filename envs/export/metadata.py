@@ -27,7 +27,7 @@ from realgap.envs.deploy.metadata import ActuatorGroup, ObsTerm, PolicyMetadata,
 from realgap.envs.deploy.observations import ISAACLAB_OBS_MODULE, TERM_INFO
 from realgap.envs.export.actions import ExportError, action_terms, f32
 
-__all__ = ["ExportError", "action_terms", "actuator_groups", "observation_terms", "policy_metadata"]
+__all__ = ["ExportError", "action_terms", "actuator_groups", "check_gains", "observation_terms", "policy_metadata"]
 
 
 def actuator_groups(robot: Any) -> tuple[ActuatorGroup, ...]:
@@ -252,3 +252,30 @@ def policy_metadata(env: Any, task: str, actor_obs_groups: Sequence[str], traini
         simulator=simulator_settings(env),
         training={**training, "randomization": randomization(env)},
     )
+
+
+def check_gains(meta: Any, env: Any) -> None:
+    """Refuse an env whose actuators are not the export's: per joint kp, kd and peak torque (float32 precision).
+
+    A policy's targets mean the torques of the gains it was trained with; evaluating it under other gains measures
+    another controller, so ``play --policy`` runs the export's own gains or nothing.
+
+    Raises:
+        ExportError: Naming each joint and quantity that differs, with both values.
+    """
+    live = {j: g for g in actuator_groups(env.scene["robot"]) for j in g.joint_names}
+    lines = []
+    for group in meta.actuator_groups:
+        for i, joint in enumerate(group.joint_names):
+            other = live.get(joint)
+            if other is None:
+                lines.append(f"{joint}: in the export's group '{group.name}', driven by no actuator of the env")
+                continue
+            k = other.joint_names.index(joint)
+            for what in ("kp", "kd", "peak_torque"):
+                a, b = getattr(group, what)[i], getattr(other, what)[k]
+                if abs(a - b) > 1e-6 * max(1.0, abs(a)):
+                    lines.append(f"{what} of {joint}: the export has {a:g}, the env {b:g}")
+    if lines:
+        raise ExportError("the env's actuators are not the export's:\n  - " + "\n  - ".join(lines[:8])
+                          + (f"\n  (and {len(lines) - 8} more)" if len(lines) > 8 else ""))  # fmt: skip

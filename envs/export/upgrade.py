@@ -8,6 +8,10 @@ layout with its noise, the ONNX input and output. Every mismatch is listed and n
 record is kept; an ``upgrades`` entry records when, at which commit, what was derived anew and the SHA-256 of the
 ONNX graph, which is left byte for byte as it was (only ``metadata_props`` change). Other files in the folder (a
 README) are kept; the folder is swapped in whole (:func:`realgap.envs.export.writer.replace_folder`).
+
+A ``realgap.policy/2`` export is brought up to date without an env (:func:`refresh_v2`): provenance paths made
+relative to the repository, the integrity digest and ``SHA256SUMS`` written (:func:`realgap.envs.export.writer.seal`);
+the graph is left as it was, and ``policy.json`` must equal the embedded metadata before anything is written.
 """
 
 from __future__ import annotations
@@ -21,9 +25,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from realgap.envs.deploy.format import FORMAT, FORMAT_V1, ONNX_METADATA_KEY
+from realgap.envs.deploy.format import FORMAT, FORMAT_V1, ONNX_METADATA_KEY, validate
 from realgap.envs.deploy.metadata import PolicyMetadata
 from realgap.envs.export.actions import ExportError
+from realgap.envs.format.integrity import INTEGRITY_KEY, differences
+from realgap.envs.format.provenance import relative_training
 
 DERIVED = (
     "robot.description: the hash over the MJCF and every file it references, the file list, the import package",
@@ -145,12 +151,14 @@ def upgrade_export(folder: str | Path, device: str = "cpu") -> PolicyMetadata:
     """
     import onnx
 
-    from realgap.envs.export.writer import METADATA_FILE, ONNX_FILE, checked_json, onnx_properties, replace_folder
+    from realgap.envs.export.writer import METADATA_FILE, ONNX_FILE, checked_json, onnx_properties, replace_folder, seal
     from realgap.envs.robots import ROBOTS
     from realgap.envs.run.factory import load_cfgs, make_env, simulation
     from realgap.envs.run.run_dir import git_state
 
     folder = Path(folder)
+    if _format_of(folder) == FORMAT:
+        return refresh_v2(folder)
     v1, model = read_v1(folder)
     task, name = v1["task"], v1["robot"]["name"]
     if name not in ROBOTS:
@@ -161,7 +169,7 @@ def upgrade_export(folder: str | Path, device: str = "cpu") -> PolicyMetadata:
     upgrade = {"from": FORMAT_V1, "to": FORMAT, "at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
                "git": git_state(), "command": f"scripts/export.py --upgrade {folder}", "onnx_graph_sha256": before,
                "onnx_graph": "unchanged: only metadata_props were rewritten", "derived": list(DERIVED)}  # fmt: skip
-    training = dict(v1.get("training", {}))
+    training = relative_training(dict(v1.get("training", {})))
     training["upgrades"] = [*training.get("upgrades", []), upgrade]
     env_cfg, _ = load_cfgs(task, device, num_envs=1)
     with simulation(env_cfg):
@@ -187,6 +195,72 @@ def upgrade_export(folder: str | Path, device: str = "cpu") -> PolicyMetadata:
                 shutil.copy2(path, stage / path.name)
         onnx.save_model(model, str(stage / ONNX_FILE), save_as_external_data=False)
         (stage / METADATA_FILE).write_text(text)
+        seal(stage)
+
+    replace_folder(folder, write)
+    return meta
+
+
+def _format_of(folder: Path) -> Any:
+    import onnx
+
+    path = folder / "policy.onnx"
+    if not path.is_file():
+        raise ExportError(f"--upgrade {folder}: no policy.onnx there")
+    props = {p.key: p.value for p in onnx.load(str(path)).metadata_props}
+    return json.loads(props[ONNX_METADATA_KEY]).get("format") if ONNX_METADATA_KEY in props else None
+
+
+def refresh_v2(folder: str | Path) -> PolicyMetadata:
+    """Make a :data:`FORMAT` export's provenance relative and seal it with its digest (see the module docstring).
+
+    Raises:
+        ExportError: ``policy.json`` missing or different from the embedded metadata (differences listed), or the
+            export already up to date.
+    """
+    import onnx
+
+    from realgap.envs.export.writer import METADATA_FILE, ONNX_FILE, onnx_properties, replace_folder, seal
+    from realgap.envs.run.run_dir import git_state
+
+    folder = Path(folder)
+    model = onnx.load(str(folder / ONNX_FILE))
+    props = {p.key: p.value for p in model.metadata_props}
+    data = json.loads(props[ONNX_METADATA_KEY])
+    json_path = folder / METADATA_FILE
+    if not json_path.is_file():
+        raise ExportError(f"--upgrade {folder}: no policy.json there")
+    diff = differences(json.loads(json_path.read_text()), data)
+    if diff:
+        raise ExportError(f"--upgrade {folder}: policy.json differs from the metadata in policy.onnx, nothing "
+                          "written:\n  - " + "\n  - ".join(diff))  # fmt: skip
+    training = relative_training(dict(data.get("training", {})))
+    if training == data.get("training") and INTEGRITY_KEY in props:
+        raise ExportError(f"--upgrade {folder}: already {FORMAT} with relative provenance and a digest")
+    before = graph_sha256(model)
+    training["upgrades"] = [*training.get("upgrades", []), {
+        "from": FORMAT, "to": FORMAT, "at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "git": git_state(), "command": f"scripts/export.py --upgrade {folder}", "onnx_graph_sha256": before,
+        "onnx_graph": "unchanged: only metadata_props were rewritten",
+        "derived": ["training: paths relative to the repository", "integrity digest and SHA256SUMS"]}]  # fmt: skip
+    # Only the training record changes: the file keeps its own texts (equations as exported), checked as it reads.
+    data = {**data, "training": training}
+    validate(data, str(json_path))
+    meta = PolicyMetadata.from_dict(data, str(json_path))
+    text = json.dumps(data, indent=2, allow_nan=False)
+    del model.metadata_props[:]
+    for key, value in {**onnx_properties(meta), ONNX_METADATA_KEY: text}.items():
+        model.metadata_props.add(key=key, value=value)
+
+    def write(stage: Path) -> None:
+        for path in folder.iterdir():
+            if path.is_file() and path.name not in (ONNX_FILE, METADATA_FILE):
+                shutil.copy2(path, stage / path.name)
+        onnx.save_model(model, str(stage / ONNX_FILE), save_as_external_data=False)
+        (stage / METADATA_FILE).write_text(text)
+        seal(stage)
+        if graph_sha256(onnx.load(str(stage / ONNX_FILE))) != before:
+            raise ExportError("internal: the ONNX graph changed while rewriting its metadata")
 
     replace_folder(folder, write)
     return meta

@@ -8,7 +8,8 @@ observation normalizer is folded into the graph, batch 1, deterministic mean act
 - loads the ONNX model with its external weight file and saves it as **one self-contained file** (the MLP is small),
   with the metadata JSON in ``metadata_props["realgap_metadata"]`` plus a few flat keys for model viewers;
 - re-saves the TorchScript module with the metadata as the extra file ``realgap_metadata.json``;
-- writes the same metadata as ``policy.json``;
+- writes the same metadata as ``policy.json``, seals the ONNX file with the integrity digest over metadata and graph
+  (:mod:`realgap.envs.format.integrity`) and writes ``SHA256SUMS`` over both files;
 - checks that onnxruntime and torch agree on random observations.
 
 Everything is written into a staging folder beside the target and swapped in only when complete, so a failure
@@ -34,6 +35,8 @@ import numpy as np
 from realgap.envs.deploy.format import FORMAT, ONNX_METADATA_KEY, MetadataError, validate
 from realgap.envs.deploy.metadata import PolicyMetadata
 from realgap.envs.export.actions import ExportError
+from realgap.envs.format.integrity import INTEGRITY_KEY, SUMS_FILE, digest, onnx_graph_bytes, sums_text
+from realgap.envs.format.provenance import repo_relative
 
 ONNX_FILE, TORCHSCRIPT_FILE, METADATA_FILE = "policy.onnx", "policy.pt", "policy.json"
 
@@ -55,15 +58,15 @@ class ExportResult:
 
 def training_record(checkpoint: Path, iteration: int) -> dict[str, Any]:
     """Provenance of a checkpoint: its path and iteration, the run's git state and command line (``params/run.json``)
-    and the export time."""
+    and the export time. Paths are relative to the repository (:func:`repo_relative`): the same on every machine."""
     run_json = checkpoint.parent / "params" / "run.json"
     run = json.loads(run_json.read_text()) if run_json.is_file() else {}
     return {
-        "checkpoint": str(checkpoint.resolve()),
+        "checkpoint": repo_relative(checkpoint.resolve()),
         "iteration": iteration,
-        "run_dir": str(checkpoint.parent.resolve()),
+        "run_dir": repo_relative(checkpoint.parent.resolve()),
         "git": run.get("git", {}),
-        "argv": run.get("argv", []),
+        "argv": [repo_relative(a) for a in run.get("argv", [])],
         "resumes": run.get("resumes", []),
         "device": run.get("device"),
         "dr_profile": run.get("dr_profile"),
@@ -103,6 +106,33 @@ def onnx_properties(meta: PolicyMetadata) -> dict[str, str]:
         "rates": f"physics {r.physics_hz:g} Hz, servo {r.control_hz:g} Hz, policy {r.policy_hz:g} Hz, {r.target_mode}",
         "training_commit": str(meta.training.get("git", {}).get("commit", "")),
     }
+
+
+def seal(folder: Path) -> dict[str, str]:
+    """Write the integrity digest into ``folder``'s ``policy.onnx`` (``metadata_props``, graph untouched) and
+    ``SHA256SUMS`` over ``policy.json`` and ``policy.onnx``; return the digest.
+
+    Raises:
+        ExportError: The ONNX file holds no metadata, or its graph changed while the digest was added.
+    """
+    import onnx
+
+    path = folder / ONNX_FILE
+    graph = onnx_graph_bytes(path.read_bytes())
+    model = onnx.load(str(path))
+    props = {p.key: p.value for p in model.metadata_props}
+    if ONNX_METADATA_KEY not in props:
+        raise ExportError(f"{path} holds no '{ONNX_METADATA_KEY}' metadata to seal")
+    record = digest(json.loads(props[ONNX_METADATA_KEY]), graph)
+    kept = [(p.key, p.value) for p in model.metadata_props if p.key != INTEGRITY_KEY]
+    del model.metadata_props[:]
+    for key, value in [*kept, (INTEGRITY_KEY, json.dumps(record))]:
+        model.metadata_props.add(key=key, value=value)
+    onnx.save_model(model, str(path), save_as_external_data=False)
+    if onnx_graph_bytes(path.read_bytes()) != graph:
+        raise ExportError("internal: the ONNX graph changed while its digest was added")
+    (folder / SUMS_FILE).write_text(sums_text(folder))
+    return record
 
 
 def _export_onnx(runner: Any, meta: PolicyMetadata, folder: Path) -> Path:
@@ -195,6 +225,7 @@ def export_policy(runner: Any, meta: PolicyMetadata, out_dir: str | Path, *, num
         _export_onnx(runner, meta, stage)
         _export_torchscript(runner, meta, stage)
         (stage / METADATA_FILE).write_text(text)
+        seal(stage)
         obs = np.random.default_rng(seed).standard_normal((num_checks, meta.obs_dim)).astype(np.float32)
         diff = compare_onnx_torch(stage, obs)
 

@@ -12,10 +12,10 @@ def run_family(seed: int, joints: Sequence[str], drives: str, max_iters: int) ->
     """Excite ``joints`` of the hidden G1 (seed, drive family) hanging, and compare both engines on its log."""
     from realgap.envs.deploy.excitation import ExcitationPlan, run_excitation
     from realgap.envs.deploy.hidden_robot import HiddenRobot
-    from realgap.envs.deploy.metadata import load_metadata
+    from realgap.envs.deploy.verify import load_verified
     from realgap.envs.sim2sim.sysid_mujoco import compare_engines
 
-    meta = load_metadata("configs/policies/balance_g1/policy.json")
+    meta, _ = load_verified("configs/policies/balance_g1")
     robot = HiddenRobot(meta, seed=seed, drives=drives)
     plan = ExcitationPlan(tuple(joints), step_rad=tuple(0.08 for _ in joints), step_hold_s=0.3, chirp_s=2.0,
                           rest_s=0.2)  # fmt: skip

@@ -50,41 +50,11 @@ import numpy as np
 from realgap.actuators.chain import ActuatorChain, ChainTiming
 from realgap.actuators.params import JointParams
 from realgap.envs.deploy.log import RobotLog
+from realgap.envs.sim2sim.estimates import Estimate, JointFit
 
 MIN_VELOCITY = 0.5  # rad/s: below, MuJoCo's soft frictionloss (like stiction) gives less than f_c (0.2: 3 % bias)
 MIN_REVERSALS = 10  # samples on each side of zero velocity before Coulomb and viscous friction separate
 MAX_REL_STD = 0.5  # an estimate whose standard deviation exceeds half its value is reported not identifiable
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """One identified parameter: ``value ± std`` in ``unit``, or not identifiable with ``reason``."""
-
-    value: float | None
-    std: float | None
-    unit: str
-    method: str = ""
-    reason: str = ""
-
-    @property
-    def identifiable(self) -> bool:
-        return self.value is not None
-
-    @classmethod
-    def missing(cls, unit: str, reason: str) -> Estimate:
-        return cls(None, None, unit, reason=reason)
-
-
-@dataclass
-class JointFit:
-    """Everything identified for one joint, plus the arrays the plot shows."""
-
-    joint: str
-    index: int
-    samples: np.ndarray  # indices into the log
-    estimates: dict[str, Estimate] = field(default_factory=dict)
-    tau_predicted: np.ndarray | None = None
-    q_replayed: np.ndarray | None = None
 
 
 @dataclass

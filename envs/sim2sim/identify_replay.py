@@ -22,7 +22,7 @@ from scipy.optimize import least_squares
 from realgap.actuators.chain import ActuatorChain, ChainTiming
 from realgap.envs.deploy.log import RobotLog
 from realgap.envs.deploy.mujoco_robot import MujocoRobot
-from realgap.envs.sim2sim.identify import Estimate, JointFit
+from realgap.envs.sim2sim.estimates import Estimate, JointFit
 
 Q_SCALE = 1e-3  # rad: a tracking error of 1 mrad weighs as much as ...
 TAU_SCALE = 0.01  # ... 1 % of the joint's largest logged torque

@@ -43,7 +43,7 @@ def exported(run_copy) -> Path:
 def test_export_writes_three_self_contained_files(exported):
     import onnx
 
-    assert sorted(p.name for p in exported.iterdir()) == ["policy.json", "policy.onnx", "policy.pt"]
+    assert sorted(p.name for p in exported.iterdir()) == ["SHA256SUMS", "policy.json", "policy.onnx", "policy.pt"]
     model = onnx.load(str(exported / "policy.onnx"), load_external_data=False)
     external = [t.name for t in model.graph.initializer if t.data_location == onnx.TensorProto.EXTERNAL]
     assert external == []  # weights embedded: one file to ship, no policy.onnx.data
@@ -52,16 +52,18 @@ def test_export_writes_three_self_contained_files(exported):
 
 def test_metadata_is_the_same_everywhere_and_names_the_training_commit(run_copy, exported):
     from realgap.envs.deploy import load_metadata
+    from realgap.envs.deploy.verify import load_verified
+    from realgap.envs.format.provenance import repo_relative
     from realgap.envs.run.run_dir import latest_checkpoint
 
     from_json, from_onnx = load_metadata(exported / "policy.json"), load_metadata(exported / "policy.onnx")
-    assert from_json == from_onnx
+    assert from_json == from_onnx == load_verified(exported)[0]  # digest and SHA256SUMS written at export
     with zipfile.ZipFile(exported / "policy.pt") as pt:  # TorchScript archive: extra files live under */extra/
         (name,) = [n for n in pt.namelist() if n.endswith("extra/realgap_metadata.json")]
         assert json.loads(pt.read(name)) == json.loads((exported / "policy.json").read_text())
     run = json.loads((run_copy / "params" / "run.json").read_text())
     assert from_json.training["git"] == run["git"]
-    assert from_json.training["checkpoint"] == str(latest_checkpoint(run_copy).resolve())
+    assert from_json.training["checkpoint"] == repo_relative(latest_checkpoint(run_copy).resolve())
     assert from_json.task == "Realgap-Balance-G1-v0" and from_json.obs_dim == 93 and from_json.action_dim == 29
     assert json.loads((exported / "policy.json").read_text())["format"] == "realgap.policy/2"  # schema-checked
     assert from_json.training["dr_profile"] == "none" and from_json.training["randomization"]["events"]["interval"]

@@ -111,7 +111,7 @@ def test_a_run_in_two_included_folders_is_refused_before_anything_is_written(tmp
     b = _comparison(tmp_path / "b")  # the same joint_pos_s0 again: pooling it twice would double its episodes
     argv = ["--seeds", "none", "--include", str(a), "--include", str(b), "--out", str(tmp_path / "out"),
             "--max_iterations", "3", "--num_envs", "8", "--episodes", "4", "--eval_envs", "4",
-            "--factors", "object_mass_scale"]  # fmt: skip
+            "--factors", "object_mass_scale", "--device", "cpu"]  # fmt: skip
     with pytest.raises(ValueError, match="joint_pos_s0 are in more than one --include folder"):
         main(argv)
     assert not (tmp_path / "out").exists()

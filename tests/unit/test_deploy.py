@@ -488,6 +488,8 @@ def test_onnx_graph_with_embedded_metadata_runs_end_to_end(tmp_path):
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
+    from realgap.envs.export.writer import seal
+
     meta = g1_metadata()
     # actions = W·obs + b with W picking −joint_pos_rel (a pure "return to default" policy), built without torch
     weight = np.zeros((93, N), dtype=np.float32)
@@ -502,6 +504,8 @@ def test_onnx_graph_with_embedded_metadata_runs_end_to_end(tmp_path):
     model.ir_version = 10
     model.metadata_props.add(key="realgap_metadata", value=meta.to_json())
     onnx.save_model(model, str(tmp_path / "policy.onnx"))
+    (tmp_path / "policy.json").write_text(meta.to_json())
+    seal(tmp_path)  # the integrity digest every loader checks, as an export writes it
     loaded, policy = load_policy(tmp_path)
     assert loaded == meta
     robot = StateRobot()
