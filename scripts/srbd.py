@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[realgap] {name}: survival {arm['survival']:.3f} (95 % {arm['survival_ci95'][0]:.3f}-"
                   f"{arm['survival_ci95'][1]:.3f}), time up {arm['time_up_mean_s']:.2f} s")  # fmt: skip
     if args.push_limit:
-        from realgap.envs.srbd.evaluate import single_push
+        from realgap.envs.eval.srbd_balance import single_push
 
         limit = single_push(args.policy, (0.3, 0.4, 0.5, 0.6, 0.7), episodes=args.push_limit)
         (out / "push_limit.json").write_text(json.dumps(limit, indent=2))
