@@ -40,6 +40,14 @@ def latency_to_steps(latency_s: float, physics_dt: float) -> int:
     return int(math.floor(latency_s / physics_dt + 0.5 + 1e-9))
 
 
+def latency_to_steps_batch(latency_s: Any, physics_dt: float) -> Any:
+    """:func:`latency_to_steps` for a whole torch batch on its device (NaN → 0 steps), in float64 as the scalar rule.
+
+    Shape: ``(N,)`` seconds → ``(N,)`` long. Why: a Python loop over a CUDA tensor syncs with the host per element.
+    """
+    return (latency_s.double().nan_to_num(0.0) / physics_dt + 0.5 + 1e-9).floor().long()
+
+
 def latency_range_to_steps(latency_range_s: tuple[float, float], physics_dt: float) -> tuple[int, int]:
     """``(min, max)`` latency in seconds to ``(min, max)`` delay in physics steps (see :func:`latency_to_steps`)."""
     lo, hi = latency_range_s

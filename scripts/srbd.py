@@ -27,13 +27,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--evaluate", type=int, default=0, metavar="EPISODES",
                    help="also run the three-way balance evaluation (policy, zero action, SRBD controller) over this "
                         "many 20 s pushed episodes on the MuJoCo G1 (evaluation.json)")  # fmt: skip
+    p.add_argument("--push_limit", type=int, default=0, metavar="EPISODES",
+                   help="also sweep the SRBD controller's single-push survival at 0.3-0.7 m/s over this many headings "
+                        "(push_limit.json; the protocol of scripts/push_limit.py on MuJoCo)")  # fmt: skip
     return p.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    if not args.duration_s > 2.5 or not args.horizon_s > 0 or args.evaluate < 0:
-        raise ValueError("--duration_s must be > 2.5 (the pushes come at 2 s), --horizon_s > 0, --evaluate >= 0")
+    if not args.duration_s > 2.5 or not args.horizon_s > 0 or args.evaluate < 0 or args.push_limit < 0:
+        raise ValueError(
+            "--duration_s must be > 2.5 (the pushes come at 2 s), --horizon_s > 0, --evaluate and --push_limit >= 0"
+        )
     from realgap.envs.srbd.model import g1_model
     from realgap.envs.srbd.validate import plot, run_episode, summary
 
@@ -56,6 +61,15 @@ def main(argv: list[str] | None = None) -> int:
         for name, arm in result["arms"].items():
             print(f"[realgap] {name}: survival {arm['survival']:.3f} (95 % {arm['survival_ci95'][0]:.3f}-"
                   f"{arm['survival_ci95'][1]:.3f}), time up {arm['time_up_mean_s']:.2f} s")  # fmt: skip
+    if args.push_limit:
+        from realgap.envs.eval.srbd_balance import single_push
+
+        limit = single_push(args.policy, (0.3, 0.4, 0.5, 0.6, 0.7), episodes=args.push_limit)
+        (out / "push_limit.json").write_text(json.dumps(limit, indent=2))
+        print(
+            f"[realgap] srbd_controller single-push limit {limit['limit_mps']} m/s: "
+            + ", ".join(f"{r['push_mps']}: {r['survived']}/{r['episodes']}" for r in limit["rows"])
+        )
     print(f"[realgap] wrote {out}/validation.json and {len(SCENARIOS)} plots")
     return 0
 

@@ -27,7 +27,7 @@ from isaaclab.managers import ManagerTermBase, SceneEntityCfg
 from isaaclab.utils import math as math_utils
 from newton import GeoType, ModelFlags, ShapeFlags
 
-from realgap.envs.dr.events import draw_columns, env_ids_tensor, group_bounds, term_generator
+from realgap.envs.dr.events import draw_columns, env_ids_tensor, group_bounds, term_generator, torch_stream_order
 from realgap.envs.dr.inertia_sampling import validate_range
 from realgap.envs.dr.sampling import check_disjoint, resolve_names, uniform
 
@@ -123,7 +123,8 @@ class randomize_contact_friction(_ColliderTerm):
     ) -> None:
         ids = env_ids_tensor(env, env_ids)
         mu = draw_columns(self.lo, self.hi, len(ids), self.generator)
-        self.mu[ids[:, None], self.cols] = mu[:, self.slot]
+        with torch_stream_order(env.device):  # a torch write into Newton's array: ordered like every DR writer
+            self.mu[ids[:, None], self.cols] = mu[:, self.slot]
         env.sim.physics_manager.add_model_change(ModelFlags.SHAPE_PROPERTIES)
         self.last = (ids, mu)
 

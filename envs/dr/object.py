@@ -12,7 +12,7 @@ from isaaclab.managers import ManagerTermBase, SceneEntityCfg
 from isaaclab.utils.math import quat_from_euler_xyz
 from newton import ModelFlags
 
-from realgap.envs.dr.events import env_ids_tensor, solver_update, term_generator
+from realgap.envs.dr.events import env_ids_tensor, solver_update, term_generator, torch_stream_order
 from realgap.envs.dr.inertia import BodyInertia, box_inertia_c
 from realgap.envs.dr.inertia_sampling import InertiaRandomization, cast_consistent, sample_inertia, validate_vec3_range
 from realgap.envs.dr.sampling import body_to_flat, uniform
@@ -83,7 +83,8 @@ class reset_object(ManagerTermBase):
         env, n = self._env, len(ids)
         density = self.cfg.params["density_kg_m3"] if density_kg_m3 is None else density_kg_m3
         self.size_m[ids] = size
-        self._scale_view[ids] = self._nominal_scale[ids] * (size / self.spawned_size_m)[:, None, :]
+        with torch_stream_order(env.device):  # a torch write into Newton's shape scale: ordered like every DR writer
+            self._scale_view[ids] = self._nominal_scale[ids] * (size / self.spawned_size_m)[:, None, :]
         env.sim.physics_manager.add_model_change(ModelFlags.SHAPE_PROPERTIES)
         mass = density * size.prod(-1)
         com_b = torch.zeros(n, 1, 3, device=env.device)

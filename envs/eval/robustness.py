@@ -36,10 +36,10 @@ import warp as wp
 from isaaclab.managers import EventTermCfg, ManagerTermBase
 from newton import ModelFlags
 
-from realgap.actuators.delay import CommandDelay, latency_range_to_steps, latency_to_steps
+from realgap.actuators.delay import CommandDelay, latency_range_to_steps, latency_to_steps_batch
 from realgap.envs.dr.apply import asset_names, build_compliant, realgap_actuator_cfgs
 from realgap.envs.dr.contact import _body_colliders
-from realgap.envs.dr.events import realgap_actuators, solver_update
+from realgap.envs.dr.events import realgap_actuators, solver_update, torch_stream_order
 from realgap.envs.dr.inertia import BodyInertia
 from realgap.envs.dr.inertia_sampling import (
     attach_payload,
@@ -325,7 +325,10 @@ class pin_sweep_point(ManagerTermBase):
         # the nominal value keeps each env's μ as the task set it (e.g. the grasp task's per-env pad friction)
         value, task_mu = self.values["contact_friction"][:, None], self.task_mu()
         nominal = self.nominal_values()["contact_friction"]
-        self.mu[:, self.contact_shapes] = torch.where((value - nominal).abs() < 1e-9, task_mu, value.expand_as(task_mu))
+        with torch_stream_order(self._env.device):  # a torch write into Newton's μ: ordered like every DR writer
+            self.mu[:, self.contact_shapes] = torch.where(
+                (value - nominal).abs() < 1e-9, task_mu, value.expand_as(task_mu)
+            )
         self._env.sim.physics_manager.add_model_change(ModelFlags.SHAPE_PROPERTIES)
 
     def _pin_delay(self, env_ids: torch.Tensor | None) -> None:
@@ -333,9 +336,9 @@ class pin_sweep_point(ManagerTermBase):
         if not self.actuators or "command_delay_s" not in self.values:
             return
         latency = self.values["command_delay_s"]
-        steps = torch.tensor([latency_to_steps(float(s), self.physics_dt) if s == s else 0 for s in latency],
-                             dtype=torch.long, device=self.device)  # fmt: skip
         drawn = latency.isnan()  # the reference point: the datasheet range, redrawn at every reset like the chain does
+        # latency_to_steps on the whole batch, on the device (a Python loop over a CUDA tensor syncs ~3 times per env)
+        steps = latency_to_steps_batch(latency, self.physics_dt)
         if bool(drawn.any()):
             lo, hi = self.task_delay_steps
             steps[drawn] = torch.randint(lo, hi + 1, (int(drawn.sum()),), generator=self.generator, device=self.device)

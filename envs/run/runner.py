@@ -20,7 +20,6 @@ import csv
 import io
 import math
 import os
-import random
 import statistics
 import sys
 import tempfile
@@ -28,11 +27,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 from rsl_rl.runners import OnPolicyRunner
 
 from realgap.envs.run.progress import Progress, fmt_value
+from realgap.envs.run.rng_state import capture_rng, restore_rng
 from realgap.envs.run.run_dir import (  # noqa: F401  (CHECKPOINT_RE and latest_checkpoint re-exported)
     CHECKPOINT_RE,
     CheckpointError,
@@ -42,21 +41,6 @@ from realgap.envs.run.run_dir import (  # noqa: F401  (CHECKPOINT_RE and latest_
 
 PROGRESS_PREFIXES = ("Curriculum/",)
 """extras["log"] keys written to progress.csv (the task metrics and curriculum levels), by their last name part."""
-
-
-def _rng_state() -> dict[str, Any]:
-    state = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
-    if torch.cuda.is_available():
-        state["cuda"] = torch.cuda.get_rng_state_all()
-    return state
-
-
-def _set_rng_state(state: dict[str, Any]) -> None:
-    random.setstate(state["python"])
-    np.random.set_state(state["numpy"])
-    torch.set_rng_state(state["torch"])
-    if "cuda" in state and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda"])
 
 
 def env_state_path(checkpoint: str | Path) -> Path:
@@ -239,7 +223,10 @@ class RealgapRunner(OnPolicyRunner):
         """Write the checkpoint with the env's state (single process) as :func:`write_checkpoint` does."""
         saved = self.alg.save()
         saved["iter"] = self.current_learning_iteration
-        saved["infos"] = (infos or {}) | {"rng": _rng_state(), "run": {"seed": self.cfg.get("seed"), "argv": sys.argv}}
+        saved["infos"] = (infos or {}) | {
+            "rng": capture_rng(str(self.device)),
+            "run": {"seed": self.cfg.get("seed"), "argv": sys.argv},
+        }
         env_state = None
         if not self.is_distributed:
             from realgap.envs.run.snapshot import capture_env
@@ -270,7 +257,8 @@ class RealgapRunner(OnPolicyRunner):
         if resume:
             self._restore_env(Path(path))
         if resume and "rng" in infos:
-            _set_rng_state(infos["rng"])
+            for note in restore_rng(infos["rng"], str(self.device)):
+                print(f"[realgap] resume: {note} (the continuation is not exact)", flush=True)
         self._trim_progress()
         return infos
 
@@ -289,7 +277,13 @@ class RealgapRunner(OnPolicyRunner):
         except Exception as err:  # truncated or foreign: torch raises several types
             raise CheckpointError(f"Cannot load the env state '{state}': {type(err).__name__}: {err}") from None
         count = restore_env(self.env, saved, self)
-        print(f"[realgap] env state restored from {state.name} ({count} values): an exact continuation", flush=True)
+        exact = (
+            "an exact continuation"
+            if str(self.device) == "cpu"
+            else "the same state, but on CUDA not a bitwise "
+            "continuation (MuJoCo-Warp atomics and torch CUDA scatters are not deterministic; docs/gpu.md)"
+        )
+        print(f"[realgap] env state restored from {state.name} ({count} values): {exact}", flush=True)
 
     def _trim_progress(self) -> None:
         """Drop progress rows of iterations after the checkpoint (a killed run may have logged past its last save)."""

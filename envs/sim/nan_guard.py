@@ -41,7 +41,7 @@ def non_finite_state(env: ManagerBasedRLEnv, asset_cfg: SceneEntityCfg = SceneEn
 def _sanitize(values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """``values`` with every NaN/Inf replaced by 0, and how many there were (a tensor: no device sync here)."""
     bad = ~torch.isfinite(values)
-    return torch.where(bad, torch.zeros_like(values), values), bad.sum()
+    return torch.where(bad, torch.zeros_like(values), values), bad.sum(dtype=torch.float32)
 
 
 class FiniteVecEnv(RslRlVecEnvWrapper):
@@ -53,5 +53,6 @@ class FiniteVecEnv(RslRlVecEnvWrapper):
         for key in list(obs.keys()):
             obs[key], n = _sanitize(obs[key])
             bad += n
-        extras.setdefault("log", {})["Guard/non_finite_values"] = float(bad)
+        # a 0-d tensor on the env's device: rsl-rl's logger averages it per iteration, so no host sync per step
+        extras.setdefault("log", {})["Guard/non_finite_values"] = bad
         return obs, rew, dones, extras

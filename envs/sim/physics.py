@@ -14,43 +14,36 @@ if TYPE_CHECKING:
 
 
 class DeviceUnavailableError(RuntimeError):
-    """A CUDA device was requested on a machine where torch sees none."""
+    """A CUDA device was requested (or a present GPU implied) that torch cannot use."""
 
 
 def default_device() -> str:
-    """``"cuda:0"`` when torch sees a CUDA device, else ``"cpu"``."""
+    """``"cuda:0"`` when torch sees a CUDA device, else ``"cpu"``: the config default, cheap at import time.
+
+    Every run resolves its real device through :func:`resolve_device`, which refuses an unusable GPU."""
     import torch
 
     return "cuda:0" if torch.cuda.is_available() else "cpu"
 
 
 def resolve_device(requested: str | None) -> str:
-    """Validate a ``--device`` value; ``None`` picks :func:`default_device`.
+    """Validate a ``--device`` value; ``None`` picks ``cuda:0`` when torch can use a GPU, else the CPU.
+
+    A GPU that the driver sees but torch cannot use is an error naming the cause and the fix
+    (:func:`realgap.envs.sim.device.choose_device`), never a silent CPU run.
 
     Raises:
-        DeviceUnavailableError: CUDA requested without CUDA, or an index beyond the visible devices.
+        DeviceUnavailableError: CUDA requested or implied but unusable, or an index beyond the visible devices.
         ValueError: Neither ``cpu`` nor ``cuda[:N]``.
     """
-    if requested is None:
-        return default_device()
-    import torch
+    from realgap.envs.sim.device import UnusableGpuError, allow_cpu_from_env, choose_device, probe
 
     if requested == "cpu":
         return "cpu"
-    if requested == "cuda" or requested.startswith("cuda:"):
-        if not torch.cuda.is_available():
-            raise DeviceUnavailableError(
-                f"--device {requested} was requested but torch sees no CUDA device on this machine "
-                f"(torch {torch.__version__}, torch.cuda.is_available() is False). Use --device cpu, or omit --device "
-                "to pick the CPU automatically."
-            )
-        index = int(requested.split(":")[1]) if ":" in requested else 0
-        if index >= torch.cuda.device_count():
-            raise DeviceUnavailableError(
-                f"--device {requested}: only {torch.cuda.device_count()} CUDA device(s) visible (indices from 0)."
-            )
-        return f"cuda:{index}"
-    raise ValueError(f"--device must be 'cpu', 'cuda' or 'cuda:N', got {requested!r}")
+    try:
+        return choose_device(probe(), requested, allow_cpu=allow_cpu_from_env())
+    except UnusableGpuError as err:
+        raise DeviceUnavailableError(str(err)) from err
 
 
 def rank_device(device: str, local_rank: int, num_procs: int, gpu_count: int) -> str:
@@ -126,3 +119,5 @@ def apply_device(env_cfg: Any, device: str) -> None:
     physics = getattr(env_cfg.sim, "physics", None)
     if physics is not None and hasattr(physics, "use_cuda_graph"):
         physics.use_cuda_graph = device.startswith("cuda")
+    graphs = "on" if device.startswith("cuda") else "off"
+    print(f"[realgap] device: {device} (CUDA graphs {graphs})", flush=True)  # every run states where it runs

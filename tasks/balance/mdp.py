@@ -18,6 +18,7 @@ from isaaclab.managers import ManagerTermBase, SceneEntityCfg
 from isaaclab.utils.math import quat_apply
 
 from realgap.envs.robots.g1 import G1_FOOT_BODIES, G1_SOLE_POINTS_B, G1_SOLE_RADIUS
+from realgap.envs.sim.constants import device_constant
 
 if TYPE_CHECKING:
     from isaaclab.envs import ManagerBasedRLEnv
@@ -68,7 +69,7 @@ def capture_point_w(env: ManagerBasedRLEnv, asset) -> torch.Tensor:
 def heading_w(asset) -> torch.Tensor:
     """The pelvis' heading: its x axis projected on the ground, unit length, world frame. Shape: (E, 2)."""
     quat = asset.data.root_quat_w.torch
-    x_axis = torch.tensor([1.0, 0.0, 0.0], dtype=quat.dtype, device=quat.device).expand(quat.shape[0], 3)
+    x_axis = device_constant((1.0, 0.0, 0.0), quat.dtype, quat.device).expand(quat.shape[0], 3)
     heading = quat_apply(quat, x_axis)[:, :2]
     return heading / heading.norm(dim=1, keepdim=True).clamp(min=1e-6)
 
@@ -138,7 +139,7 @@ def _sole_points_3d(
     """The centres of the sole points of every foot in the world, feet first. Shape: (E, F·S, 3)."""
     pos_w = asset.data.body_link_pos_w.torch[:, feet_cfg.body_ids]  # (E, F, 3)
     quat_w = asset.data.body_link_quat_w.torch[:, feet_cfg.body_ids]  # (E, F, 4)
-    sole_b = torch.tensor(sole_points_b, dtype=pos_w.dtype, device=pos_w.device)  # (S, 3)
+    sole_b = device_constant(sole_points_b, pos_w.dtype, pos_w.device)  # (S, 3)
     shape = (pos_w.shape[0], pos_w.shape[1], sole_b.shape[0])
     sole_w = pos_w[:, :, None, :] + quat_apply(quat_w[:, :, None, :].expand(*shape, 4), sole_b.expand(*shape, 3))
     return sole_w.reshape(shape[0], shape[1] * shape[2], 3)
@@ -302,8 +303,7 @@ class balance_metrics(ManagerTermBase):
         super().__init__(cfg, env)
         self.window = float(cfg.params.get("window", 512))
         self.start_step = torch.zeros(env.num_envs, dtype=torch.long, device=env.device)
-        # An env's first episode is not counted: rsl-rl starts training with random episode lengths, so its first
-        # time-out is not a survival of a full episode (and its start time is unknown).
+        # An env's first episode is not counted: rsl-rl starts with random episode lengths (start time unknown).
         self.full_episode = torch.zeros(env.num_envs, dtype=torch.bool, device=env.device)
         self.stats = {"survival_rate": math.nan, "time_to_fall_s": math.nan, "push_survived_mps": math.nan,
                       "push_fell_mps": math.nan}  # fmt: skip

@@ -64,6 +64,11 @@ class MirrorLayout:
     groups: dict[str, GroupMirror]
     actions: GroupMirror
 
+    def to(self, device: str | torch.device) -> MirrorLayout:
+        """The same layout with its index and sign tensors on ``device`` (moved once, not per mini-batch)."""
+        move = lambda m: GroupMirror(m.index.to(device), m.sign.to(device))  # noqa: E731
+        return MirrorLayout({k: move(m) for k, m in self.groups.items()}, move(self.actions))
+
     @staticmethod
     def build(joint_names: list[str], groups: dict[str, dict[str, int]]) -> MirrorLayout:
         """Layout for joints in ``joint_names`` order (the simulator's) and ``groups``: group -> {term: width}, in
@@ -118,7 +123,8 @@ class MirrorLayout:
 
 
 def mirror_obs(obs: torch.Tensor, mirror: GroupMirror) -> torch.Tensor:
-    """The mirrored observation group. Shape: ``(B, D)`` → ``(B, D)``."""
+    """The mirrored observation group. Shape: ``(B, D)`` → ``(B, D)``. ``.to`` is free when ``mirror`` is already on
+    ``obs``'s device (:meth:`MirrorLayout.to`): no host-to-device copy per mini-batch."""
     return obs[..., mirror.index.to(obs.device)] * mirror.sign.to(obs.device, obs.dtype)
 
 
@@ -137,7 +143,7 @@ def augment_with_mirror(env: Any, obs: Any = None, actions: torch.Tensor | None 
     """
     layout = getattr(env, "_realgap_mirror", None)
     if layout is None:
-        layout = MirrorLayout.from_env(env)
+        layout = MirrorLayout.from_env(env).to(env.device)  # once on the training device
         env._realgap_mirror = layout
     obs_out = None
     if obs is not None:

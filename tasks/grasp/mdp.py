@@ -15,6 +15,7 @@ from isaaclab.managers import ManagerTermBase, SceneEntityCfg
 from isaaclab.utils.math import quat_apply, subtract_frame_transforms
 
 from realgap.envs.robots.panda import PANDA_HAND_BODY, PANDA_TCP_OFFSET_HAND
+from realgap.envs.sim.constants import device_constant
 from realgap.tasks.grasp.contact_modes import (
     CONTACT_MODE_NAMES,
     ContactModeThresholds,
@@ -44,7 +45,7 @@ def tcp_pos_w(env: ManagerBasedEnv, robot_cfg: SceneEntityCfg = ROBOT) -> torch.
     """Tool centre point (between the fingertip pads) in the world frame, m. Shape: ``(E, 3)``."""
     robot = env.scene[robot_cfg.name]
     hand = robot.body_names.index(PANDA_HAND_BODY)
-    offset = torch.tensor(PANDA_TCP_OFFSET_HAND, device=env.device).expand(env.num_envs, 3)
+    offset = device_constant(PANDA_TCP_OFFSET_HAND, torch.float32, env.device).expand(env.num_envs, 3)
     return robot.data.body_link_pos_w.torch[:, hand] + quat_apply(robot.data.body_link_quat_w.torch[:, hand], offset)
 
 

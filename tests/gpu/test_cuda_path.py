@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 
+# skipped without a GPU; tests/gpu/conftest.py fails every test instead when a GPU is present that torch cannot use
 NO_CUDA = "torch sees no CUDA device"
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason=NO_CUDA)]
 REPO = Path(__file__).resolve().parents[2]

@@ -38,3 +38,12 @@ def test_controller_holds_the_crouch_and_survives_a_push(controller):
     assert not calm.fell and robot.root_height() == pytest.approx(0.58, abs=0.03)  # in the crouch after the ramp
     pushed = run_episode(ctl, robot, [Push(2.0, (0.0, 0.3))], 5.0, 0.45, 1.0)
     assert not pushed.fell and pushed.pushes == 1
+
+
+def test_single_push_sweep_counts_and_limit():
+    from realgap.envs.eval.srbd_balance import single_push
+
+    # no push is held on every heading; 2 m/s (five times the policy's MuJoCo limit) floors it on every heading
+    out = single_push("configs/policies/balance_g1", (0.0, 2.0), episodes=2, push_at_s=1.0, duration_s=3.0)
+    assert [(r["push_mps"], r["survived"]) for r in out["rows"]] == [(0.0, 2), (2.0, 0)]
+    assert out["limit_mps"] == 0.0 and out["rows"][1]["ci95"][1] < 1.0

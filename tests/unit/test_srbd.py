@@ -143,3 +143,17 @@ def test_an_off_centre_force_spins_the_body_as_r_cross_f():
     np.testing.assert_allclose(angular_velocity(s, inertia), [0.0, -0.01, 0.0], atol=1e-6)
     with pytest.raises(ValueError, match="dt and mass"):
         step(state, 5.0, inertia, f, r, 0.0)
+
+
+@pytest.mark.parametrize("flag", [["--push_limit", "-1"], ["--evaluate", "-2"], ["--duration_s", "2.0"]])
+def test_srbd_script_refuses_bad_counts(tmp_path, flag):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "scripts" / "srbd.py"
+    spec = importlib.util.spec_from_file_location("srbd_cli", path)
+    cli = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cli)
+    with pytest.raises(ValueError, match="push_limit >= 0"):
+        cli.main(["--out", str(tmp_path / "out"), *flag])
+    assert not (tmp_path / "out").exists()  # refused before anything is written
