@@ -64,7 +64,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.push_limit:
         from realgap.envs.eval.srbd_balance import single_push
 
-        limit = single_push(args.policy, (0.3, 0.4, 0.5, 0.6, 0.7), episodes=args.push_limit)
+        # the crouch export's committed protocol (push_limit_balance_g1_crouch.json): push at 3 s, after the ramp
+        magnitudes = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7)
+        limit = single_push(args.policy, magnitudes, episodes=args.push_limit, push_at_s=3.0, duration_s=6.0)
         (out / "push_limit.json").write_text(json.dumps(limit, indent=2))
         print(
             f"[realgap] srbd_controller single-push limit {limit['limit_mps']} m/s: "
