@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterator, Mapping
+from functools import cache
 from typing import Any
 
 import pytest
@@ -115,3 +116,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             f"{len(missing)} test(s) carry no tier marker ({' / '.join(TIERS)}); add `pytestmark = pytest.mark.unit` "
             f"(or the tier its cost says) to the module:\n  {listed}"
         )
+
+
+# --- GPU tier guard: a GPU that nvidia-smi or warp sees but torch cannot use fails every gpu test (never skips it).
+# Without any GPU the gpu tests skip with the reason; with a usable one they run. It lives here, not in
+# tests/gpu/conftest.py: a second conftest module would shadow this one for every `from conftest import build_env`.
+@cache
+def _unusable_reason() -> str | None:
+    from realgap.envs.sim.device import probe, unusable_gpu_reason
+
+    return unusable_gpu_reason(probe())
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    # tryfirst: before the skipif marks, so "torch sees no CUDA" cannot turn an unusable GPU into a green skip
+    if item.get_closest_marker("gpu") is not None:
+        reason = _unusable_reason()
+        if reason is not None:
+            pytest.fail(reason, pytrace=False)
