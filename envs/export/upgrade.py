@@ -149,9 +149,8 @@ def upgrade_export(folder: str | Path, device: str = "cpu") -> PolicyMetadata:
     Raises:
         ExportError: Not a v1 export, or the live env describes another policy (every difference listed).
     """
-    import onnx
 
-    from realgap.envs.export.writer import METADATA_FILE, ONNX_FILE, checked_json, onnx_properties, replace_folder, seal
+    from realgap.envs.export.writer import checked_json, onnx_properties
     from realgap.envs.robots import ROBOTS
     from realgap.envs.run.factory import load_cfgs, make_env, simulation
     from realgap.envs.run.run_dir import git_state
@@ -189,6 +188,17 @@ def upgrade_export(folder: str | Path, device: str = "cpu") -> PolicyMetadata:
     if graph_sha256(model) != before:
         raise ExportError("internal: the ONNX graph changed while rewriting its metadata")
 
+    _rewrite(folder, model, text, before)
+    return meta
+
+
+def _rewrite(folder: Path, model: Any, text: str, graph_before: str) -> None:
+    """Replace ``folder`` (atomically, :func:`replace_folder`) with its other files, ``model`` as the ONNX file and
+    ``text`` as policy.json, sealed; refused if the written graph is not ``graph_before`` (only metadata may change)."""
+    import onnx
+
+    from realgap.envs.export.writer import METADATA_FILE, ONNX_FILE, replace_folder, seal
+
     def write(stage: Path) -> None:
         for path in folder.iterdir():
             if path.is_file() and path.name not in (ONNX_FILE, METADATA_FILE):
@@ -196,9 +206,10 @@ def upgrade_export(folder: str | Path, device: str = "cpu") -> PolicyMetadata:
         onnx.save_model(model, str(stage / ONNX_FILE), save_as_external_data=False)
         (stage / METADATA_FILE).write_text(text)
         seal(stage)
+        if graph_sha256(onnx.load(str(stage / ONNX_FILE))) != graph_before:
+            raise ExportError("internal: the ONNX graph changed while rewriting its metadata")
 
     replace_folder(folder, write)
-    return meta
 
 
 def _format_of(folder: Path) -> Any:
@@ -220,7 +231,7 @@ def refresh_v2(folder: str | Path) -> PolicyMetadata:
     """
     import onnx
 
-    from realgap.envs.export.writer import METADATA_FILE, ONNX_FILE, onnx_properties, replace_folder, seal
+    from realgap.envs.export.writer import METADATA_FILE, ONNX_FILE, onnx_properties
     from realgap.envs.run.run_dir import git_state
 
     folder = Path(folder)
@@ -252,15 +263,5 @@ def refresh_v2(folder: str | Path) -> PolicyMetadata:
     for key, value in {**onnx_properties(meta), ONNX_METADATA_KEY: text}.items():
         model.metadata_props.add(key=key, value=value)
 
-    def write(stage: Path) -> None:
-        for path in folder.iterdir():
-            if path.is_file() and path.name not in (ONNX_FILE, METADATA_FILE):
-                shutil.copy2(path, stage / path.name)
-        onnx.save_model(model, str(stage / ONNX_FILE), save_as_external_data=False)
-        (stage / METADATA_FILE).write_text(text)
-        seal(stage)
-        if graph_sha256(onnx.load(str(stage / ONNX_FILE))) != before:
-            raise ExportError("internal: the ONNX graph changed while rewriting its metadata")
-
-    replace_folder(folder, write)
+    _rewrite(folder, model, text, before)
     return meta

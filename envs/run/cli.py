@@ -79,20 +79,23 @@ def _number(kind: type, text: str) -> Any:
     return value
 
 
+def _at_least(kind: type, text: str, bound: float, strict: bool) -> Any:
+    """``text`` as a finite ``kind`` that is ``> bound`` (``strict``) or ``>= bound``; the one range check of the
+    parsers below."""
+    value = _number(kind, text)
+    if value < bound or (strict and value == bound):
+        raise argparse.ArgumentTypeError(f"must be {'>' if strict else '>='} {bound:g}, got {text}")
+    return value
+
+
 def positive_int(text: str) -> int:
     """An integer ≥ 1 (a count: envs, episodes, iterations, processes)."""
-    value = _number(int, text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
-    return value
+    return _at_least(int, text, 1, strict=False)
 
 
 def nonnegative_int(text: str) -> int:
     """An integer ≥ 0 (a seed, an index)."""
-    value = _number(int, text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
-    return value
+    return _at_least(int, text, 0, strict=False)
 
 
 def finite_float(text: str) -> float:
@@ -102,18 +105,12 @@ def finite_float(text: str) -> float:
 
 def positive_float(text: str) -> float:
     """A finite number > 0 (a duration, a rate, a budget)."""
-    value = _number(float, text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
-    return value
+    return _at_least(float, text, 0.0, strict=True)
 
 
 def nonnegative_float(text: str) -> float:
     """A finite number ≥ 0 (a magnitude, a threshold)."""
-    value = _number(float, text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
-    return value
+    return _at_least(float, text, 0.0, strict=False)
 
 
 FLAGS: dict[str, dict[str, Any]] = {

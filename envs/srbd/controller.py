@@ -20,13 +20,13 @@ robot does not have (stated wherever its figures are).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 
 import numpy as np
 
 from realgap.envs.robots.g1 import G1_CROUCH_JOINT_POS, G1_CROUCH_ROOT_HEIGHT, G1_FOOT_BODIES, G1_SOLE_POINTS_B
 from realgap.envs.srbd.dynamics import GRAVITY_W, skew, so3_exp
+from realgap.envs.srbd.model import _value
 
 CONTACT_HEIGHT_M = 0.012
 """A sole sphere whose centre is below this height counts as touching the ground, m (sphere radius 5 mm)."""
@@ -182,8 +182,3 @@ class SRBDController:
             self.runtime.q_target[:] = q_nom + tau / self.kp
             self.runtime.control()
             self.t += float(self.robot.control_dt)
-
-
-def _value(table: Mapping[str, float], name: str) -> float:
-    hits = [v for pattern, v in table.items() if re.fullmatch(pattern, name)]
-    return hits[0] if hits else 0.0
