@@ -29,9 +29,9 @@ from typing import Literal
 import mujoco
 import numpy as np
 
-from realgap.envs.deploy.description import description_sha256, locate_description
-from realgap.envs.deploy.metadata import PolicyMetadata
 from realgap.envs.deploy.robot import ImuState, JointState, Robot
+from realgap.envs.format.description import description_sha256, locate_description
+from realgap.envs.format.metadata import PolicyMetadata
 
 ROBOT_CONTYPE, ROBOT_CONAFFINITY = 2, 1  # robot geoms collide with the ground (1/1) but not with each other
 

@@ -41,9 +41,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from realgap.actuators.chain import ActuatorChain, ChainTiming
-from realgap.envs.deploy.metadata import PolicyMetadata
 from realgap.envs.deploy.mujoco_robot import MujocoRobot
 from realgap.envs.deploy.robot import ImuState, JointState, Robot
+from realgap.envs.format.metadata import PolicyMetadata
 
 
 @dataclass(frozen=True)
