@@ -183,6 +183,21 @@ class MujocoRobot(Robot):
         """SHA-256 of the MJCF and every file it references (as :func:`realgap.envs.sim.assets.description_hash`)."""
         return self._hash
 
+    @property
+    def qpos_adr(self) -> np.ndarray:
+        """``qpos`` address of each joint of :attr:`joint_names` (a copy), for code that reads the MuJoCo state."""
+        return self._qadr.copy()
+
+    @property
+    def dof_adr(self) -> np.ndarray:
+        """DOF address of each joint of :attr:`joint_names` (a copy): the index of ``qvel`` and ``model.dof_*``."""
+        return self._vadr.copy()
+
+    @property
+    def start_root_pos_w(self) -> np.ndarray:
+        """Where :meth:`reset` places (or welds) the root body, m, world frame (a copy)."""
+        return self._init_root[:3].copy()
+
     def read_joints(self) -> JointState:
         return JointState(self.data.qpos[self._qadr].copy(), self.data.qvel[self._vadr].copy())
 
