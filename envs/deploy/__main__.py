@@ -24,7 +24,8 @@ runs two exports on it with paired push schedules.
 ``python -m realgap.envs.deploy.drivers.g1_dds_sim`` (which pushes on its own seeded schedule). It connects within
 ``--connect_timeout_s`` or exits with an error, soft-starts to the start pose over ``--soft_start_s``, runs one
 episode, and ends in damping (also on Ctrl-C, a watchdog trip, a non-finite action or a fall: exit 3). Falls are
-judged by tilt only (no root height over DDS).
+judged by tilt only (no root height over DDS). With ``--excite`` it soft-starts, runs the identification motion over
+DDS (against ``g1_dds_sim --hidden_seed N --lockstep``, welded ``--hang_m`` above the start pose) and logs it.
 Needs numpy, onnxruntime, jsonschema, mujoco and the robot's description package: ``pip install 'realgap[deploy]'``.
 Bad input exits with status 2 and one message.
 """
@@ -66,6 +67,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--connect_timeout_s", type=float, default=3.0, help="unitree_g1: wait for LowState, s")
     p.add_argument("--watchdog_s", type=float, default=0.1, help="unitree_g1: damping after no fresh state, s")
     p.add_argument("--soft_start_s", type=float, default=1.0, help="unitree_g1: move to the start pose over, s")
+    p.add_argument("--tick_period_s", type=float, default=0.002,
+                   help="unitree_g1: one LowState tick, s (g1_dds_sim: 0.002; --hidden_seed: 0.005)")  # fmt: skip
     p.add_argument("--log", default=None, help="record a robot log (.npz) of every control period")
     p.add_argument("--excite", nargs="+", default=None, metavar="JOINT", help="run the identification motion")
     p.add_argument("--hang_m", type=float, default=0.5, help="--excite: base welded this far above the start pose, m")
@@ -102,8 +105,10 @@ def check_numbers(args: argparse.Namespace) -> None:
             raise ValueError(f"--{name} must be a finite number {'> 0' if name in _POSITIVE else '>= 0'}, got {v}")
     if args.fall_tilt > math.pi:
         raise ValueError(f"--fall_tilt is an angle in [0, pi] rad, got {args.fall_tilt}")
-    if args.robot == "unitree_g1" and (args.excite is not None or args.episodes != 1):
-        raise ValueError("--robot unitree_g1 runs one pushed episode (no --excite, --episodes 1)")
+    if args.robot == "unitree_g1" and args.episodes != 1:
+        raise ValueError("--robot unitree_g1 runs one pushed episode or one --excite motion (--episodes 1)")
+    if not (math.isfinite(args.tick_period_s) and args.tick_period_s > 0):
+        raise ValueError(f"--tick_period_s must be a finite number > 0, got {args.tick_period_s}")
     if not 0 <= args.domain <= 232:
         raise ValueError(f"--domain must be a DDS domain id in 0..232, got {args.domain}")
 
@@ -185,6 +190,10 @@ def _excite(args: argparse.Namespace, meta) -> int:
         raise ValueError("--excite runs the identification motion and logs it: give --log FILE")
     from realgap.envs.sim2sim.excitation import ExcitationPlan, run_excitation
 
+    if args.robot == "unitree_g1":
+        from realgap.envs.deploy.drivers.run_g1 import excite_g1
+
+        return excite_g1(args, meta)
     if args.robot == "hidden":
         from realgap.envs.sim2sim.hidden_robot import SENSOR_NOISE, HiddenRobot
 

@@ -1,4 +1,5 @@
-"""``python -m realgap.envs.deploy --robot unitree_g1``: one balance episode on a G1 over DDS, ending in damping.
+"""``python -m realgap.envs.deploy --robot unitree_g1``: one balance episode (or, with ``--excite``, the identification
+motion) on a G1 over DDS, ending in damping.
 
 Exit status: 0 the episode ran (fell or not: printed, like ``--robot mujoco``); 2 bad input or no robot within the
 connect timeout; 3 a safety stop other than a fall (watchdog, non-finite action); 130 Ctrl-C. Every ending sends
@@ -16,6 +17,50 @@ import numpy as np
 from realgap.envs.deploy.drivers.unitree_g1 import SafetyStop, UnitreeG1Robot
 
 
+def _connect(args: argparse.Namespace, meta) -> UnitreeG1Robot:
+    return UnitreeG1Robot(meta, args.domain, args.interface, connect_timeout_s=args.connect_timeout_s,
+                          watchdog_s=args.watchdog_s, fall_tilt=args.fall_tilt,
+                          tick_period_s=args.tick_period_s)  # fmt: skip
+
+
+def excite_g1(args: argparse.Namespace, meta) -> int:
+    """``--excite`` over DDS: connect, soft-start, the identification motion of the in-process ``--excite``
+    (:func:`~realgap.envs.sim2sim.excitation.run_excitation`, default plan), damp; log it to ``args.log``.
+
+    The robot must hang (a real G1 on its gantry; ``g1_dds_sim --hidden_seed N``: welded ``--hang_m`` above the start
+    pose): the log records the root there, as the in-process ``--excite`` does. Logged torque: the drives' ``tau_est``.
+    Exit status as :func:`run_g1` (a safety stop: 3, and no log).
+    """
+    from realgap.envs.deploy.runtime import DeployRuntime
+    from realgap.envs.sim2sim.excitation import ExcitationPlan, run_excitation
+
+    robot = _connect(args, meta)
+    root = np.asarray(meta.robot.start_root_pos, dtype=float) + np.array([0.0, 0.0, args.hang_m])
+    print(f"[realgap] G1 over DDS: domain {args.domain}, interface {args.interface}; soft start "
+          f"{args.soft_start_s:g} s, then excitation of {', '.join(args.excite)} (hanging {args.hang_m:g} m up)",
+          flush=True)  # fmt: skip
+    status, log = 0, None
+    try:
+        gains = DeployRuntime(meta, robot, None, command_delay=False)  # the export's kp/kd in joint order
+        robot.soft_start(gains.kp, gains.kd, args.soft_start_s)
+        log = run_excitation(meta, robot, ExcitationPlan(tuple(args.excite)), root_pos_w=root)
+    except SafetyStop as err:
+        print(f"[realgap] safety stop: {err}; damping", flush=True)
+        status = 3
+    except KeyboardInterrupt:
+        robot.damp("Ctrl-C")
+        status = 130
+    finally:
+        robot.damp(robot.fault or "excitation end")
+        robot.hold_damping(0.5)
+    if log is not None:
+        print(f"[realgap] excitation of {len(args.excite)} joints over DDS, {log.num_samples} samples "
+              f"({log.t[-1]:.1f} s), torque {log.tau_source} (tau_est): {log.save(args.log)}", flush=True)  # fmt: skip
+    print(f"[realgap] commands sent {robot.commands_sent}; ended in damping ({robot.fault or 'excitation end'})")
+    robot.close()
+    return status
+
+
 def run_g1(args: argparse.Namespace, meta, policy, push_mps: tuple[float, float], interval: tuple[float, float]) -> int:
     """Connect, soft-start, run one episode of ``args.duration_s`` with the runtime, damp; the exit status."""
     from realgap.envs.deploy import ZeroPolicy
@@ -25,8 +70,7 @@ def run_g1(args: argparse.Namespace, meta, policy, push_mps: tuple[float, float]
 
     if args.zero_action:
         meta, policy = stance_metadata(meta), ZeroPolicy(meta.action_dim)
-    robot = UnitreeG1Robot(meta, args.domain, args.interface, connect_timeout_s=args.connect_timeout_s,
-                           watchdog_s=args.watchdog_s, fall_tilt=args.fall_tilt)  # fmt: skip
+    robot = _connect(args, meta)
     recorder = LogRecorder(meta, robot.control_dt, robot.command_mode, "measured") if args.log else None
     runtime = DeployRuntime(meta, robot, policy, seed=args.seed, log=recorder)
     print(f"[realgap] G1 over DDS: domain {args.domain}, interface {args.interface}, control {1 / robot.control_dt:g} "
@@ -56,4 +100,5 @@ def run_g1(args: argparse.Namespace, meta, policy, push_mps: tuple[float, float]
         print(f"[realgap] control period (wall) p50 {np.percentile(period, 50):.2f} ms, p99 "
               f"{np.percentile(period, 99):.2f} ms over {len(period)} periods", flush=True)  # fmt: skip
     print(f"[realgap] commands sent {robot.commands_sent}; ended in damping ({robot.fault or 'episode end'})")
+    robot.close()
     return status
