@@ -9,6 +9,7 @@ damping for 0.5 s first, because the drives hold the last command they received.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import time
 from pathlib import Path
 
@@ -28,8 +29,9 @@ def excite_g1(args: argparse.Namespace, meta) -> int:
     (:func:`~realgap.envs.sim2sim.excitation.run_excitation`, default plan), damp; log it to ``args.log``.
 
     The robot must hang (a real G1 on its gantry; ``g1_dds_sim --hidden_seed N``: welded ``--hang_m`` above the start
-    pose): the log records the root there, as the in-process ``--excite`` does. Logged torque: the drives' ``tau_est``.
-    Exit status as :func:`run_g1` (a safety stop: 3, and no log).
+    pose): the log records the root there, as the in-process ``--excite`` does. Logged torque: the drives' ``tau_est``;
+    logged target: the one sent (after the driver's clamps; float32), so a clamp that bound is not read as a drive
+    fault. Exit status as :func:`run_g1` (a safety stop: 3, and no log).
     """
     from realgap.envs.deploy.runtime import DeployRuntime
     from realgap.envs.sim2sim.excitation import ExcitationPlan, run_excitation
@@ -43,7 +45,11 @@ def excite_g1(args: argparse.Namespace, meta) -> int:
     try:
         gains = DeployRuntime(meta, robot, None, command_delay=False)  # the export's kp/kd in joint order
         robot.soft_start(gains.kp, gains.kd, args.soft_start_s)
+        robot.record_targets, first = True, len(robot.sent_targets)
         log = run_excitation(meta, robot, ExcitationPlan(tuple(args.excite)), root_pos_w=root)
+        # log what went on the wire: the driver's clamps may have moved a target (and the wire carries float32)
+        sent = np.array(robot.sent_targets[first : first + log.num_samples], dtype=float)
+        log = dataclasses.replace(log, q_target=sent)
     except SafetyStop as err:
         print(f"[realgap] safety stop: {err}; damping", flush=True)
         status = 3

@@ -96,6 +96,8 @@ class UnitreeG1Robot(Robot):
         self.record_timing = record_timing
         self.command_log: list[tuple[int, float]] = []  # (sequence number, send time on CLOCK_MONOTONIC s)
         self.state_log: list[tuple[int, float]] = []  # (tick, first receive time on CLOCK_MONOTONIC s)
+        self.record_targets = False
+        self.sent_targets: list[np.ndarray] = []  # with record_targets: each command's q as sent (float32 on the wire)
         self._last_tick, self._tick_time = None, 0.0
         self.fault: str | None = None
         self.commands_sent = 0
@@ -186,6 +188,8 @@ class UnitreeG1Robot(Robot):
         cmd.crc = self._crc.Crc(cmd)
         if self.record_timing:
             self.command_log.append((self.commands_sent, time.monotonic()))
+        if self.record_targets:
+            self.sent_targets.append(np.array([cmd.motor_cmd[s].q for s in self._slots], dtype=np.float32))
         self._pub.Write(cmd)
 
     def step(self) -> None:
