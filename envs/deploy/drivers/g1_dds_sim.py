@@ -186,9 +186,9 @@ def run(args: argparse.Namespace) -> dict:
         if args.lockstep and t_run is not None:
             continue
         deadline += dt
-        wait = deadline - time.perf_counter()
-        if wait > 0:
-            time.sleep(wait)
+        # sleep even when late (0 s): it releases the GIL, so the DDS reader thread takes a command now rather than
+        # after Python's 5 ms switch interval (a simulator behind real time would otherwise read commands late)
+        time.sleep(max(deadline - time.perf_counter(), 0.0))
     last = latest.get("cmd")
     gains = [(last.motor_cmd[s].kp, last.motor_cmd[s].kd) for s in slots] if last is not None else [(0.0, 0.0)]
     result = {**counts, "ticks": tick, "sim_time_s": t_run or 0.0, "fell_at_s": fell_at,

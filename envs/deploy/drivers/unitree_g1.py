@@ -214,6 +214,8 @@ class UnitreeG1Robot(Robot):
     # -- driver helpers ------------------------------------------------------------------------------------------
     def soft_start(self, kp: np.ndarray, kd: np.ndarray, duration_s: float = 1.0) -> None:
         """Move from the measured pose to the export's start pose over ``duration_s`` with the export's gains."""
+        with self._lock:  # pace from here, not from the connection (no burst of catch-up commands first)
+            self._step_tick, self._steps = self._last_tick, 0
         q0 = self.read_joints().pos
         steps = max(1, int(round(duration_s / self._dt)))
         for k in range(1, steps + 1):
