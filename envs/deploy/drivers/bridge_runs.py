@@ -13,7 +13,8 @@ from pathlib import Path
 def dds_episode(policy: str, seed: int, duration_s: float, push: str, domain: int, tmp: Path) -> dict:
     """One pushed balance episode over DDS (``g1_dds_sim`` and the deploy CLI's ``unitree_g1`` driver, two
     processes on ``domain``): the simulator's report (fall, pushes, CRC failures, commands) and the driver's control
-    period p50/p99 (wall clock, ms). The simulator's report goes to ``tmp`` and is removed after reading."""
+    period p50/p99 (wall clock, ms) and its safety stop, if any. The simulator's report goes to ``tmp`` and is removed
+    after reading."""
     report = tmp / f"sim_{seed}.json"
     sim = subprocess.Popen([sys.executable, "-m", "realgap.envs.deploy.drivers.g1_dds_sim", "--policy", policy,
                             "--domain", str(domain), "--duration_s", str(1.0 + duration_s), "--push_mps", push,
@@ -27,6 +28,8 @@ def dds_episode(policy: str, seed: int, duration_s: float, push: str, domain: in
     m = re.search(r"p50 ([\d.]+) ms, p99 ([\d.]+) ms", drv.stdout)
     fell = rep["fell_at_s"] is not None and rep["fell_at_s"] <= 1.0 + duration_s
     p50, p99 = (float(m.group(1)), float(m.group(2))) if m else (None, None)
+    stop = re.search(r"safety stop after [\d.]+ s: (.*); damping", drv.stdout)
     return {"seed": seed, "exit": drv.returncode, "fell": fell, "fell_at_s": rep["fell_at_s"],
             "pushes": rep["pushes"], "crc_failures": rep["crc_failures"], "commands": rep["commands"],
-            "period_p50_ms": p50, "period_p99_ms": p99}  # fmt: skip
+            "period_p50_ms": p50, "period_p99_ms": p99,
+            "safety_stop": stop.group(1) if stop else None}  # fmt: skip
