@@ -2,8 +2,9 @@
 CUDA), checked on the CPU by the host-read audit (realgap.envs.sim.sync_audit) for both tasks as shipped.
 
 Short episodes make resets happen during the audited steps, so the per-reset terms (metrics, curriculum, the object
-reset) are covered. Steps without a reset must be free of realgap reads; steps with one may only hold the drawn-body
-validation checks of the DR modules (RESET_VALIDATION). The gpu tier runs torch's own sync check on CUDA.
+reset, the DR event terms of the "wide" profile) are covered. Steps without a reset must be free of realgap reads;
+steps with one may only hold the drawn-body validation checks of the DR modules (RESET_VALIDATION). The gpu tier runs
+torch's own sync check on CUDA.
 """
 
 import pytest
@@ -15,9 +16,18 @@ from realgap.envs.sim.sync_audit import HostReadAudit
 pytestmark = pytest.mark.sim
 
 
-@pytest.mark.parametrize("task", ["Realgap-Balance-G1-v0", "Realgap-Grasp-Franka-v0"])
-def test_per_step_path_has_no_host_read_of_realgap(env_builder, task):
-    with env_builder(task, 4, episode_length_s=0.3) as env:
+@pytest.mark.parametrize(("task", "dr_profile"), [
+    ("Realgap-Balance-G1-v0", None), ("Realgap-Grasp-Franka-v0", None),
+    ("Realgap-Balance-G1-v0", "wide"),  # every DR event term at each reset: bodies, actuators, friction, contact
+])  # fmt: skip
+def test_per_step_path_has_no_host_read_of_realgap(env_builder, task, dr_profile):
+    from realgap.envs.dr.apply import apply_dr_profile
+
+    def prepare(env_cfg):
+        if dr_profile is not None:
+            apply_dr_profile(env_cfg, dr_profile, task=task)
+
+    with env_builder(task, 4, prepare=prepare, episode_length_s=0.3) as env:
         vec = FiniteVecEnv(env)
         vec.get_observations()
         act = torch.zeros(4, env.action_manager.total_action_dim)
