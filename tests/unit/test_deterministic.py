@@ -79,3 +79,17 @@ def test_gpu_check_prints_the_cost_beside_the_default(tmp_path):
     verdicts = gpu_check(tmp_path, good, runner=lambda s, log: Verdict(s.name, "PASS", "exit 0"))
     assert verdicts[-1].detail.startswith(f"{task} at 4096 envs: 30000") and "x0.75" in verdicts[-1].line()
     assert isinstance(step, Step) and deterministic_cost(tmp_path / "missing") is None
+
+
+def test_train_refuses_it_on_the_cpu_before_writing_anything(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "scripts" / "train.py"
+    env = {k: v for k, v in os.environ.items() if k != DETERMINISTIC_ENV}
+    out = subprocess.run([sys.executable, str(script), "--device", "cpu", "--deterministic", "--log_root",
+                          str(tmp_path / "runs")], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                         env=env)  # fmt: skip
+    assert out.returncode == 2 and "error: --deterministic applies to CUDA runs" in out.stderr, out.stderr[-2000:]
+    assert "Traceback" not in out.stderr and not (tmp_path / "runs").exists()
