@@ -196,7 +196,7 @@ def _excite(args: argparse.Namespace, meta) -> int:
         from realgap.envs.deploy.mujoco_robot import MujocoRobot
 
         robot = MujocoRobot.for_policy(meta, fixed_base=True, hang_m=args.hang_m)
-        root = robot._init_root[:3]
+        root = robot.init_root[:3]
     log = run_excitation(meta, robot, ExcitationPlan(tuple(args.excite)), root_pos_w=root)
     print(f"[realgap] excitation of {len(args.excite)} joints, {log.num_samples} samples "
           f"({log.t[-1]:.1f} s), torque {log.tau_source}: {log.save(args.log)}")  # fmt: skip

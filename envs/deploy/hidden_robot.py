@@ -170,10 +170,10 @@ class HiddenRobot(Robot):
         mount = {"fixed_base": True, "hang_m": hang_m} if fixed_base else {}  # free: the start pose, feet down
         self.sim = MujocoRobot.for_policy(meta, **mount)
         m, t = self.sim.model, self.truth
-        vadr = self.sim._vadr
+        vadr = self.sim.dof_adr
         m.dof_armature[vadr], m.dof_frictionloss[vadr], m.dof_damping[vadr] = t.armature, t.coulomb_nm, t.viscous_nms
         self.imu_body = self.sim.imu_body
-        self.root_pos_w = np.array(self.sim._init_root[:3])
+        self.root_pos_w = np.array(self.sim.init_root[:3])
         n = len(meta.joint_names)
         params = meta.actuator_groups[0].joint_params()
         no_load = np.concatenate([g.joint_params().no_load_speed for g in meta.actuator_groups])

@@ -169,6 +169,21 @@ class MujocoRobot(Robot):
             init_joint_pos=dict(zip(meta.joint_names, meta.default_joint_pos, strict=True)), **kwargs,
         )  # fmt: skip
 
+    @property
+    def dof_adr(self) -> np.ndarray:
+        """MuJoCo DoF address (index into ``qvel`` and the ``dof_*`` model arrays) of each of :attr:`joint_names`."""
+        return self._vadr
+
+    @property
+    def qpos_adr(self) -> np.ndarray:
+        """MuJoCo ``qpos`` address of each of :attr:`joint_names`."""
+        return self._qadr
+
+    @property
+    def init_root(self) -> np.ndarray:
+        """The root pose :meth:`reset` writes: position (m, world) then quaternion (w, x, y, z); a view (writable)."""
+        return self._init_root
+
     # -- Robot interface ---------------------------------------------------------------------------------------------
     @property
     def joint_names(self) -> tuple[str, ...]:
