@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from realgap.envs.deploy.actions import Actions, ActionTerm
+from realgap.envs.format.actions import Actions, ActionTerm
 from realgap.envs.format.terms import JOINT_UNITS, TermDescriptionError, f32, per_joint
 
 __all__ = ["JOINT_UNITS", "ExportError", "action_terms", "check_actions", "describe_term", "f32", "per_joint"]

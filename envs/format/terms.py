@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from realgap.envs.deploy.format import json_bound
+from realgap.envs.format.schema import json_bound
 
 
 class TermDescriptionError(ValueError):

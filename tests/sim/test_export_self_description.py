@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from realgap.envs.deploy import load_metadata
+from realgap.envs.format import load_metadata
 
 pytestmark = pytest.mark.sim
 
