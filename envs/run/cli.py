@@ -113,13 +113,16 @@ def nonnegative_float(text: str) -> float:
     return _at_least(float, text, 0.0, strict=False)
 
 
-class _Deterministic(argparse._StoreConstAction):
-    """``--deterministic``: also sets ``REALGAP_DETERMINISTIC=1``, read where the physics config is resolved
-    (:func:`realgap.envs.sim.physics.apply_device`) here and in every process this one starts."""
+class _Deterministic(argparse.Action):
+    """``--deterministic`` (no value): True, and ``REALGAP_DETERMINISTIC=1``, read where the physics config is
+    resolved (:func:`realgap.envs.sim.physics.apply_device`) here and in every process this one starts."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, **kwargs)
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
                  option_string: str | None = None) -> None:  # fmt: skip
-        super().__call__(parser, namespace, values, option_string)
+        setattr(namespace, self.dest, True)
         os.environ[DETERMINISTIC_ENV] = "1"
 
 
@@ -133,7 +136,6 @@ FLAGS: dict[str, dict[str, Any]] = {
     "checkpoint": dict(default=None, metavar="PATH", help="run folder (its latest model_<it>.pt) or a model_<it>.pt"),
     "deterministic": dict(
         action=_Deterministic,
-        const=True,
         default=False,
         help="CUDA: bit-exact runs on one GPU model (Newton run_to_run, torch deterministic "
         "algorithms), slower; refused on the CPU, which is exact anyway (docs/gpu.md)",

@@ -61,7 +61,7 @@ class PassiveForces:
         from isaaclab_newton.physics import NewtonManager
 
         data, view, full, out = self._data, self._view, self._full[kind], self._out[kind]
-        data._update_body_state()  # the passes read state.body_q: refresh forward kinematics if stale (as Isaac Lab)
+        data.body_link_pose_w  # noqa: B018 - the passes read state.body_q: the property refreshes stale kinematics
         state, model = NewtonManager.get_state_0(), view.model
         if self._scratch is not None:
             self._passes[kind](model, state, full, self._scratch, mask=view.get_model_articulation_mask())

@@ -19,7 +19,7 @@ library frame is on the stack at all (the wrapper's own code). Two recorders use
 from __future__ import annotations
 
 import contextlib
-import sys
+import inspect
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -104,6 +104,12 @@ def _classify(op: str, frame: FrameType | None) -> HostRead:
     return HostRead(op, owner(kinds), f"{filename}:{line} {name}")
 
 
+def _caller() -> FrameType | None:
+    """The frame that called the function calling this one."""
+    frame = inspect.currentframe()
+    return frame.f_back.f_back if frame is not None and frame.f_back is not None else None
+
+
 def _bool_index(index: Any) -> bool:
     items = index if isinstance(index, tuple) else (index,)
     return any(isinstance(i, torch.Tensor) and i.dtype == torch.bool for i in items)
@@ -133,7 +139,7 @@ class HostReadAudit(TorchFunctionMode):
         elif name == "where" and len(args) == 1 and not kwargs:
             hit = True
         if hit:
-            self.reads.append(_classify(name, sys._getframe(1)))
+            self.reads.append(_classify(name, _caller()))
         return func(*args, **kwargs)
 
     def mine(self) -> list[HostRead]:
@@ -152,7 +158,7 @@ def cuda_sync_warnings() -> Iterator[list[HostRead]]:
 
     def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
         if "synchroniz" in str(message):
-            reads.append(_classify("cuda sync", sys._getframe(1)))
+            reads.append(_classify("cuda sync", _caller()))
         else:
             original(message, category, filename, lineno, file, line)
 

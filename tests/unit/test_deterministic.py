@@ -26,8 +26,9 @@ def _cfg(newton: bool = True) -> SimpleNamespace:
 
 @pytest.fixture
 def clean(monkeypatch):
-    monkeypatch.delenv(DETERMINISTIC_ENV, raising=False)
-    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
+    for name in (DETERMINISTIC_ENV, "CUBLAS_WORKSPACE_CONFIG"):  # set first: monkeypatch then restores them after
+        monkeypatch.setenv(name, "x")  # (the flag writes os.environ itself)
+        monkeypatch.delenv(name)
     yield monkeypatch
     torch.use_deterministic_algorithms(False)
 
