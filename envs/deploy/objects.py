@@ -117,3 +117,27 @@ def tcp_frame(meta: PolicyMetadata) -> tuple[str, tuple[float, float, float]]:
             return str(term.params["body"]), tuple(term.params["body_offset"]["pos"])
     raise UnsupportedObservationError("the policy observes the tool centre point, and the export defines it nowhere "
                                       "(no scene.tcp, no ee_pose_delta term)")  # fmt: skip
+
+
+class StaticObjectPose(ObjectPose):
+    """An object that stays where it was placed: a fixed pose (e.g. the scene's nominal placement for a dry run on a
+    robot or simulator without the object). Position m, orientation (w, x, y, z), in the robot's root body frame."""
+
+    def __init__(self, pos: Sequence[float], quat_wxyz: Sequence[float] = (1.0, 0.0, 0.0, 0.0)) -> None:
+        self.pos, self.quat_wxyz = np.asarray(pos, dtype=np.float64), np.asarray(quat_wxyz, dtype=np.float64)
+
+    @classmethod
+    def nominal(cls, meta: PolicyMetadata) -> StaticObjectPose:
+        """The scene's nominal placement: the largest box resting at the nominal position, yaw 0.
+
+        Raises:
+            ValueError: The export has no scene facts.
+        """
+        s = meta.scene
+        if s is None:
+            raise ValueError(f"{meta.task}: the export has no scene facts, so no nominal object placement")
+        z = s.table_top_z_m + s.object_size_range_m[2][1] / 2 + s.object_clearance_m
+        return cls((*s.object_nominal_xy_m, z))
+
+    def read_object_pose(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.pos, self.quat_wxyz
