@@ -21,10 +21,10 @@ import mujoco
 import numpy as np
 
 from realgap.envs.deploy.kinematics import quat_conj, quat_mul, rotate
-from realgap.envs.deploy.metadata import PolicyMetadata
 from realgap.envs.deploy.mujoco_robot import ROBOT_CONAFFINITY, ROBOT_CONTYPE, MujocoRobot
 from realgap.envs.deploy.objects import ObjectPose
 from realgap.envs.deploy.runtime import DeployRuntime
+from realgap.envs.format.metadata import PolicyMetadata
 from realgap.envs.format.scene import SceneFacts
 
 SCENE_CONTYPE = SCENE_CONAFFINITY = (

@@ -52,7 +52,7 @@ def test_shipped_grasp_export_carries_the_task_configs_scene(data):
 )
 def test_bad_scene_facts_are_refused_by_name(data, edit, message):
     from realgap.envs.deploy import MetadataError
-    from realgap.envs.deploy.metadata import PolicyMetadata
+    from realgap.envs.format.metadata import PolicyMetadata
 
     bad = copy.deepcopy(data)
     edit(bad["scene"])

@@ -26,8 +26,8 @@ import time
 
 import numpy as np
 
-from realgap.envs.deploy.metadata import PolicyMetadata
 from realgap.envs.deploy.robot import ImuState, JointState, Robot
+from realgap.envs.format.metadata import PolicyMetadata
 
 ARM_JOINTS = tuple(f"joint{i}" for i in range(1, 8))
 FINGER_JOINTS = ("finger_joint1", "finger_joint2")
