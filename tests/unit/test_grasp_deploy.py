@@ -115,3 +115,36 @@ def test_a_position_robot_must_compensate_gravity_for_the_ik_term(meta):
     robot.gravity_compensated = True
     runtime = DeployRuntime(meta, robot, ZeroPolicy(meta.action_dim))
     assert runtime.actions.tracks and runtime.steps_per_policy == 1
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        ([], "--robot franka runs one episode on --hostname ADDRESS"),
+        (["--hostname", "127.0.0.1", "--episodes", "2"], "--robot franka runs one episode"),
+        (["--hostname", "127.0.0.1", "--gripper_force_n", "500"], "--gripper_force_n must be in \\(0, 140\\] N"),
+        (["--hostname", "127.0.0.1", "--gripper_force_n", "nan"], "--gripper_force_n must be in \\(0, 140\\] N"),
+        (["--hostname", "127.0.0.1", "--watchdog_s", "0"], "--watchdog_s must be a finite number > 0"),
+    ],
+)
+def test_franka_cli_refuses_bad_flags_before_connecting(argv, message):
+    from realgap.envs.deploy.__main__ import main
+
+    with pytest.raises(ValueError, match=message):
+        main(["--policy", str(EXPORT), "--robot", "franka", *argv])
+
+
+def test_driver_clamps_to_the_intersection_of_the_panda_and_fr3_limits(meta):
+    """The FR3 limits in the driver are the ones franky-sim's fr3.xml ships; the driver's bounds are the tighter of
+    those and the export's (Panda) limits."""
+    import re
+
+    from realgap.envs.deploy.drivers.franka import FR3_LIMITS
+
+    franky_sim = pytest.importorskip("franky_sim", reason="needs the franka extra")
+    xml = (Path(franky_sim.__file__).parent / "assets" / "fr3.xml").read_text()
+    found = [re.search(rf'name="fr3_joint{i}"[^>]*\srange="([^"]+)"', xml, re.S) for i in range(1, 8)]
+    ranges = [tuple(float(v) for v in m.group(1).split()) for m in found]
+    assert tuple(r[0] for r in ranges) == FR3_LIMITS[0] and tuple(r[1] for r in ranges) == FR3_LIMITS[1]
+    lo = np.maximum(np.array(meta.joint_pos_lower[:7]), FR3_LIMITS[0])
+    assert lo[5] == pytest.approx(0.5445) and lo[0] == pytest.approx(-2.7437)  # the FR3's joint 6 and 1 are tighter
