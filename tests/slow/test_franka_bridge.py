@@ -114,3 +114,21 @@ def test_ctrl_c_stops_the_arm(franky_sim) -> None:
     drv.send_signal(signal.SIGINT)
     out, _ = drv.communicate(timeout=120)
     assert drv.returncode == 130 and "Ctrl-C: arm stopped" in out and "ended stopped (Ctrl-C)" in out, out
+
+
+def test_non_finite_action_sends_nothing(franky_sim) -> None:
+    """A policy returning NaN: the runtime raises before any target reaches the robot (run_franka stops, exit 3)."""
+    from realgap.envs.deploy import DeployRuntime, load_metadata
+    from realgap.envs.deploy.drivers.franka import FrankaRobot
+    from realgap.envs.deploy.objects import StaticObjectPose
+
+    meta = load_metadata(ROOT / POLICY / "policy.json")
+    robot = FrankaRobot(meta, HOST, connect_timeout_s=30)
+    try:
+        nan_policy = lambda obs: np.full(meta.action_dim, np.nan, dtype=np.float32)  # noqa: E731
+        runtime = DeployRuntime(meta, robot, nan_policy, objects=StaticObjectPose.nominal(meta))
+        with pytest.raises(FloatingPointError, match="non-finite action"):
+            runtime.step()
+        assert robot._motion is None and not robot.robot.is_in_control  # no controller was started, nothing sent
+    finally:
+        robot.close()
