@@ -11,11 +11,19 @@ another run.
 from __future__ import annotations
 
 import argparse
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from realgap.envs.run.run_dir import CHECKPOINT_RE, CheckpointError, check_checkpoint, latest_checkpoint, read_run_json
+from realgap.envs.run.run_dir import (
+    CHECKPOINT_RE,
+    CheckpointError,
+    check_checkpoint,
+    latest_checkpoint,
+    read_run_json,
+    recorded_rates,
+)
 
 
 @dataclass(frozen=True)
@@ -104,6 +112,17 @@ def restore_flags(args: argparse.Namespace, record: dict[str, Any], from_iterati
 
         if load_rate_profile(args.rates) != RateSpec.from_dict(record["rates"]):
             refuse("rates", args.rates, record["rates"])
+    if "deterministic" in record:  # runs recorded before the flag existed: nothing to restore
+        from realgap.envs.sim.physics import DETERMINISTIC_ENV, deterministic_requested
+
+        given = bool(getattr(args, "deterministic", False)) or deterministic_requested()
+        if given and not record["deterministic"]:
+            raise ValueError("--deterministic cannot change a resumed run, which was trained without it; drop "
+                             "--deterministic to continue it, or start a new run")  # fmt: skip
+        if record["deterministic"] and not given:
+            os.environ[DETERMINISTIC_ENV] = "1"
+            notes.append("--deterministic restored from the run's record")
+        args.deterministic = bool(record["deterministic"])
     recorded = record.get("max_iterations")
     if args.max_iterations is not None and from_iteration is not None and args.max_iterations <= from_iteration:
         raise ValueError(f"--max_iterations {args.max_iterations} leaves nothing to train: the checkpoint continues "
@@ -125,13 +144,15 @@ def prepare_resume(args: argparse.Namespace) -> Resume:
     """Find the checkpoint ``args.resume`` names, read the run's record and restore every recorded flag on ``args``.
 
     Raises:
-        CheckpointError: The run folder, checkpoint or ``params/run.json`` is missing or unreadable (names the file).
+        CheckpointError: The run folder, checkpoint or ``params/run.json`` is missing or unreadable, or its recorded
+            rates are invalid or disagree with ``params/env.yaml`` (names the file).
         ValueError: A flag given with another value than the run recorded.
     """
     run_dir, checkpoint, iteration = resume_target(args.resume)
     record = read_run_json(run_dir / "params" / "run.json")
     if "max_iterations" not in record or "save_interval" not in record:  # a run recorded before these flags were
         record = _agent_yaml_settings(run_dir) | record
+    recorded_rates(run_dir, record)  # valid and consistent with the run's resolved config, before anything else
     notes = restore_flags(args, record, iteration + 1)
     return Resume(run_dir, checkpoint, record, notes)
 
