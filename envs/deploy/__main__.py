@@ -235,7 +235,8 @@ def _excite(args: argparse.Namespace, meta) -> int:
     if args.robot == "unitree_g1":
         from realgap.envs.deploy.drivers.run_g1 import excite_g1
 
-        return excite_g1(args, meta)
+        plan = ExcitationPlan(tuple(args.excite))
+        return excite_g1(args, meta, lambda robot, root: run_excitation(meta, robot, plan, root_pos_w=root))
     if args.robot == "hidden":
         from realgap.envs.sim2sim.hidden_robot import SENSOR_NOISE, HiddenRobot
 

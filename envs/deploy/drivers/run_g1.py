@@ -11,11 +11,13 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 from realgap.envs.deploy.drivers.unitree_g1 import SafetyStop, UnitreeG1Robot
+from realgap.envs.deploy.log import RobotLog
 
 
 def _connect(args: argparse.Namespace, meta) -> UnitreeG1Robot:
@@ -24,9 +26,10 @@ def _connect(args: argparse.Namespace, meta) -> UnitreeG1Robot:
                           tick_period_s=args.tick_period_s)  # fmt: skip
 
 
-def excite_g1(args: argparse.Namespace, meta) -> int:
+def excite_g1(args: argparse.Namespace, meta, motion: Callable[[UnitreeG1Robot, np.ndarray], RobotLog]) -> int:
     """``--excite`` over DDS: connect, soft-start, the identification motion of the in-process ``--excite``
-    (:func:`~realgap.envs.sim2sim.excitation.run_excitation`, default plan), damp; log it to ``args.log``.
+    (``motion(robot, root_pos_w)`` → the log: the command line passes
+    :func:`~realgap.envs.sim2sim.excitation.run_excitation` with the default plan), damp; log it to ``args.log``.
 
     The robot must hang (a real G1 on its gantry; ``g1_dds_sim --hidden_seed N``: welded ``--hang_m`` above the start
     pose): the log records the root there, as the in-process ``--excite`` does. Logged torque: the drives' ``tau_est``;
@@ -34,7 +37,6 @@ def excite_g1(args: argparse.Namespace, meta) -> int:
     fault. Exit status as :func:`run_g1` (a safety stop: 3, and no log).
     """
     from realgap.envs.deploy.runtime import DeployRuntime
-    from realgap.envs.sim2sim.excitation import ExcitationPlan, run_excitation
 
     robot = _connect(args, meta)
     root = np.asarray(meta.robot.start_root_pos, dtype=float) + np.array([0.0, 0.0, args.hang_m])
@@ -46,7 +48,7 @@ def excite_g1(args: argparse.Namespace, meta) -> int:
         gains = DeployRuntime(meta, robot, None, command_delay=False)  # the export's kp/kd in joint order
         robot.soft_start(gains.kp, gains.kd, args.soft_start_s)
         robot.record_targets, first = True, len(robot.sent_targets)
-        log = run_excitation(meta, robot, ExcitationPlan(tuple(args.excite)), root_pos_w=root)
+        log = motion(robot, root)
         # log what went on the wire: the driver's clamps may have moved a target (and the wire carries float32)
         sent = np.array(robot.sent_targets[first : first + log.num_samples], dtype=float)
         log = dataclasses.replace(log, q_target=sent)
