@@ -107,3 +107,20 @@ def test_term_values_read_a_number_or_a_regex_table_per_joint():
     assert term_values({".*_knee_joint": 0.5}, names, 1.0).tolist() == [0.5, 0.5, 1.0]  # unmatched: the default
     with pytest.raises(ValueError):
         term_values({".*_knee_joint": 0.5, "left_.*": 0.1}, names, 1.0)  # two patterns for one joint
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"episodes": 0}, "episodes and num_envs must be >= 1"),
+        ({"num_envs": 0}, "episodes and num_envs must be >= 1"),
+        ({"factors": {"no_such_factor": (1.0,)}}, "unknown factor"),
+        ({"factors": {"payload_kg": (-1.0,)}}, "outside its admissible range"),
+    ],
+)
+def test_lab_evaluation_refuses_bad_input_before_building_anything(tmp_path, kwargs, message):
+    from realgap.envs.eval.srbd_balance import lab_evaluate
+
+    with pytest.raises(ValueError, match=message):
+        lab_evaluate("configs/policies/balance_g1", tmp_path / "out", **kwargs)
+    assert not (tmp_path / "out").exists()
