@@ -6,7 +6,7 @@ The export balances the MuJoCo G1 through the deploy runtime for ``--duration_s`
 0.4 m/s push forward at 2 s; the same sideways); every physics step the single body gets the measured contact forces
 (:mod:`realgap.envs.srbd.validate` says what is compared and why).
 
-    python scripts/srbd.py --out docs/results/srbd/lab --isaac 16 --num_envs 96
+    python scripts/srbd.py --out docs/results/srbd/lab --isaac 16 --num_envs 112
 
 ``--isaac`` instead runs the three-way balance evaluation (SRBD controller, policy, zero action) in the Isaac Lab
 task's robustness protocol (:func:`realgap.envs.eval.srbd_balance.lab_evaluate`): <out>/report.json and plots.
@@ -38,7 +38,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         "(push_limit.json; the protocol of scripts/push_limit.py on MuJoCo)")  # fmt: skip
     p.add_argument("--isaac", type=int, default=0, metavar="EPISODES",
                    help="only the Isaac Lab three-way evaluation, this many episodes per point and arm")  # fmt: skip
-    p.add_argument("--num_envs", type=int, default=96, help="Isaac Lab envs per batch (--isaac)")
+    p.add_argument("--num_envs", type=int, default=112, help="Isaac Lab envs per batch (--isaac)")
     return p.parse_args(argv)
 
 
