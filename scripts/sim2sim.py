@@ -85,7 +85,7 @@ def resolve_policy(args: argparse.Namespace) -> tuple[Path | None, Path | None, 
         if not (folder / "policy.onnx" if folder.is_dir() else folder).is_file():
             raise FileNotFoundError(f"no policy.onnx at {folder}")
     if checkpoint is not None:
-        from realgap.envs.deploy.metadata import load_metadata
+        from realgap.envs.format.metadata import load_metadata
         from realgap.envs.format.provenance import repo_relative
 
         onnx = folder / "policy.onnx"
@@ -95,7 +95,7 @@ def resolve_policy(args: argparse.Namespace) -> tuple[Path | None, Path | None, 
             export_checkpoint(checkpoint, args.task, device="cpu")
     meta = policy = None
     if folder is not None:
-        from realgap.envs.deploy import load_policy
+        from realgap.envs.format import load_policy
 
         meta, policy = load_policy(folder)
     return folder, checkpoint, meta, policy
@@ -184,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from realgap.envs.deploy import MetadataError
+    from realgap.envs.format import MetadataError
     from realgap.envs.run.cli import run_cli
     from realgap.envs.run.runner import CheckpointError
 
