@@ -33,8 +33,9 @@ def _mujoco_at(state: dict[str, np.ndarray]):
     """The MuJoCo SRBD controller with its robot written to an Isaac Lab env's state (one env)."""
     import mujoco
 
-    from realgap.envs.deploy import DeployRuntime, load_policy
+    from realgap.envs.deploy import DeployRuntime
     from realgap.envs.deploy.mujoco_robot import MujocoRobot
+    from realgap.envs.format import load_policy
     from realgap.envs.srbd.controller import SRBDController
     from realgap.envs.srbd.law import quat_xyzw_to_matrix
 
