@@ -41,7 +41,7 @@ def test_randomization_and_contact_math_and_robot_facts_load_no_simulator():
 
 @pytest.mark.unit
 def test_srbd_math_loads_neither_torch_nor_a_simulator():
-    modules = ["realgap.envs.srbd.inertia", "realgap.envs.srbd.dynamics"]
+    modules = ["realgap.envs.srbd.inertia", "realgap.envs.srbd.dynamics", "realgap.envs.srbd.law"]
     assert _loaded_after_import(modules, (*SIMULATORS, "torch")) == []
 
 
