@@ -1,15 +1,17 @@
 """The contact drop lab: sweeps of MuJoCo contact parameters on a box drop and the passive G1, JSON + plots.
 
 Usage: python scripts/contact_lab.py [--factors timeconst dampratio ...] [--out docs/results/contact]
+       python scripts/contact_lab.py --engines   # MuJoCo C beside the training engine (Newton): engines.json
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 from pathlib import Path
 
-from realgap.envs.contact import lab
+from realgap.envs.contact import engines, lab
 from realgap.envs.contact.params import load
 
 
@@ -18,8 +20,20 @@ def main() -> None:
     ap.add_argument("--factors", nargs="+", default=sorted(lab.SWEEPS), choices=sorted(lab.SWEEPS))
     ap.add_argument("--g1", default="g1_ground", help="contact config of the G1 feet (configs/contact/<name>.yaml)")
     ap.add_argument("--out", type=Path, default=Path("docs/results/contact"))
+    ap.add_argument("--engines", action="store_true", help="compare MuJoCo C and Newton (MuJoCo-Warp) instead")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.engines:
+        box = replace(lab.BASE_DROP, duration=0.6)
+        rows = engines.side_by_side(lab.BASE, box, next(iter(load(args.g1).values())))
+        (args.out / "engines.json").write_text(json.dumps({"tolerances": engines.TOLERANCES, "rows": rows}, indent=1))
+        for r in rows:
+            mj, nw = r["mujoco_c"], r["newton"]
+            print(
+                f"{r['case']:>16}: pen_max {mj['max_penetration'] * 1e3:.4f} / {nw['max_penetration'] * 1e3:.4f} mm, "
+                f"F_peak {mj['peak_force']:.2f} / {nw['peak_force']:.2f} N, agree: {all(r['agree'].values())}"
+            )
+        return
     result = {f: lab.sweep(f) for f in args.factors}
     result["g1_passive"] = lab.g1_drop(next(iter(load(args.g1).values())))
     (args.out / "drop_lab.json").write_text(json.dumps(result, indent=1) + "\n")

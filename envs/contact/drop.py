@@ -7,7 +7,9 @@ them to the class's figures (max penetration, peak force, time to rest, rebound,
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -47,8 +49,10 @@ def scene_xml(p: ContactParams, spec: DropSpec) -> str:
         body_geom = f'type="sphere" size="{spec.size:g}"'
     elif spec.shape == "box":
         body_geom = f'type="box" size="{spec.size:g} {spec.size:g} {spec.size:g}"'
+    elif spec.shape == "g1_foot":
+        return _foot_xml(p, spec)
     else:
-        raise ValueError(f"shape must be 'sphere' or 'box', got {spec.shape!r}")
+        raise ValueError(f"shape must be 'sphere', 'box' or 'g1_foot', got {spec.shape!r}")
     # start on the plane's normal, the body's axes aligned with the plane (a face lands flat on a slope)
     c0 = (spec.size + spec.height) * np.array([np.sin(spec.tilt), 0.0, np.cos(spec.tilt)])
     return f"""<mujoco><option timestep="{p.timestep:g}" gravity="0 0 -9.81"/>
@@ -59,11 +63,56 @@ def scene_xml(p: ContactParams, spec: DropSpec) -> str:
 </worldbody></mujoco>"""
 
 
-def run(p: ContactParams, spec: DropSpec) -> DropLog:
-    """Simulate the drop for ``spec.duration`` seconds and log every step."""
+def g1_foot_spec(height: float = 0.05, duration: float = 1.0) -> DropSpec:
+    """A drop of the G1's left foot alone (its ankle-roll link, the MJCF's mass): ``size`` is the depth of the lowest
+    sole point below the link's frame, so heights and penetrations read as for the box."""
+    import mujoco
+
+    from realgap.envs.robots.g1 import G1, G1_FOOT_BODIES, G1_SOLE_POINTS_B, G1_SOLE_RADIUS
+
+    m = mujoco.MjModel.from_xml_path(str(G1.mjcf_path()))
+    mass = float(m.body_mass[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, G1_FOOT_BODIES[0])])
+    depth = -min(z for _, _, z in G1_SOLE_POINTS_B) + G1_SOLE_RADIUS
+    return DropSpec(shape="g1_foot", size=depth, mass=mass, height=height, duration=duration)
+
+
+def _foot_xml(p: ContactParams, spec: DropSpec) -> str:
+    """The G1's left ankle-roll link as a free body: its four sole spheres and its MJCF inertia (scaled to
+    ``spec.mass``), landing flat on the plane, which carries ``p``."""
+    import mujoco
+
+    from realgap.envs.robots.g1 import G1, G1_FOOT_BODIES, G1_SOLE_POINTS_B, G1_SOLE_RADIUS
+
+    if spec.tilt != 0.0:
+        raise ValueError("the foot drop is flat (tilt 0)")
+    m = mujoco.MjModel.from_xml_path(str(G1.mjcf_path()))
+    b = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, G1_FOOT_BODIES[0])
+    scale = spec.mass / float(m.body_mass[b])
+    ipos, iquat, inertia = m.body_ipos[b], m.body_iquat[b], scale * m.body_inertia[b]
+    spheres = "\n".join(
+        f'    <geom type="sphere" size="{G1_SOLE_RADIUS:g}" pos="{x:g} {y:g} {z:g}" mass="0" priority="-1" '
+        f'condim="{p.condim}"/>'
+        for x, y, z in G1_SOLE_POINTS_B
+    )
+    return f"""<mujoco><option timestep="{p.timestep:g}" gravity="0 0 -9.81"/>
+<worldbody>
+  <geom name="floor" type="plane" size="5 5 0.1" {p.geom_attrs()}/>
+  <body name="b" pos="0 0 {spec.size + spec.height:g}"><freejoint/>
+    <inertial pos="{ipos[0]:g} {ipos[1]:g} {ipos[2]:g}" quat="{iquat[0]:g} {iquat[1]:g} {iquat[2]:g} {iquat[3]:g}"
+      mass="{spec.mass:g}" diaginertia="{inertia[0]:g} {inertia[1]:g} {inertia[2]:g}"/>
+{spheres}
+  </body>
+</worldbody></mujoco>"""
+
+
+def run(p: ContactParams, spec: DropSpec, options: Mapping[str, Any] | None = None) -> DropLog:
+    """Simulate the drop for ``spec.duration`` seconds and log every step; ``options`` set ``mjModel.opt`` fields
+    (e.g. ``{"integrator": mujoco.mjtIntegrator.mjINT_IMPLICITFAST}``) over the MJCF's defaults."""
     import mujoco
 
     m = mujoco.MjModel.from_xml_string(scene_xml(p, spec))
+    for name, value in (options or {}).items():
+        setattr(m.opt, name, value)
     d = mujoco.MjData(m)
     n = int(round(spec.duration / p.timestep))
     t, z, vz, fz, it, x = (np.zeros(n) for _ in range(6))
