@@ -6,9 +6,11 @@ Lower layers (no import of :mod:`realgap.tasks` or of an upper layer):
 - :mod:`realgap.envs.robots`: every robot fact (description source, joints, bodies, action scales, mirror map);
 - :mod:`realgap.envs.sim`: Isaac Lab glue (physics settings, scene, offline assets, NaN guard, actuator adapter);
 - :mod:`realgap.envs.dr`: domain randomization (inertia math, samplers, profiles, event terms, the push);
-- :mod:`realgap.envs.deploy`: the torch-free robot-side runtime.
+- :mod:`realgap.envs.format`: the exported policy format (schema, metadata, validation, the verifying loader);
+- :mod:`realgap.envs.deploy`: the torch-free robot-side runtime and robot drivers.
 
 Upper layers (above :mod:`realgap.tasks`): :mod:`realgap.envs.run` (factory, training, run folders, CLI helpers),
 :mod:`realgap.envs.eval` (rollouts, robustness sweeps, benchmarks), :mod:`realgap.envs.sim2sim` (Isaac Lab against
-MuJoCo) and :mod:`realgap.envs.export` (ONNX/TorchScript with metadata). ``tests/unit/test_layering.py`` checks it.
+MuJoCo, identification and its rigs) and :mod:`realgap.envs.export` (ONNX/TorchScript with metadata).
+``tests/unit/test_layering.py`` checks it.
 """

@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
 
     expected = None
     if args.policy is not None:
-        from realgap.envs.deploy.verify import load_verified
+        from realgap.envs.format.verify import load_verified
 
         meta, _ = load_verified(args.policy)
         expected = metadata_sha256(meta)
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from realgap.envs.deploy import MetadataError
+    from realgap.envs.format import MetadataError
     from realgap.envs.run.cli import run_cli
 
     run_cli(main, (MetadataError,))

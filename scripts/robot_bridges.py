@@ -41,10 +41,10 @@ def dds_episode(seed: int, duration_s: float, push: str, domain: int, tmp: Path)
 
 def inprocess_episode(seed: int, duration_s: float, push: tuple[float, float]) -> dict:
     """The same seed's pushes on the in-process MuJoCo robot."""
-    from realgap.envs.deploy import load_policy
     from realgap.envs.deploy.mujoco_robot import MujocoRobot
     from realgap.envs.deploy.runtime import DeployRuntime
     from realgap.envs.deploy.sim2sim import run_episode, schedules
+    from realgap.envs.format import load_policy
 
     meta, policy = load_policy(POLICY)
     robot = MujocoRobot.for_policy(meta)

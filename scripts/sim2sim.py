@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from realgap.envs.deploy import MetadataError
+    from realgap.envs.format import MetadataError
     from realgap.envs.run.cli import run_cli
     from realgap.envs.run.runner import CheckpointError
 

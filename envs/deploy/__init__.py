@@ -1,6 +1,7 @@
 """Deploy runtime: run an exported realgap policy on a robot with numpy and onnxruntime only.
 
-    from realgap.envs.deploy import DeployRuntime, load_policy
+    from realgap.envs.deploy import DeployRuntime
+    from realgap.envs.format import load_policy
     meta, policy = load_policy("configs/policies/balance_g1")      # policy.onnx carries the metadata
     runtime = DeployRuntime(meta, my_robot, policy)                 # refuses a robot that does not match
     while True:
@@ -8,26 +9,26 @@
 
 or, on the MuJoCo robot: ``python -m realgap.envs.deploy --policy configs/policies/balance_g1 --robot mujoco``.
 
-The exported format (``realgap.policy/2``) is ``docs/policy_format.md`` and ``configs/schema/policy.schema.json``;
-writing a :class:`Robot` for new hardware is ``docs/new_robot.md``. Importing this package loads neither torch nor
-Isaac Lab nor any simulator; the MuJoCo test robot lives in :mod:`realgap.envs.deploy.mujoco_robot` (imports
-``mujoco``) and the push/fall harness in :mod:`realgap.envs.deploy.sim2sim`.
+The exported format (``realgap.policy/2``) and its loader are :mod:`realgap.envs.format` (``docs/policy_format.md``);
+writing a :class:`Robot` for new hardware is ``docs/new_robot.md``. This package is the runtime (observations,
+actions, the actuator chain per group, logs) and the robots it drives: the MuJoCo test robot in
+:mod:`realgap.envs.deploy.mujoco_robot` (imports ``mujoco``), the push/fall harness in
+:mod:`realgap.envs.deploy.sim2sim`, hardware drivers in :mod:`realgap.envs.deploy.drivers`. Importing this package loads
+neither torch nor Isaac Lab nor any simulator.
+
+The format's names re-exported here (``FORMAT``, ``MetadataError``, ``PolicyMetadata``, ``load_metadata``,
+``load_policy``, ``OnnxPolicy``, ``DescriptionError``, ``description_sha256``, ``locate_description``) keep code written
+before the format had its own package working for one release; import them from :mod:`realgap.envs.format`.
 """
 
 from realgap.envs.deploy.actions import SUPPORTED_ACTIONS, ActionMapper, UnsupportedActionError
-from realgap.envs.deploy.description import DescriptionError, description_sha256, locate_description
-from realgap.envs.deploy.format import FORMAT, MetadataError
-from realgap.envs.deploy.metadata import PolicyMetadata, load_metadata
 from realgap.envs.deploy.observations import ObservationBuilder, UnsupportedObservationError
 from realgap.envs.deploy.robot import ImuState, JointState, Robot
-from realgap.envs.deploy.runtime import (
-    DeployRuntime,
-    MetadataMismatchError,
-    OnnxPolicy,
-    ZeroPolicy,
-    check_compatible,
-    load_policy,
-)
+from realgap.envs.deploy.runtime import DeployRuntime, MetadataMismatchError, ZeroPolicy, check_compatible
+from realgap.envs.format.description import DescriptionError, description_sha256, locate_description
+from realgap.envs.format.metadata import PolicyMetadata, load_metadata
+from realgap.envs.format.schema import FORMAT, MetadataError
+from realgap.envs.format.verify import OnnxPolicy, load_policy
 
 __all__ = [
     "FORMAT",

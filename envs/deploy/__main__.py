@@ -14,9 +14,9 @@ pose, pushed like the balance task (a horizontal velocity change of random headi
 ``--push_interval_s``); an episode ends at ``--duration_s`` or at a fall (root below ``--fall_height`` or tilted
 beyond ``--fall_tilt``). ``--log FILE`` records every control period (:mod:`realgap.envs.deploy.log`; with several
 episodes, one file per episode: ``FILE`` with ``_ep<k>`` before the suffix). ``--excite JOINT ...`` instead runs the
-identification motion (:mod:`realgap.envs.deploy.excitation`) on those joints with the base welded ``--hang_m`` above
+identification motion (:mod:`realgap.envs.sim2sim.excitation`) on those joints with the base welded ``--hang_m`` above
 the start pose and logs it (``--log`` required). ``--robot hidden`` is the G1 with hidden drive parameters drawn from
-``--hidden_seed`` (:mod:`realgap.envs.deploy.hidden_robot`), a stand-in for real hardware: free-floating in the start
+``--hidden_seed`` (:mod:`realgap.envs.sim2sim.hidden_robot`), a stand-in for real hardware: free-floating in the start
 pose for the pushed episodes, welded for ``--excite`` (the same drives either way). ``scripts/hidden_compare.py``
 runs two exports on it with paired push schedules.
 ``--robot unitree_g1`` drives a Unitree G1 over unitree_sdk2 DDS (:mod:`realgap.envs.deploy.drivers.unitree_g1`;
@@ -116,7 +116,8 @@ def main(argv: list[str] | None = None) -> int:
         raise ValueError("--episodes must be >= 1 and --duration_s > 0")
     if push_mps[1] > 0 and not interval[0] > 0:
         raise ValueError("--push_interval_s LO must be > 0 s")
-    from realgap.envs.deploy import ZeroPolicy, load_policy
+    from realgap.envs.deploy import ZeroPolicy
+    from realgap.envs.format import load_policy
 
     meta, policy = load_policy(args.policy)
     r = meta.rates
@@ -144,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     from realgap.envs.deploy.sim2sim import run_episode, schedules, stance_metadata
 
     if args.robot == "hidden":
-        from realgap.envs.deploy.hidden_robot import SENSOR_NOISE, HiddenRobot
+        from realgap.envs.sim2sim.hidden_robot import SENSOR_NOISE, HiddenRobot
 
         noise = SENSOR_NOISE[args.sensor_noise]
         robot = HiddenRobot(meta, args.hidden_seed, fixed_base=False, noise=noise, drives=args.hidden_drives)
@@ -182,10 +183,10 @@ def _excite(args: argparse.Namespace, meta) -> int:
     """``--excite``: the identification motion on a hanging robot, logged."""
     if args.log is None:
         raise ValueError("--excite runs the identification motion and logs it: give --log FILE")
-    from realgap.envs.deploy.excitation import ExcitationPlan, run_excitation
+    from realgap.envs.sim2sim.excitation import ExcitationPlan, run_excitation
 
     if args.robot == "hidden":
-        from realgap.envs.deploy.hidden_robot import SENSOR_NOISE, HiddenRobot
+        from realgap.envs.sim2sim.hidden_robot import SENSOR_NOISE, HiddenRobot
 
         noise = SENSOR_NOISE[args.sensor_noise]
         robot = HiddenRobot(
@@ -196,7 +197,7 @@ def _excite(args: argparse.Namespace, meta) -> int:
         from realgap.envs.deploy.mujoco_robot import MujocoRobot
 
         robot = MujocoRobot.for_policy(meta, fixed_base=True, hang_m=args.hang_m)
-        root = robot._init_root[:3]
+        root = robot.start_root_pos_w
     log = run_excitation(meta, robot, ExcitationPlan(tuple(args.excite)), root_pos_w=root)
     print(f"[realgap] excitation of {len(args.excite)} joints, {log.num_samples} samples "
           f"({log.t[-1]:.1f} s), torque {log.tau_source}: {log.save(args.log)}")  # fmt: skip
@@ -204,13 +205,8 @@ def _excite(args: argparse.Namespace, meta) -> int:
 
 
 if __name__ == "__main__":
-    from realgap.envs.deploy import (
-        DescriptionError,
-        MetadataError,
-        MetadataMismatchError,
-        UnsupportedActionError,
-        UnsupportedObservationError,
-    )
+    from realgap.envs.deploy import MetadataMismatchError, UnsupportedActionError, UnsupportedObservationError
+    from realgap.envs.format import DescriptionError, MetadataError
 
     try:
         sys.exit(main())

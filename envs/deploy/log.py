@@ -1,7 +1,7 @@
 """Robot logs (format ``realgap.robot_log/1``): what a robot did, one sample per control period, in one ``.npz``.
 
 The deploy runtime records a log when given a :class:`LogRecorder` (``python -m realgap.envs.deploy ... --log FILE``);
-the excitation routine (:mod:`realgap.envs.deploy.excitation`) writes the same format. Identification
+the excitation routine (:mod:`realgap.envs.sim2sim.excitation`) writes the same format. Identification
 (:mod:`realgap.envs.sim2sim.identify`) reads it back with :func:`load_log`, which refuses a log it cannot trust.
 
 Arrays (``T`` control periods, ``J`` joints in ``joint_names`` order, ``A`` policy actions), sample ``k`` taken at the
@@ -40,7 +40,8 @@ from typing import Any
 
 import numpy as np
 
-from realgap.envs.deploy.metadata import PolicyMetadata
+from realgap.envs.deploy.mcap_codec import read_mcap_arrays, write_mcap
+from realgap.envs.format.metadata import PolicyMetadata
 
 LOG_FORMAT = "realgap.robot_log/1"
 REQUIRED = ("t", "q_target", "q", "qd", "imu_ang_vel_b", "imu_projected_gravity_b", "action", "segment", "kp", "kd")
@@ -95,20 +96,18 @@ class RobotLog:
         return PolicyMetadata.from_dict(json.loads(self.metadata_json), source="log metadata_json")
 
     def save(self, path: str | Path) -> Path:
-        """Write ``path``: MCAP where it ends in ``.mcap`` (:mod:`realgap.envs.deploy.log_mcap`), else a compressed
+        """Write ``path``: MCAP where it ends in ``.mcap`` (:mod:`realgap.envs.deploy.mcap_codec`), else a compressed
         ``.npz``; returns the path."""
         path = Path(path)
-        if path.suffix == ".mcap":
-            from realgap.envs.deploy.log_mcap import write_mcap
-
-            return write_mcap(self, path)
-        path.parent.mkdir(parents=True, exist_ok=True)
         arrays: dict[str, Any] = {"format": np.array(LOG_FORMAT)}
         for f in fields(self):
             value = getattr(self, f.name)
             if value is None:
                 continue
             arrays[f.name] = np.array(list(value)) if f.name == "joint_names" else np.asarray(value)
+        if path.suffix == ".mcap":
+            return write_mcap(arrays, path)
+        path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("wb") as fh:
             np.savez_compressed(fh, **arrays)
         return path
@@ -159,7 +158,7 @@ def load_log(path: str | Path, *, joint_names: tuple[str, ...] | list[str] | Non
     """Read and validate a robot log.
 
     Args:
-        path: The ``.npz`` file, or an ``.mcap`` file (:mod:`realgap.envs.deploy.log_mcap`; same content).
+        path: The ``.npz`` file, or an ``.mcap`` file (:mod:`realgap.envs.deploy.mcap_codec`; same content).
         joint_names: The robot's joints in order; the log must list the same (``None``: not checked).
         metadata_hash: :func:`metadata_sha256` of the export the log must come from (``None``: not checked).
 
@@ -175,8 +174,6 @@ def load_log(path: str | Path, *, joint_names: tuple[str, ...] | list[str] | Non
     if path.stat().st_size == 0:
         raise LogError(f"{path}: empty file (0 bytes): the recording was interrupted before anything was written")
     if path.suffix == ".mcap":
-        from realgap.envs.deploy.log_mcap import read_mcap_arrays
-
         try:
             data = read_mcap_arrays(path)
         except ValueError as err:

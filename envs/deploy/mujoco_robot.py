@@ -29,9 +29,9 @@ from typing import Literal
 import mujoco
 import numpy as np
 
-from realgap.envs.deploy.description import description_sha256, locate_description
-from realgap.envs.deploy.metadata import PolicyMetadata
 from realgap.envs.deploy.robot import ImuState, JointState, Robot
+from realgap.envs.format.description import description_sha256, locate_description
+from realgap.envs.format.metadata import PolicyMetadata
 
 ROBOT_CONTYPE, ROBOT_CONAFFINITY = 2, 1  # robot geoms collide with the ground (1/1) but not with each other
 
@@ -182,6 +182,21 @@ class MujocoRobot(Robot):
     def description_hash(self) -> str:
         """SHA-256 of the MJCF and every file it references (as :func:`realgap.envs.sim.assets.description_hash`)."""
         return self._hash
+
+    @property
+    def qpos_adr(self) -> np.ndarray:
+        """``qpos`` address of each joint of :attr:`joint_names` (a copy), for code that reads the MuJoCo state."""
+        return self._qadr.copy()
+
+    @property
+    def dof_adr(self) -> np.ndarray:
+        """DOF address of each joint of :attr:`joint_names` (a copy): the index of ``qvel`` and ``model.dof_*``."""
+        return self._vadr.copy()
+
+    @property
+    def start_root_pos_w(self) -> np.ndarray:
+        """Where :meth:`reset` places (or welds) the root body, m, world frame (a copy)."""
+        return self._init_root[:3].copy()
 
     def read_joints(self) -> JointState:
         return JointState(self.data.qpos[self._qadr].copy(), self.data.qvel[self._vadr].copy())

@@ -85,7 +85,7 @@ class Robot(abc.ABC):
     @property
     def description_hash(self) -> str | None:
         """SHA-256 of the robot description the robot was built from (the rule of
-        :mod:`realgap.envs.deploy.description`), when known (simulators); None otherwise."""
+        :mod:`realgap.envs.format.description`), when known (simulators); None otherwise."""
         return None
 
     @abc.abstractmethod

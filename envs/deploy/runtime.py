@@ -18,7 +18,7 @@ Who applies what the training chain modelled beyond the PD and envelope (``docs/
 *physical effects of the plant are applied by the runtime only for a simulated robot* (``Robot.simulated``), because
 a real robot brings them itself and adding them would count them twice. That covers the command delay (the bus),
 friction (the gearbox; and only where the chain, not the simulator, applied it in training) and the drive stages
-(:mod:`realgap.envs.deploy.stages`): the current-loop lag, the speed cut-off as the drive enforces it, the compliant
+(:mod:`realgap.envs.format.stages`): the current-loop lag, the speed cut-off as the drive enforces it, the compliant
 transmission with backlash. The command low-pass on ``q*`` is a software filter the policy was trained behind: it is
 part of the controller, so it runs on every robot where training ran it (a position robot gets it on the targets it
 is sent, at its control period).
@@ -32,19 +32,17 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 
-from realgap.actuators.chain import ActuatorChain, ChainTiming
+from realgap.actuators.chain import ActuatorChain, ChainStages, ChainTiming
 from realgap.actuators.filters import LowPass, check_cutoff, lowpass_decay
 from realgap.actuators.hold import TargetInterpolator
 from realgap.envs.deploy.actions import ActionMapper
 from realgap.envs.deploy.log import LogRecorder
-from realgap.envs.deploy.metadata import PolicyMetadata
 from realgap.envs.deploy.observations import ObservationBuilder, Readings
 from realgap.envs.deploy.robot import Robot
-from realgap.envs.deploy.stages import runtime_stages
+from realgap.envs.format.metadata import PolicyMetadata
 
 Policy = Callable[[np.ndarray], np.ndarray]
 """Observation ``(D,)`` float32 → raw action ``(A,)``."""
@@ -54,35 +52,6 @@ _RATE_TOL = 1e-6
 
 class MetadataMismatchError(ValueError):
     """The exported policy does not fit the robot; the message lists every mismatch."""
-
-
-class OnnxPolicy:
-    """The exported ONNX graph (observation normalizer inside) on onnxruntime's CPU provider, batch 1.
-
-    Args:
-        path: ``policy.onnx`` (weights embedded).
-        threads: Intra-op threads (1: lowest latency for a small MLP, deterministic).
-    """
-
-    def __init__(self, path: str | Path, threads: int = 1) -> None:
-        import onnxruntime as ort
-
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-        self.input = self.session.get_inputs()[0]
-        self.output_name = self.session.get_outputs()[0].name
-
-    @property
-    def obs_dim(self) -> int:
-        """Input size of the graph."""
-        return int(self.input.shape[-1])
-
-    def __call__(self, obs: np.ndarray) -> np.ndarray:
-        """Shape: ``obs`` ``(D,)``; output ``(A,)`` float32."""
-        x = np.asarray(obs, dtype=np.float32).reshape(1, -1)
-        return self.session.run([self.output_name], {self.input.name: x})[0][0]
 
 
 class ZeroPolicy:
@@ -95,18 +64,15 @@ class ZeroPolicy:
         return self._zeros
 
 
-def load_policy(path: str | Path) -> tuple[PolicyMetadata, OnnxPolicy]:
-    """Metadata and ONNX policy from an export folder or its ``policy.onnx``, verified by
-    :func:`realgap.envs.deploy.verify.load_verified` (files agree, digest matches, physical checks pass)."""
-    path = Path(path)
-    onnx_path = path / "policy.onnx" if path.is_dir() else path
-    if not onnx_path.is_file():
-        raise FileNotFoundError(f"no policy at {path}: expected an export folder with policy.onnx (and policy.json), "
-                                "or a policy.onnx file")  # fmt: skip
-    from realgap.envs.deploy.verify import load_verified
-
-    meta, onnx_path = load_verified(onnx_path)  # policy.json, policy.onnx and their digest must agree
-    return meta, OnnxPolicy(onnx_path)
+def runtime_stages(trained: ChainStages, simulated: bool) -> ChainStages:
+    """The stages the deploy runtime's chain runs (module docstring): the command low-pass wherever training ran it,
+    the drive's physical effects (speed cut-off, current loop, transmission) only for a simulated robot."""
+    return ChainStages(
+        velocity_limit=trained.velocity_limit and simulated,
+        position_filter=trained.position_filter,
+        torque_filter=trained.torque_filter and simulated,
+        transmission=trained.transmission and simulated,
+    )
 
 
 def check_compatible(meta: PolicyMetadata, robot: Robot) -> int:
@@ -173,10 +139,11 @@ class DeployRuntime:
     Args:
         meta: Exported metadata.
         robot: The robot (its joint order must equal ``meta.joint_names``).
-        policy: Observation → raw action, e.g. the :class:`OnnxPolicy` of :func:`load_policy` or :class:`ZeroPolicy`;
-            None: no policy runs — the caller writes :attr:`q_target` itself (the identification motion), so the
-            observation and action terms are not built (a policy whose terms need more than encoders and an IMU,
-            such as the grasp's object pose, can still be excited and identified).
+        policy: Observation → raw action, e.g. the :class:`~realgap.envs.format.verify.OnnxPolicy` of
+            :func:`~realgap.envs.format.verify.load_policy` or :class:`ZeroPolicy`; None: no policy runs — the caller
+            writes :attr:`q_target` itself (the identification motion), so the observation and action terms are not
+            built (a policy whose terms need more than encoders and an IMU, such as the grasp's object pose, can still
+            be excited and identified).
         command_delay: Reproduce the training command delay in the chain (default: only for simulated robots).
         seed: Seed of the numpy generator drawing the command delay.
 

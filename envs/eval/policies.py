@@ -119,9 +119,9 @@ def read_export(folder: str | Path, task: str | None = None) -> tuple[Any, Path]
         ExportError: No folder, no ``policy.onnx`` in it, a file that is not a realgap export (corrupted, or no
             metadata), or an export of another task or robot than ``task``.
     """
-    from realgap.envs.deploy import MetadataError
-    from realgap.envs.deploy.verify import ExportIntegrityError, load_verified
     from realgap.envs.export.metadata import ExportError
+    from realgap.envs.format import MetadataError
+    from realgap.envs.format.verify import ExportIntegrityError, load_verified
     from realgap.tasks import play_task
 
     folder = Path(folder)

@@ -56,9 +56,10 @@ def mujoco_single_push(meta: Any, onnx_path: Path, labels: Sequence[str], values
 
     import numpy as np
 
-    from realgap.envs.deploy import DeployRuntime, OnnxPolicy, ZeroPolicy
+    from realgap.envs.deploy import DeployRuntime, ZeroPolicy
     from realgap.envs.deploy.mujoco_robot import MujocoRobot
     from realgap.envs.deploy.sim2sim import Push, run_episode, stance_metadata
+    from realgap.envs.format import OnnxPolicy
 
     headings = np.random.default_rng(seed).uniform(0.0, 2.0 * math.pi, episodes)
     policies = {"policy": OnnxPolicy(onnx_path), "zero action": ZeroPolicy(meta.action_dim)}

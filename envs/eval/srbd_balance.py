@@ -14,10 +14,11 @@ import numpy as np
 def evaluate(policy_dir: str | Path, episodes: int = 32, duration_s: float = 20.0, seed: int = 0,
              push_mps: tuple[float, float] = (0.2, 0.4)) -> dict[str, Any]:  # fmt: skip
     """Survival (share of episodes without a fall, Wilson 95 %) and mean time up of each arm."""
-    from realgap.envs.deploy import DeployRuntime, ZeroPolicy, load_policy
+    from realgap.envs.deploy import DeployRuntime, ZeroPolicy
     from realgap.envs.deploy.mujoco_robot import MujocoRobot
     from realgap.envs.deploy.sim2sim import run_episode, schedules
     from realgap.envs.eval.sweep import wilson_interval
+    from realgap.envs.format import load_policy
     from realgap.envs.srbd.controller import SRBDController
 
     meta, policy = load_policy(policy_dir)
@@ -48,10 +49,11 @@ def single_push(policy_dir: str | Path, values: tuple[float, ...], episodes: int
     magnitude survived in at least half the episodes (the rule of ``scripts/push_limit.py``)."""
     import math
 
-    from realgap.envs.deploy import DeployRuntime, load_policy
+    from realgap.envs.deploy import DeployRuntime
     from realgap.envs.deploy.mujoco_robot import MujocoRobot
     from realgap.envs.deploy.sim2sim import Push, run_episode
     from realgap.envs.eval.sweep import wilson_interval
+    from realgap.envs.format import load_policy
     from realgap.envs.srbd.controller import SRBDController
 
     meta, _ = load_policy(policy_dir)

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from realgap.envs.deploy.actions import Actions, ActionTerm
-from realgap.envs.deploy.format import json_bound
+from realgap.envs.format.actions import Actions, ActionTerm
+from realgap.envs.format.schema import json_bound
 
 
 class ExportError(ValueError):

@@ -1,5 +1,5 @@
 """Read an exported policy's metadata (format ``realgap.policy/2``) from the live Isaac Lab env (Isaac Lab glue; the
-schema is :class:`realgap.envs.deploy.metadata.PolicyMetadata`, the format ``docs/policy_format.md``).
+schema is :class:`realgap.envs.format.metadata.PolicyMetadata`, the format ``docs/policy_format.md``).
 
 Nothing is hard-coded: joint order and default pose come from the articulation, the action terms from the live
 action manager (:mod:`realgap.envs.export.actions`), the actuator parameters and command delay from the live
@@ -22,10 +22,10 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from realgap.envs.deploy.description import HASH_RULE, description_files
-from realgap.envs.deploy.metadata import ActuatorGroup, ObsTerm, PolicyMetadata, RobotInfo
-from realgap.envs.deploy.observations import ISAACLAB_OBS_MODULE, TERM_INFO
 from realgap.envs.export.actions import ExportError, action_terms, f32
+from realgap.envs.format.description import HASH_RULE, description_files
+from realgap.envs.format.metadata import ActuatorGroup, ObsTerm, PolicyMetadata, RobotInfo
+from realgap.envs.format.observations import ISAACLAB_OBS_MODULE, TERM_INFO
 
 __all__ = ["ExportError", "action_terms", "actuator_groups", "check_gains", "observation_terms", "policy_metadata"]
 

@@ -25,11 +25,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from realgap.envs.deploy.format import FORMAT, FORMAT_V1, ONNX_METADATA_KEY, validate
-from realgap.envs.deploy.metadata import PolicyMetadata
 from realgap.envs.export.actions import ExportError
 from realgap.envs.format.integrity import INTEGRITY_KEY, differences
+from realgap.envs.format.metadata import PolicyMetadata
 from realgap.envs.format.provenance import relative_training
+from realgap.envs.format.schema import FORMAT, FORMAT_V1, ONNX_METADATA_KEY, validate
 
 DERIVED = (
     "robot.description: the hash over the MJCF and every file it references, the file list, the import package",

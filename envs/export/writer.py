@@ -3,7 +3,7 @@
 The networks come from rsl-rl-lib's own exporters (``export_policy_to_onnx`` / ``export_policy_to_jit``: the
 observation normalizer is folded into the graph, batch 1, deterministic mean action). realgap then
 
-- checks the metadata against the format's JSON Schema (``realgap.policy/2``, :mod:`realgap.envs.deploy.format`) and
+- checks the metadata against the format's JSON Schema (``realgap.policy/2``, :mod:`realgap.envs.format.schema`) and
   its own JSON round trip, before anything is written;
 - loads the ONNX model with its external weight file and saves it as **one self-contained file** (the MLP is small),
   with the metadata JSON in ``metadata_props["realgap_metadata"]`` plus a few flat keys for model viewers;
@@ -32,11 +32,11 @@ from typing import Any
 
 import numpy as np
 
-from realgap.envs.deploy.format import FORMAT, ONNX_METADATA_KEY, MetadataError, validate
-from realgap.envs.deploy.metadata import PolicyMetadata
 from realgap.envs.export.actions import ExportError
 from realgap.envs.format.integrity import INTEGRITY_KEY, SUMS_FILE, digest, onnx_graph_bytes, sums_text
+from realgap.envs.format.metadata import PolicyMetadata
 from realgap.envs.format.provenance import repo_relative
+from realgap.envs.format.schema import FORMAT, ONNX_METADATA_KEY, MetadataError, validate
 
 ONNX_FILE, TORCHSCRIPT_FILE, METADATA_FILE = "policy.onnx", "policy.pt", "policy.json"
 

@@ -1,1 +1,32 @@
-"""The exported policy format's integrity and provenance rules (stdlib only: below both export and deploy)."""
+"""The exported policy format ``realgap.policy/2``: what an export is, independent of who writes or runs it.
+
+    from realgap.envs.format import load_policy
+    meta, policy = load_policy("configs/policies/balance_g1")   # verified: files agree, digest matches, physics sane
+
+Modules: :mod:`~realgap.envs.format.schema` (format id, JSON Schema check, the fixed texts every file carries),
+:mod:`~realgap.envs.format.metadata` (:class:`PolicyMetadata` and its parts: :mod:`~realgap.envs.format.actions`,
+:mod:`~realgap.envs.format.observations`, :mod:`~realgap.envs.format.groups`, :mod:`~realgap.envs.format.stages`),
+:mod:`~realgap.envs.format.description` (the robot description's hash rule), :mod:`~realgap.envs.format.verify` (the
+one verifying loader), :mod:`~realgap.envs.format.integrity` and :mod:`~realgap.envs.format.provenance` (digest and
+relative provenance paths). The exporter (:mod:`realgap.envs.export`) writes it and the deploy runtime
+(:mod:`realgap.envs.deploy`) runs it; this package imports neither (numpy, jsonschema, onnxruntime to load a graph).
+"""
+
+from realgap.envs.format.description import DescriptionError, description_sha256, locate_description
+from realgap.envs.format.metadata import PolicyMetadata, load_metadata
+from realgap.envs.format.schema import FORMAT, MetadataError
+from realgap.envs.format.verify import ExportIntegrityError, OnnxPolicy, load_policy, load_verified
+
+__all__ = [
+    "FORMAT",
+    "DescriptionError",
+    "ExportIntegrityError",
+    "MetadataError",
+    "OnnxPolicy",
+    "PolicyMetadata",
+    "description_sha256",
+    "load_metadata",
+    "load_policy",
+    "load_verified",
+    "locate_description",
+]

@@ -56,9 +56,9 @@ def cache_key(robot: RobotSource) -> str:
 
 def description_hash(robot: RobotSource) -> str:
     """SHA-256 of the robot MJCF and every file it references (meshes, includes, textures), recorded in run folders
-    and exported policy metadata; the rule is :data:`realgap.envs.deploy.description.HASH_RULE` (what
+    and exported policy metadata; the rule is :data:`realgap.envs.format.description.HASH_RULE` (what
     ``sha256sum <files> | sha256sum`` gives in the MJCF's folder)."""
-    from realgap.envs.deploy.description import description_sha256
+    from realgap.envs.format.description import description_sha256
 
     return description_sha256(robot.mjcf_path())
 

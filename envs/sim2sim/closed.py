@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from realgap.envs.deploy.metadata import PolicyMetadata
 from realgap.envs.deploy.runtime import Policy
 from realgap.envs.deploy.sim2sim import EpisodeResult, Push, run_episode
+from realgap.envs.format.metadata import PolicyMetadata
 
 
 def mujoco_episodes(meta: PolicyMetadata, policy: Policy, plan: Sequence[Sequence[Push]], duration_s: float,

@@ -36,7 +36,7 @@ class ReplayModel:
         hang = float(log.root_pos_w[2] - meta.robot.start_root_pos[2]) if np.isfinite(log.root_pos_w).all() else 0.5
         self.robot = MujocoRobot.for_policy(meta, fixed_base=True, hang_m=hang)
         m = self.robot.model
-        self.vadr, self.qadr = self.robot._vadr, self.robot._qadr
+        self.vadr, self.qadr = self.robot.dof_adr, self.robot.qpos_adr
         self.nominal = {"armature": m.dof_armature[self.vadr].copy(), "coulomb": m.dof_frictionloss[self.vadr].copy(),
                         "viscous": m.dof_damping[self.vadr].copy()}  # fmt: skip
         self.params = dataclasses.replace(

@@ -90,7 +90,7 @@ def resolve_policy(req: Sim2SimRequest) -> tuple[Path | None, Path | None, Any, 
         if not (folder / "policy.onnx" if folder.is_dir() else folder).is_file():
             raise FileNotFoundError(f"no policy.onnx at {folder}")
     if checkpoint is not None:
-        from realgap.envs.deploy.metadata import load_metadata
+        from realgap.envs.format.metadata import load_metadata
         from realgap.envs.format.provenance import repo_relative
 
         onnx = folder / "policy.onnx"
@@ -100,7 +100,7 @@ def resolve_policy(req: Sim2SimRequest) -> tuple[Path | None, Path | None, Any, 
             export_checkpoint(checkpoint, req.task, device="cpu")
     meta = policy = None
     if folder is not None:
-        from realgap.envs.deploy import load_policy
+        from realgap.envs.format import load_policy
 
         meta, policy = load_policy(folder)
     return folder, checkpoint, meta, policy

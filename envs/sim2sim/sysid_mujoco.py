@@ -53,8 +53,8 @@ def _spec(log: RobotLog):
     one motor (force = ctrl) and a position and velocity sensor per logged joint, the datasheet plant as start."""
     import mujoco
 
-    from realgap.envs.deploy.description import locate_description
     from realgap.envs.deploy.mujoco_robot import ROBOT_CONAFFINITY, ROBOT_CONTYPE
+    from realgap.envs.format.description import locate_description
 
     meta = log.metadata()
     spec = mujoco.MjSpec.from_file(str(locate_description(meta.robot.description)))

@@ -83,8 +83,9 @@ def run_episode(policy_dir: str | Path, duration_s: float = 6.0, pushes: tuple[t
     """The export at ``policy_dir`` balancing the MuJoCo G1 for ``duration_s``; ``pushes``: (time s, dvx, dvy) m/s."""
     import mujoco
 
-    from realgap.envs.deploy import DeployRuntime, load_policy
+    from realgap.envs.deploy import DeployRuntime
     from realgap.envs.deploy.mujoco_robot import MujocoRobot
+    from realgap.envs.format import load_policy
 
     meta, policy = load_policy(policy_dir)
     robot = MujocoRobot.for_policy(meta)

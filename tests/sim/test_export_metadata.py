@@ -11,10 +11,11 @@ import numpy as np
 import pytest
 import torch
 
-from realgap.envs.deploy import ObservationBuilder, PolicyMetadata
+from realgap.envs.deploy import ObservationBuilder
 from realgap.envs.deploy.actions import ActionMapper, UnsupportedActionError
 from realgap.envs.deploy.observations import Readings
 from realgap.envs.deploy.robot import ImuState, JointState
+from realgap.envs.format import PolicyMetadata
 from realgap.envs.rates import RateSpec
 from realgap.envs.robots.g1 import G1
 

@@ -66,7 +66,7 @@ def test_mjcf_facts_give_the_start_pose_on_the_ground():
 def test_description_files_are_the_files_mujoco_loads(robot_name):
     import mujoco
 
-    from realgap.envs.deploy.description import description_files
+    from realgap.envs.format.description import description_files
     from realgap.envs.robots import ROBOTS
 
     path = ROBOTS[robot_name].mjcf_path()

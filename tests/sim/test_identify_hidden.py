@@ -1,5 +1,5 @@
 """Identification on a robot whose truth the identification code never reads: the MuJoCo G1 of
-:mod:`realgap.envs.deploy.hidden_robot` (drive parameters drawn from a seed) runs the excitation hanging, its log goes
+:mod:`realgap.envs.sim2sim.hidden_robot` (drive parameters drawn from a seed) runs the excitation hanging, its log goes
 through the file format, and :func:`realgap.envs.sim2sim.identify.identify` must recover the truth. Builds MuJoCo
 models (plain MuJoCo C, no Isaac Lab): a few seconds."""
 
@@ -26,9 +26,9 @@ def _want(log, truth, i: int) -> dict[str, float]:
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory):
-    from realgap.envs.deploy.excitation import ExcitationPlan, run_excitation
-    from realgap.envs.deploy.hidden_robot import HiddenRobot
-    from realgap.envs.deploy.metadata import load_metadata
+    from realgap.envs.format.metadata import load_metadata
+    from realgap.envs.sim2sim.excitation import ExcitationPlan, run_excitation
+    from realgap.envs.sim2sim.hidden_robot import HiddenRobot
 
     meta = load_metadata("configs/policies/balance_g1/policy.json")
     robot = HiddenRobot(meta, seed=3)
@@ -85,9 +85,9 @@ NOISY_TOL = {"kp": 0.05, "kd": 0.05, "torque_limit": 0.03, "armature": 0.10, "co
 
 @pytest.fixture(scope="module")
 def panda_logs(tmp_path_factory):
-    from realgap.envs.deploy.excitation import ExcitationPlan, run_excitation
-    from realgap.envs.deploy.hidden_robot import SENSOR_NOISE, HiddenRobot
-    from realgap.envs.deploy.metadata import load_metadata
+    from realgap.envs.format.metadata import load_metadata
+    from realgap.envs.sim2sim.excitation import ExcitationPlan, run_excitation
+    from realgap.envs.sim2sim.hidden_robot import SENSOR_NOISE, HiddenRobot
 
     meta = load_metadata("configs/policies/grasp_franka/policy.json")
     out = {}

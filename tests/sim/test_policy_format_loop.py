@@ -51,8 +51,9 @@ def _run_page_loop(robot) -> list[np.ndarray]:
 
 
 def test_the_documented_loop_is_the_runtime(monkeypatch):
-    from realgap.envs.deploy import DeployRuntime, load_policy
+    from realgap.envs.deploy import DeployRuntime
     from realgap.envs.deploy.mujoco_robot import MujocoRobot
+    from realgap.envs.format import load_policy
 
     meta, policy = load_policy(EXPORT)
     monkeypatch.chdir(EXPORT)  # the page opens policy.json and policy.onnx from the working folder

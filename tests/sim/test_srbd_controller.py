@@ -9,8 +9,9 @@ pytestmark = pytest.mark.sim
 
 @pytest.fixture(scope="module")
 def controller():
-    from realgap.envs.deploy import DeployRuntime, load_policy
+    from realgap.envs.deploy import DeployRuntime
     from realgap.envs.deploy.mujoco_robot import MujocoRobot
+    from realgap.envs.format import load_policy
     from realgap.envs.srbd.controller import SRBDController
 
     meta, _ = load_policy("configs/policies/balance_g1")

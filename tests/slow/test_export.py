@@ -51,9 +51,9 @@ def test_export_writes_three_self_contained_files(exported):
 
 
 def test_metadata_is_the_same_everywhere_and_names_the_training_commit(run_copy, exported):
-    from realgap.envs.deploy import load_metadata
-    from realgap.envs.deploy.verify import load_verified
+    from realgap.envs.format import load_metadata
     from realgap.envs.format.provenance import repo_relative
+    from realgap.envs.format.verify import load_verified
     from realgap.envs.run.run_dir import latest_checkpoint
 
     from_json, from_onnx = load_metadata(exported / "policy.json"), load_metadata(exported / "policy.onnx")
@@ -75,8 +75,8 @@ def test_metadata_is_the_same_everywhere_and_names_the_training_commit(run_copy,
 def test_onnx_matches_torch_and_the_checkpoint(run_copy, exported):
     import torch
 
-    from realgap.envs.deploy import OnnxPolicy
     from realgap.envs.export.writer import compare_onnx_torch
+    from realgap.envs.format import OnnxPolicy
     from realgap.envs.run.run_dir import latest_checkpoint
 
     rng = np.random.default_rng(1)
@@ -99,8 +99,9 @@ def test_onnx_matches_torch_and_the_checkpoint(run_copy, exported):
 
 
 def test_runtime_drives_the_mujoco_g1_with_the_exported_policy(exported):
-    from realgap.envs.deploy import DeployRuntime, load_policy
+    from realgap.envs.deploy import DeployRuntime
     from realgap.envs.deploy.mujoco_robot import MujocoRobot
+    from realgap.envs.format import load_policy
 
     meta, policy = load_policy(exported / "policy.onnx")
     robot = MujocoRobot.for_policy(meta)

@@ -35,7 +35,7 @@ and cannot pass by chance; one whose lead is within the noise of 64 chaotic epis
 
 
 def test_reference_export_records_the_run_it_came_from():
-    from realgap.envs.deploy import load_policy
+    from realgap.envs.format import load_policy
     from realgap.envs.robots.g1 import G1_CROUCH_TARGETS
 
     meta, _ = load_policy(REFERENCE)
@@ -52,8 +52,9 @@ def test_reference_export_records_the_run_it_came_from():
 
 
 def test_trained_policy_outlasts_zero_action_on_mujoco():
-    from realgap.envs.deploy import ZeroPolicy, load_policy
+    from realgap.envs.deploy import ZeroPolicy
     from realgap.envs.deploy.sim2sim import paired_time_up, stance_metadata, survival
+    from realgap.envs.format import load_policy
 
     meta, policy = load_policy(os.environ.get("REALGAP_BALANCE_POLICY") or REFERENCE)
     ours = survival(meta, policy, **EPISODES)

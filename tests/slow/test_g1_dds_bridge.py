@@ -101,8 +101,8 @@ def test_non_finite_target_sends_damping_and_stops(tmp_path: Path) -> None:
     """In this process (one DDS participant per process): a NaN target → damping on the wire, then SafetyStop."""
     import numpy as np
 
-    from realgap.envs.deploy import load_policy
     from realgap.envs.deploy.drivers.unitree_g1 import SafetyStop, UnitreeG1Robot
+    from realgap.envs.format import load_policy
 
     d = _domain(10)
     sim, report = _sim(tmp_path, d, 1.0)

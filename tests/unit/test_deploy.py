@@ -22,20 +22,19 @@ from realgap.envs.deploy import (
     DeployRuntime,
     ImuState,
     JointState,
-    MetadataError,
     MetadataMismatchError,
     ObservationBuilder,
-    PolicyMetadata,
     Robot,
     UnsupportedActionError,
     UnsupportedObservationError,
     ZeroPolicy,
-    load_policy,
 )
 from realgap.envs.deploy.actions import ActionMapper
-from realgap.envs.deploy.description import HASH_RULE
-from realgap.envs.deploy.metadata import Actions, ActionTerm, ActuatorGroup, ObsTerm, RobotInfo
-from realgap.envs.deploy.observations import TERM_INFO, Readings
+from realgap.envs.deploy.observations import Readings
+from realgap.envs.format import MetadataError, PolicyMetadata, load_policy
+from realgap.envs.format.description import HASH_RULE
+from realgap.envs.format.metadata import Actions, ActionTerm, ActuatorGroup, ObsTerm, RobotInfo
+from realgap.envs.format.observations import TERM_INFO
 from realgap.envs.rates import RateSpec
 from realgap.envs.robots.g1 import G1, G1_ACTUATORS
 
@@ -519,7 +518,7 @@ def test_onnx_graph_with_embedded_metadata_runs_end_to_end(tmp_path):
 
 def test_model_based_grasp_terms_follow_the_schema_and_are_refused_by_name():
     """Computed torque and Cartesian impedance (needing M(q), C·q̇, g(q), J): described, schema-valid, refused."""
-    from realgap.envs.deploy.format import validate
+    from realgap.envs.format.schema import validate
 
     limited = {"scale": [0.5] * 7, "offset": [0.0] * 7, "clip_min": [None] * 7, "clip_max": [None] * 7,
                "max_velocity": [1.6] * 7, "max_acceleration": [10.0] * 7}  # fmt: skip
@@ -542,7 +541,7 @@ def test_model_based_grasp_terms_follow_the_schema_and_are_refused_by_name():
 def test_the_following_error_bound_is_optional_checked_and_schema_valid():
     """``max_following_error`` (the motion generator's bound): absent (older exports), per joint with null entries
     (no bound) or numbers: valid; the wrong count is refused by name."""
-    from realgap.envs.deploy.format import validate
+    from realgap.envs.format.schema import validate
 
     limited = {"scale": [0.5] * 7, "offset": [0.0] * 7, "clip_min": [None] * 7, "clip_max": [None] * 7,
                "max_velocity": [1.6] * 7, "max_acceleration": [10.0] * 7}  # fmt: skip

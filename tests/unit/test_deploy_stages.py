@@ -19,9 +19,11 @@ from test_deploy import KNEE, NAMES, POSE, StateRobot, g1_metadata
 
 from realgap.actuators.chain import ActuatorChain, ChainStages, ChainTiming
 from realgap.actuators.spec import resolve_joint_specs
-from realgap.envs.deploy import DeployRuntime, MetadataError, MetadataMismatchError, PolicyMetadata, ZeroPolicy
-from realgap.envs.deploy.metadata import ActuatorGroup, load_metadata
-from realgap.envs.deploy.stages import STAGE_RULES, runtime_stages
+from realgap.envs.deploy import DeployRuntime, MetadataMismatchError, ZeroPolicy
+from realgap.envs.deploy.runtime import runtime_stages
+from realgap.envs.format import MetadataError, PolicyMetadata
+from realgap.envs.format.metadata import ActuatorGroup, load_metadata
+from realgap.envs.format.stages import STAGE_RULES
 from realgap.envs.robots.g1 import G1_ACTUATORS
 
 pytestmark = pytest.mark.unit

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from realgap.envs.deploy.verify import ExportIntegrityError, load_verified
 from realgap.envs.format.integrity import INTEGRITY_KEY, SUMS_FILE, onnx_graph_bytes
 from realgap.envs.format.provenance import relative_training, repo_relative
+from realgap.envs.format.verify import ExportIntegrityError, load_verified
 
 pytestmark = pytest.mark.unit
 

@@ -24,8 +24,8 @@ def test_motor_order_is_the_sdks_documented_layout() -> None:
 
 def test_motor_order_names_every_mjcf_hinge_and_maps_by_name() -> None:
     mujoco = pytest.importorskip("mujoco")
-    from realgap.envs.deploy import load_policy
-    from realgap.envs.deploy.description import locate_description
+    from realgap.envs.format import load_policy
+    from realgap.envs.format.description import locate_description
 
     meta, _ = load_policy(POLICY)
     model = mujoco.MjModel.from_xml_path(str(locate_description(meta.robot.description)))

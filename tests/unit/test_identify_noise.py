@@ -1,4 +1,4 @@
-"""Noisy sensors on the hidden robot and the identification's answer to them (``envs/deploy/hidden_robot.py``
+"""Noisy sensors on the hidden robot and the identification's answer to them (``envs/sim2sim/hidden_robot.py``
 ``SensorNoise``; ``envs/sim2sim/identify.py`` ``filter_hz``): the noise is what the bus reports, not what the drive's
 own servo reads; the zero-phase filter keeps a linear law exact when both sides pass through it; a corner at or above
 the Nyquist rate and negative noise are refused. numpy + MuJoCo C, no Isaac Lab: seconds.
@@ -54,15 +54,16 @@ def test_a_filter_corner_outside_zero_to_nyquist_is_refused(hz):
 
 @pytest.mark.parametrize("bad", [dict(q_rad=-1e-4), dict(qd_rads=float("nan")), dict(tau_frac=float("inf"))])
 def test_negative_or_non_finite_noise_is_refused(bad):
-    from realgap.envs.deploy.hidden_robot import SensorNoise
+    from realgap.envs.sim2sim.hidden_robot import SensorNoise
 
     with pytest.raises(ValueError, match="must be finite and >= 0"):
         SensorNoise(**bad)
 
 
 def test_the_noise_is_on_what_the_robot_reports_not_on_what_its_servo_reads():
-    from realgap.envs.deploy import DeployRuntime, load_metadata
-    from realgap.envs.deploy.hidden_robot import SENSOR_NOISE, HiddenRobot, _datasheet
+    from realgap.envs.deploy import DeployRuntime
+    from realgap.envs.format import load_metadata
+    from realgap.envs.sim2sim.hidden_robot import SENSOR_NOISE, HiddenRobot, _datasheet
 
     meta = load_metadata(GRASP)
     runs = {}
@@ -85,8 +86,9 @@ def test_the_noise_is_on_what_the_robot_reports_not_on_what_its_servo_reads():
 
 
 def test_a_runtime_without_a_policy_refuses_to_act():
-    from realgap.envs.deploy import DeployRuntime, load_metadata
-    from realgap.envs.deploy.hidden_robot import HiddenRobot
+    from realgap.envs.deploy import DeployRuntime
+    from realgap.envs.format import load_metadata
+    from realgap.envs.sim2sim.hidden_robot import HiddenRobot
 
     meta = load_metadata(GRASP)
     runtime = DeployRuntime(meta, HiddenRobot(meta, 3), None)

@@ -15,14 +15,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from realgap.envs.deploy import MetadataError, OnnxPolicy, load_metadata
-from realgap.envs.deploy.description import (
+from realgap.envs.format import MetadataError, OnnxPolicy, load_metadata
+from realgap.envs.format.description import (
     DescriptionError,
     description_files,
     description_sha256,
     locate_description,
 )
-from realgap.envs.deploy.format import FORMAT, schema, validate
+from realgap.envs.format.schema import FORMAT, schema, validate
 
 pytestmark = pytest.mark.unit
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from realgap.envs.deploy.log import LogError, LogRecorder, load_log, metadata_sha256
-from realgap.envs.deploy.metadata import load_metadata
+from realgap.envs.format.metadata import load_metadata
 from realgap.envs.sim2sim.identify import Estimate, JointFit, _plant
 
 pytestmark = pytest.mark.unit

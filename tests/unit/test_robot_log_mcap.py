@@ -10,8 +10,9 @@ from mcap.reader import make_reader
 from mcap.writer import Writer
 
 from realgap.envs.deploy.log import LogError, LogRecorder, load_log, metadata_sha256
-from realgap.envs.deploy.log_mcap import METADATA_NAME, SCHEMAS, main
-from realgap.envs.deploy.metadata import load_metadata
+from realgap.envs.deploy.log_mcap import main
+from realgap.envs.deploy.mcap_codec import METADATA_NAME, SCHEMAS
+from realgap.envs.format.metadata import load_metadata
 
 pytestmark = pytest.mark.unit
 POLICY = Path(__file__).resolve().parents[2] / "configs" / "policies" / "balance_g1" / "policy.json"

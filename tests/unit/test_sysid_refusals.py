@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from realgap.envs.deploy.log import LogError, LogRecorder
-from realgap.envs.deploy.metadata import load_metadata
+from realgap.envs.format.metadata import load_metadata
 from realgap.envs.sim2sim.sysid_mujoco import fit_plant
 
 pytestmark = pytest.mark.unit

@@ -49,9 +49,9 @@ def run(args: argparse.Namespace) -> dict:
     from unitree_sdk2py.idl.unitree_hg.msg.dds_ import LowCmd_, LowState_
     from unitree_sdk2py.utils.crc import CRC
 
-    from realgap.envs.deploy import load_policy
     from realgap.envs.deploy.mujoco_robot import MujocoRobot
     from realgap.envs.deploy.sim2sim import schedules
+    from realgap.envs.format import load_policy
 
     meta, _ = load_policy(args.policy)
     robot = MujocoRobot.for_policy(meta, physics_dt=PHYSICS_DT)

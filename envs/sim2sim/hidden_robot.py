@@ -41,9 +41,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from realgap.actuators.chain import ActuatorChain, ChainTiming
-from realgap.envs.deploy.metadata import PolicyMetadata
 from realgap.envs.deploy.mujoco_robot import MujocoRobot
 from realgap.envs.deploy.robot import ImuState, JointState, Robot
+from realgap.envs.format.metadata import PolicyMetadata
 
 
 @dataclass(frozen=True)
@@ -170,10 +170,10 @@ class HiddenRobot(Robot):
         mount = {"fixed_base": True, "hang_m": hang_m} if fixed_base else {}  # free: the start pose, feet down
         self.sim = MujocoRobot.for_policy(meta, **mount)
         m, t = self.sim.model, self.truth
-        vadr = self.sim._vadr
+        vadr = self.sim.dof_adr
         m.dof_armature[vadr], m.dof_frictionloss[vadr], m.dof_damping[vadr] = t.armature, t.coulomb_nm, t.viscous_nms
         self.imu_body = self.sim.imu_body
-        self.root_pos_w = np.array(self.sim._init_root[:3])
+        self.root_pos_w = self.sim.start_root_pos_w
         n = len(meta.joint_names)
         params = meta.actuator_groups[0].joint_params()
         no_load = np.concatenate([g.joint_params().no_load_speed for g in meta.actuator_groups])

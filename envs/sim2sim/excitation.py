@@ -25,9 +25,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from realgap.envs.deploy.log import LogRecorder, RobotLog
-from realgap.envs.deploy.metadata import PolicyMetadata
 from realgap.envs.deploy.robot import Robot
 from realgap.envs.deploy.runtime import DeployRuntime
+from realgap.envs.format.metadata import PolicyMetadata
 
 
 @dataclass(frozen=True)

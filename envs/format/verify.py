@@ -1,4 +1,5 @@
-"""The one verifying loader of an export: every command that runs a policy reads it through :func:`load_verified`.
+"""The one verifying loader of an export: every command that runs a policy reads it through :func:`load_verified`
+(:func:`load_policy` adds the ONNX graph on onnxruntime, :class:`OnnxPolicy`).
 
 An export folder is accepted only when (1) ``policy.json`` parses and equals the metadata embedded in
 ``policy.onnx`` field for field, (2) the digest written at export (:mod:`realgap.envs.format.integrity`) matches the
@@ -14,8 +15,8 @@ import json
 import math
 from pathlib import Path
 
-from realgap.envs.deploy.format import ONNX_METADATA_KEY, UPGRADE_HINT, MetadataError, check_format
-from realgap.envs.deploy.metadata import PolicyMetadata
+import numpy as np
+
 from realgap.envs.format.integrity import (
     INTEGRITY_KEY,
     IntegrityError,
@@ -24,6 +25,8 @@ from realgap.envs.format.integrity import (
     differences,
     onnx_graph_bytes,
 )
+from realgap.envs.format.metadata import PolicyMetadata
+from realgap.envs.format.schema import ONNX_METADATA_KEY, UPGRADE_HINT, MetadataError, check_format
 
 JSON_FILE, ONNX_FILE = "policy.json", "policy.onnx"
 
@@ -107,3 +110,44 @@ def load_verified(path: str | Path) -> tuple[PolicyMetadata, Path]:
     if problems:
         raise ExportIntegrityError(f"{json_path}: physically impossible values:\n  - " + "\n  - ".join(problems))
     return meta, onnx_path
+
+
+class OnnxPolicy:
+    """The exported ONNX graph (observation normalizer inside) on onnxruntime's CPU provider, batch 1.
+
+    Args:
+        path: ``policy.onnx`` (weights embedded).
+        threads: Intra-op threads (1: lowest latency for a small MLP, deterministic).
+    """
+
+    def __init__(self, path: str | Path, threads: int = 1) -> None:
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        self.input = self.session.get_inputs()[0]
+        self.output_name = self.session.get_outputs()[0].name
+
+    @property
+    def obs_dim(self) -> int:
+        """Input size of the graph."""
+        return int(self.input.shape[-1])
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        """Shape: ``obs`` ``(D,)``; output ``(A,)`` float32."""
+        x = np.asarray(obs, dtype=np.float32).reshape(1, -1)
+        return self.session.run([self.output_name], {self.input.name: x})[0][0]
+
+
+def load_policy(path: str | Path) -> tuple[PolicyMetadata, OnnxPolicy]:
+    """Metadata and ONNX policy from an export folder or its ``policy.onnx``, verified by :func:`load_verified`
+    (files agree, digest matches, physical checks pass): what every command that runs a policy calls."""
+    path = Path(path)
+    onnx_path = path / "policy.onnx" if path.is_dir() else path
+    if not onnx_path.is_file():
+        raise FileNotFoundError(f"no policy at {path}: expected an export folder with policy.onnx (and policy.json), "
+                                "or a policy.onnx file")  # fmt: skip
+    meta, onnx_path = load_verified(onnx_path)  # policy.json, policy.onnx and their digest must agree
+    return meta, OnnxPolicy(onnx_path)

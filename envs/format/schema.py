@@ -4,7 +4,7 @@ Every exported ``policy.json`` (and the copy embedded in ``policy.onnx``) is che
 ``configs/schema/policy.schema.json`` (JSON Schema 2020-12) by the exporter before it writes and by the deploy
 runtime before it reads, so a robot never runs a half-understood file: a violation names the field
 (``$.actions.terms[0].params.scale``). What JSON Schema cannot say (per-joint arrays as long as their joint lists,
-slices that tile the vectors) is checked by :class:`~realgap.envs.deploy.metadata.PolicyMetadata`.
+slices that tile the vectors) is checked by :class:`~realgap.envs.format.metadata.PolicyMetadata`.
 
 The strings below are written into every file, so the file states its own control law: the equations are the ones
 the actuator chain (:mod:`realgap.actuators.chain`) and the action terms compute, with the same symbols as the field

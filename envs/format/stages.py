@@ -6,7 +6,8 @@ cut-off, command low-pass, current-loop lag, compliant transmission with backlas
 a group without ``stages`` ran none of them (every file written before the stages existed, and every export whose
 specs set none), and the runtime builds the chain exactly as before.
 
-**Who applies a stage on a robot** (:func:`runtime_stages`, the same rule as friction and the command delay):
+**Who applies a stage on a robot** (the deploy runtime's :func:`~realgap.envs.deploy.runtime.runtime_stages`, the same
+rule as friction and the command delay):
 
 - physical effects of the drive and gearbox, i.e. the current-loop lag (``torque_filter_hz``), the speed cut-off as
   the drive enforces it (``velocity_cutoff``) and the compliant transmission with backlash: the runtime applies them
@@ -27,7 +28,7 @@ import numpy as np
 
 from realgap.actuators.chain import ChainStages
 from realgap.actuators.spec import ActuatorSpec
-from realgap.envs.deploy.format import MetadataError, bound, floats, plain
+from realgap.envs.format.schema import MetadataError, bound, floats, plain
 
 STAGE_RULES: dict[str, str] = {
     "rule": "physical effects of the drive (current loop, speed cut-off, compliant transmission and backlash) are "
@@ -133,14 +134,3 @@ class GroupStages:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> GroupStages:
         return cls(**{f.name: tuple(d[f.name]) for f in fields(cls)})
-
-
-def runtime_stages(trained: ChainStages, simulated: bool) -> ChainStages:
-    """The stages the deploy runtime's chain runs (module docstring): the command low-pass wherever training ran it,
-    the drive's physical effects (speed cut-off, current loop, transmission) only for a simulated robot."""
-    return ChainStages(
-        velocity_limit=trained.velocity_limit and simulated,
-        position_filter=trained.position_filter,
-        torque_filter=trained.torque_filter and simulated,
-        transmission=trained.transmission and simulated,
-    )

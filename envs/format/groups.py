@@ -1,6 +1,6 @@
 """Actuator groups of the metadata: one training actuator chain (one command bus) each, with the per-joint numbers of
-the actuator law (:data:`realgap.envs.deploy.format.ACTUATOR_LAW`), who applies friction, the command delay, and the
-optional drive stages (:mod:`realgap.envs.deploy.stages`).
+the actuator law (:data:`realgap.envs.format.schema.ACTUATOR_LAW`), who applies friction, the command delay, and the
+optional drive stages (:mod:`realgap.envs.format.stages`).
 
 The runtime rebuilds the training :class:`~realgap.actuators.chain.ActuatorChain` from these numbers
 (:meth:`ActuatorGroup.joint_params`); the datasheet specs they came from travel along for provenance.
@@ -19,8 +19,8 @@ from realgap.actuators.chain import ChainStages, check_stage_params
 from realgap.actuators.delay import latency_range_to_steps
 from realgap.actuators.params import JointParams
 from realgap.actuators.spec import ActuatorSpec, check_physics_step
-from realgap.envs.deploy.format import DELAY_SCOPE, FRICTION_EQUATIONS, MetadataError, bound, floats, plain
-from realgap.envs.deploy.stages import GroupStages
+from realgap.envs.format.schema import DELAY_SCOPE, FRICTION_EQUATIONS, MetadataError, bound, floats, plain
+from realgap.envs.format.stages import GroupStages
 
 _GROUP_ARRAYS = ("kp", "kd", "peak_torque", "continuous_torque", "velocity_limit", "armature", "coulomb_friction",
                  "viscous_friction")  # fmt: skip

@@ -3,7 +3,7 @@
 One :class:`PolicyMetadata` is written beside every export (``policy.json``) and embedded in the ONNX file
 (``metadata_props["realgap_metadata"]``) and the TorchScript file (extra file ``realgap_metadata.json``). The JSON
 layout, field by field with units and frames, is ``docs/policy_format.md``; its JSON Schema is
-``configs/schema/policy.schema.json`` (checked on every read and write, :mod:`realgap.envs.deploy.format`). In short:
+``configs/schema/policy.schema.json`` (checked on every read and write, :mod:`realgap.envs.format.schema`). In short:
 
 - ``robot``: the description (import package, path, hash over the MJCF and every file it references), root body,
   a start pose with the feet on the ground and the training spawn pose;
@@ -28,13 +28,14 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from realgap.envs.deploy.actions import ACTION_TYPES, Actions, ActionTerm
-from realgap.envs.deploy.format import (
+from realgap.envs.format.actions import ACTION_TYPES, Actions, ActionTerm
+from realgap.envs.format.groups import ActuatorGroup
+from realgap.envs.format.observations import ObsTerm
+from realgap.envs.format.schema import (
     ACTUATOR_LAW,
     CONTROL_LOOP,
     CONVENTIONS,
     FORMAT,
-    NOISE_NOTE,
     ONNX_METADATA_KEY,
     RAW_CLIP_EQUATION,
     TARGET_MODES,
@@ -43,69 +44,10 @@ from realgap.envs.deploy.format import (
     plain,
     validate,
 )
-from realgap.envs.deploy.groups import ActuatorGroup
 from realgap.envs.rates import RateSpec
 
 __all__ = ["ACTION_TYPES", "FORMAT", "ONNX_METADATA_KEY", "ActionTerm", "Actions", "ActuatorGroup", "MetadataError",
            "ObsTerm", "PolicyMetadata", "RobotInfo", "load_metadata"]  # fmt: skip
-
-
-@dataclass(frozen=True)
-class ObsTerm:
-    """One observation term: ``obs[start:stop] = scale · clip(quantity, clip)`` (Isaac Lab's order; training noise,
-    added before the clip, is not reproduced on a robot).
-
-    Attributes:
-        name: Term name in the task's observation group.
-        group: Observation group the term belongs to.
-        func: ``"module:function"`` of the Isaac Lab term.
-        start: First index in the policy input. stop: One past the last index.
-        quantity: What the term measures, in words. units: Its units. frame: Its frame (``None``: not a vector).
-        scale: Multiplier after clipping (``None``: 1). clip: ``(min, max)`` before scaling (``None``: none).
-        noise: The training noise config (Isaac Lab's, e.g. ``uniform_noise`` with ``n_min``/``n_max``), or None.
-        joint_names: Joints the term reads, in order (joint terms only).
-        history_length: Stacked past samples (0: none). delay_lag: ``(min, max)`` observation delay, policy steps.
-        has_modifiers: Whether custom modifiers post-process the term.
-    """
-
-    name: str
-    group: str
-    func: str
-    start: int
-    stop: int
-    quantity: str = ""
-    units: str = ""
-    frame: str | None = None
-    scale: float | tuple[float, ...] | None = None
-    clip: tuple[float, float] | None = None
-    noise: Mapping[str, Any] | None = None
-    joint_names: tuple[str, ...] | None = None
-    history_length: int = 0
-    delay_lag: tuple[int, int] = (0, 0)
-    has_modifiers: bool = False
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "noise", plain(self.noise))
-        for key in ("scale", "clip", "joint_names", "delay_lag"):
-            if isinstance(getattr(self, key), list):
-                object.__setattr__(self, key, tuple(getattr(self, key)))
-
-    @property
-    def dim(self) -> int:
-        """Number of entries of the term."""
-        return self.stop - self.start
-
-    def to_dict(self) -> dict[str, Any]:
-        d = {f.name: getattr(self, f.name) for f in fields(self)}
-        d["noise"] = None if self.noise is None else {"applied": NOISE_NOTE, "cfg": self.noise}
-        d["equation"] = "obs[start:stop] = scale * clip(quantity, clip[0], clip[1])"
-        return plain(d)
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> ObsTerm:
-        kwargs = {f.name: d[f.name] for f in fields(cls)}
-        kwargs["noise"] = None if d["noise"] is None else d["noise"]["cfg"]
-        return cls(**kwargs)
 
 
 @dataclass(frozen=True)
@@ -115,7 +57,7 @@ class RobotInfo:
     Attributes:
         name: Robot name (a key of ``realgap.envs.robots.ROBOTS``).
         description: ``robot.description``: distribution, version, import_package, path, licence, sha256,
-            hash_rule, files (see :mod:`realgap.envs.deploy.description`).
+            hash_rule, files (see :mod:`realgap.envs.format.description`).
         fixed_base: True for a base welded to the world.
         root_body: The articulation's root body (the IMU body of the ``base_*`` observations).
         start_root_pos: Start position of the root with the lowest collider on the ground, m, world frame.
