@@ -33,6 +33,9 @@ class BenchRequest:
     ppo_iterations: int = 6
     ppo_layouts: list[str] = field(default_factory=lambda: list(PPO_LAYOUTS))
     json: str | None = None
+    deterministic: bool = False
+    """The shared ``--deterministic`` flag (the GPU branch adds it to this script): it acts through the environment
+    variable the parser sets, read where the physics config is resolved; here only so the request mirrors the flags."""
 
 
 def check_sections(text: str) -> set[str]:
