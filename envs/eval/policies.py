@@ -24,41 +24,55 @@ def zero_policy(env: Any) -> Policy:
     another nominal pose (an export's or a run's interface, e.g. the crouch lever and its ramp) it is still the task's
     stance, not the policy's nominal pose.
     """
-    from isaaclab.envs.mdp.actions.joint_actions import JointPositionAction
-
-    from realgap.tasks.balance.action_terms import RampedJointPositionAction
-
     dim = env.action_manager.total_action_dim
     terms, start = [], 0
     for name in env.action_manager.active_terms:
         term = env.action_manager.get_term(name)
-        if isinstance(term, JointPositionAction):
-            default = term._asset.data.default_joint_pos.torch[:, term._joint_ids]
-            terms.append((slice(start, start + term.action_dim), term, default))
+        if hasattr(term, "default_pose_action"):  # realgap's joint-position terms (offset + scale * a)
+            terms.append((slice(start, start + term.action_dim), term))
         start += term.action_dim
 
     def policy(obs: torch.Tensor) -> torch.Tensor:
         actions = torch.zeros(obs.shape[0], dim, device=obs.device)
-        for sl, term, default in terms:
-            offset = term.next_offset() if isinstance(term, RampedJointPositionAction) else term._offset
-            actions[:, sl] = (default - offset) / term._scale
+        for sl, term in terms:
+            actions[:, sl] = term.default_pose_action()
         return actions
 
     return policy
 
 
-def export_actions(env_cfg: Any, meta: Any) -> None:
-    """Give ``env_cfg``'s joint-position action terms the export's offset, scale and ramp (per joint, by exact name),
-    so that the policy's raw actions mean the same targets as in training whatever nominal pose it was trained around
-    (``--set env.actions.joint_pos.offset=...``; for an export of the task as defined nothing changes). Call before the
-    env is built; :func:`exported_policy` then checks every term.
+def check_export_rates(meta: Any) -> None:
+    """Refuse an export whose rates disagree with the physics step it recorded (``simulator.physics_dt``); the rates
+    themselves were built by ``RateSpec.from_dict``, which checks their own ``sim_dt`` and ``decimation``.
 
     Raises:
-        ExportError: The env cfg has no action term of that name, or no ``ramp_s`` where the export has a ramp.
+        ExportError: Naming both values.
+    """
+    from realgap.envs.export.metadata import ExportError
+
+    dt = (meta.simulator or {}).get("physics_dt")
+    if dt is not None and abs(float(dt) - meta.rates.sim_dt) > 1e-9:
+        raise ExportError(f"the export's simulator.physics_dt = {dt} s disagrees with its rates {meta.rates.to_dict()} "
+                          f"(sim_dt {meta.rates.sim_dt} s): the metadata is inconsistent")  # fmt: skip
+
+
+def export_actions(env_cfg: Any, meta: Any) -> None:
+    """Give ``env_cfg`` the export's interface: its rates (physics step, decimation and chains derived from them, as a
+    run's rates are for its checkpoints) and its joint-position action terms' offset, scale and ramp (per joint, by
+    exact name), so that the policy's raw actions mean the same targets as in training whatever nominal pose it was
+    trained around (``--set env.actions.joint_pos.offset=...``; for an export of the task as defined nothing
+    changes). Call before the env is built; :func:`exported_policy` then checks every term and the rates.
+
+    Raises:
+        ExportError: Inconsistent rates (:func:`check_export_rates`), an env cfg without an action term of that name,
+            or without ``ramp_s`` where the export has a ramp.
     """
     import re
 
     from realgap.envs.export.metadata import ExportError
+    from realgap.envs.run.factory import apply_rates
+
+    check_export_rates(meta)
 
     for term in meta.actions.terms:
         if term.type != "joint_position_offset":
@@ -75,6 +89,7 @@ def export_actions(env_cfg: Any, meta: Any) -> None:
                               f"{meta.task}'s term has no ramp_s")  # fmt: skip
         if hasattr(cfg, "ramp_s"):
             cfg.ramp_s = ramp
+    apply_rates(env_cfg, meta.rates)
 
 
 def checkpoint_policy(env: Any, agent_cfg: Any, checkpoint: str | Path, runner: Any = None) -> Policy:
@@ -117,7 +132,7 @@ def read_export(folder: str | Path, task: str | None = None) -> tuple[Any, Path]
 
     Raises:
         ExportError: No folder, no ``policy.onnx`` in it, a file that is not a realgap export (corrupted, or no
-            metadata), or an export of another task or robot than ``task``.
+            metadata), inconsistent rates, or an export of another task or robot than ``task``.
     """
     from realgap.envs.export.metadata import ExportError
     from realgap.envs.format import MetadataError
@@ -139,6 +154,7 @@ def read_export(folder: str | Path, task: str | None = None) -> tuple[Any, Path]
     except Exception as err:  # onnxruntime raises its own types for a file that is not an ONNX model
         raise ExportError(f"--policy {folder}: policy.onnx is not a readable ONNX model ({type(err).__name__}: "
                           f"{str(err).splitlines()[0]})") from err  # fmt: skip
+    check_export_rates(meta)
     if task is not None and play_task(task) != play_task(meta.task):
         raise ExportError(f"--policy {folder} is an export of task {meta.task} (robot '{meta.robot.name}'), "
                           f"not of {task}")  # fmt: skip
@@ -150,7 +166,8 @@ def exported_policy(env: Any, meta: Any, onnx_path: Path) -> Policy:
 
     The graph is exported for one observation at a time (a robot's batch of 1); here its batch axis is relaxed in
     memory so one call serves every env. Before that the export is checked against the env: robot description
-    hash, joint names and order, observation size, action terms (the env must be built with :func:`export_actions`).
+    hash, joint names and order, observation size, rates, action terms (the env must be built with
+    :func:`export_actions`).
 
     Raises:
         ExportError: Listing each mismatch with the env.
@@ -160,6 +177,7 @@ def exported_policy(env: Any, meta: Any, onnx_path: Path) -> Policy:
     import onnxruntime as ort
 
     from realgap.envs.export.metadata import ExportError
+    from realgap.envs.rates import RateSpec
     from realgap.envs.robots import ROBOTS
     from realgap.envs.sim.assets import description_hash
 
@@ -174,6 +192,9 @@ def exported_policy(env: Any, meta: Any, onnx_path: Path) -> Policy:
         problems.append(f"joints: the export drives {list(meta.joint_names)}, the env has {list(robot.joint_names)}")
     if meta.obs_dim != obs_dim:
         problems.append(f"observation size: the export reads {meta.obs_dim}, the env gives {obs_dim}")
+    if RateSpec.from_dict(env.cfg.rates) != meta.rates:
+        problems.append(f"rates: the export was trained at {meta.rates.to_dict()}, the env runs {env.cfg.rates} "
+                        "(build it with export_actions)")  # fmt: skip
     if problems:
         raise ExportError(f"{onnx_path.parent} does not fit this env:\n  - " + "\n  - ".join(problems))
     model = onnx.load(str(onnx_path))

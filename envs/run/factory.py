@@ -29,9 +29,12 @@ def _realgap_actuator_cfgs(env_cfg: Any) -> list[Any]:
 
 
 def apply_rates(env_cfg: Any, rates: RateSpec) -> None:
-    """Set the physics step, the decimation and every actuator chain's rates of ``env_cfg`` from ``rates``.
+    """Set ``env_cfg.rates`` to ``rates`` and derive from it the physics step, the decimation and every actuator
+    chain's rates.
 
-    The one place rates change, so the simulator, the env and the actuators cannot disagree.
+    ``env_cfg.rates`` is the one source of a run's rates: :func:`load_cfgs` calls this on every config it resolves
+    (the task's own rates or a profile), so the simulator, the env and the actuators cannot disagree; anything that
+    changes one of them afterwards is refused by :func:`check_rates`.
     """
     env_cfg.rates = rates.to_dict()
     env_cfg.sim.dt = rates.sim_dt
@@ -48,15 +51,16 @@ def check_rates(env_cfg: Any) -> RateSpec:
     """The env's :class:`RateSpec`, after checking the simulator, the env and the actuators all follow it.
 
     Raises:
-        ValueError: A setting disagrees with the rate spec (names both values).
+        ValueError: A setting disagrees with the rate spec (names both values and how to change rates).
     """
     rates = RateSpec.from_dict(env_cfg.rates)
+    how = "change rates with --rates (a profile in configs/rates/), which sets all of them"
     if abs(env_cfg.sim.dt - rates.sim_dt) > 1e-12:
         raise ValueError(f"sim.dt = {env_cfg.sim.dt} s but the rate spec says physics {rates.physics_hz} Hz "
-                         f"(dt {rates.sim_dt} s); set rates with realgap.envs.run.factory.apply_rates")  # fmt: skip
+                         f"(dt {rates.sim_dt} s); {how}")  # fmt: skip
     if env_cfg.decimation != rates.decimation:
         raise ValueError(f"decimation = {env_cfg.decimation} but the rate spec says {rates.decimation} "
-                         f"(physics {rates.physics_hz} Hz / policy {rates.policy_hz} Hz)")  # fmt: skip
+                         f"(physics {rates.physics_hz} Hz / policy {rates.policy_hz} Hz); {how}")  # fmt: skip
     for act in _realgap_actuator_cfgs(env_cfg):
         if RateSpec.from_dict(act.rates) != rates:
             raise ValueError(f"an actuator chain was built for rates {act.rates}, the env runs {rates.to_dict()}")
@@ -111,9 +115,11 @@ def load_cfgs(
             raise ValueError(f"--num_envs must be >= 1, got {num_envs}")
         env_cfg.scene.num_envs = num_envs
     set_seed(env_cfg, agent_cfg, agent_cfg.seed if seed is None else seed)
-    if rates is not None:
-        apply_rates(env_cfg, rates if isinstance(rates, RateSpec) else load_rate_profile(rates))
-    check_rates(env_cfg)
+    if rates is None:
+        rates = RateSpec.from_dict(env_cfg.rates)  # the task's own: env_cfg.rates is the one source
+    elif not isinstance(rates, RateSpec):
+        rates = load_rate_profile(rates)
+    apply_rates(env_cfg, rates)  # physics step, decimation and every chain derived from it
     if dr_profile is not None:
         from realgap.envs.dr.apply import apply_dr_profile
 

@@ -15,7 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from realgap.envs.run.run_dir import CHECKPOINT_RE, CheckpointError, check_checkpoint, latest_checkpoint, read_run_json
+from realgap.envs.run.run_dir import (
+    CHECKPOINT_RE,
+    CheckpointError,
+    check_checkpoint,
+    latest_checkpoint,
+    read_run_json,
+    recorded_rates,
+)
 
 
 @dataclass(frozen=True)
@@ -125,13 +132,15 @@ def prepare_resume(args: argparse.Namespace) -> Resume:
     """Find the checkpoint ``args.resume`` names, read the run's record and restore every recorded flag on ``args``.
 
     Raises:
-        CheckpointError: The run folder, checkpoint or ``params/run.json`` is missing or unreadable (names the file).
+        CheckpointError: The run folder, checkpoint or ``params/run.json`` is missing or unreadable, or its recorded
+            rates are invalid or disagree with ``params/env.yaml`` (names the file).
         ValueError: A flag given with another value than the run recorded.
     """
     run_dir, checkpoint, iteration = resume_target(args.resume)
     record = read_run_json(run_dir / "params" / "run.json")
     if "max_iterations" not in record or "save_interval" not in record:  # a run recorded before these flags were
         record = _agent_yaml_settings(run_dir) | record
+    recorded_rates(run_dir, record)  # valid and consistent with the run's resolved config, before anything else
     notes = restore_flags(args, record, iteration + 1)
     return Resume(run_dir, checkpoint, record, notes)
 

@@ -204,23 +204,57 @@ class PolicySettings:
 
         if self.rates is not None:
             apply_rates(env_cfg, self.rates)
-            check_rates(env_cfg)
         apply_overrides(env_cfg, agent_cfg, list(self.overrides))
+        check_rates(env_cfg)  # an interface override cannot move the physics step or the decimation either
+
+
+def recorded_rates(run_dir: str | Path, record: dict[str, Any]) -> Any:
+    """The :class:`~realgap.envs.rates.RateSpec` a run recorded (``record``: its ``params/run.json``), or ``None`` if
+    it recorded none; built by ``RateSpec.from_dict`` (its own checks) and checked against the physics step and the
+    decimation the run's resolved env config holds (``params/env.yaml``), where that file records them.
+
+    Every load of a run's rates goes through here (resume, play, evaluate, export), so a hand-edited record cannot
+    make a checkpoint run at other rates than it trained at.
+
+    Raises:
+        CheckpointError: Invalid recorded rates, or ``sim.dt`` / ``decimation`` in ``params/env.yaml`` that disagree
+            with them (names the file and both values).
+    """
+    from realgap.envs.rates import RateSpec
+
+    params = Path(run_dir) / "params"
+    rates = record.get("rates")
+    if not rates:
+        return None
+    try:
+        spec = RateSpec.from_dict(rates)
+    except (TypeError, ValueError, AttributeError) as err:
+        raise CheckpointError(f"'{params / 'run.json'}': its recorded rates are invalid: {err}") from None
+    env_yaml = params / "env.yaml"
+    text = env_yaml.read_text() if env_yaml.is_file() else ""
+    # the resolved config is dumped with Python tags (not safe_load-able): read the two top-level settings
+    dt = re.search(r"^sim:\n(?:[ ].*\n)*?  dt: *([-+.0-9eE]+) *$", text, re.M)
+    decimation = re.search(r"^decimation: *(\d+) *$", text, re.M)
+    recorded = {
+        "sim.dt": (float(dt.group(1)) if dt else None, spec.sim_dt),
+        "decimation": (int(decimation.group(1)) if decimation else None, spec.decimation),
+    }
+    for key, (got, want) in recorded.items():
+        if got is not None and abs(got - want) > 1e-9 * max(abs(want), 1.0):
+            raise CheckpointError(f"'{env_yaml}': {key} = {got} disagrees with the run's recorded rates "
+                                  f"{spec.to_dict()}, which give {want}: the record is inconsistent")  # fmt: skip
+    return spec
 
 
 def policy_settings(checkpoint: str | Path) -> PolicySettings:
     """The :class:`PolicySettings` of the run a ``model_<it>.pt`` belongs to (``params/run.json``); a checkpoint
-    without its run record loads as the task's defaults."""
-    from realgap.envs.rates import RateSpec
+    without its run record loads as the task's defaults.
 
+    Raises:
+        CheckpointError: Unreadable record or inconsistent recorded rates (:func:`recorded_rates`).
+    """
     run_json = Path(checkpoint).parent / "params" / "run.json"
     record = read_run_json(run_json) if run_json.is_file() else {}
-    rates = record.get("rates")
-    spec = None
-    if rates:
-        try:
-            spec = RateSpec.from_dict(rates)  # the same checks as every other load of a run's rates
-        except (TypeError, ValueError) as err:
-            raise CheckpointError(f"'{run_json}': its recorded rates are invalid: {err}") from None
+    spec = recorded_rates(run_json.parent.parent, record)
     kept = tuple(o for o in record.get("overrides") or () if o.startswith(POLICY_OVERRIDE_ROOTS))
     return PolicySettings(spec, kept)

@@ -124,10 +124,10 @@ def train(args: argparse.Namespace, resume: Resume | None = None) -> Path:
     import yaml
 
     from realgap.envs.dr.profile import load_dr_profile
-    from realgap.envs.rates import RateSpec, load_rate_profile
-    from realgap.envs.run.factory import load_cfgs, make_env, set_seed, simulation
+    from realgap.envs.rates import load_rate_profile
+    from realgap.envs.run.factory import check_rates, load_cfgs, make_env, set_seed, simulation
     from realgap.envs.run.overrides import apply_overrides
-    from realgap.envs.run.run_dir import new_run_dir, record_resume, write_params
+    from realgap.envs.run.run_dir import new_run_dir, record_resume, recorded_rates, write_params
     from realgap.envs.run.runner import RealgapRunner
     from realgap.envs.run.validate import check_training_cfg
 
@@ -135,7 +135,7 @@ def train(args: argparse.Namespace, resume: Resume | None = None) -> Path:
     rates: Any = args.rates
     dr_name = args.dr_profile or "none"
     if resume is not None:
-        rates = RateSpec.from_dict(record["rates"]) if record.get("rates") else rates
+        rates = recorded_rates(resume.run_dir, record) or rates
         saved_profile = resume.run_dir / "params" / "dr_profile.yaml"
         dr_name = str(saved_profile) if saved_profile.is_file() else dr_name
     dr_profile = load_dr_profile(dr_name)
@@ -171,6 +171,7 @@ def train(args: argparse.Namespace, resume: Resume | None = None) -> Path:
     if args.save_interval is not None:
         agent_cfg.save_interval = args.save_interval
     check_training_cfg(env_cfg, agent_cfg)  # every number in range before the env is built or a file written
+    check_rates(env_cfg)  # --set cannot move the physics step, decimation or a chain away from env.rates
 
     with simulation(env_cfg):
         from isaaclab.utils import to_dict

@@ -16,12 +16,14 @@ shipped: Isaac Lab's term exactly.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import torch
 from isaaclab.envs.mdp.actions import JointPositionActionCfg
 from isaaclab.envs.mdp.actions.joint_actions import JointPositionAction
 from isaaclab.utils import configclass
+
+from realgap.envs.format.terms import joint_position_offset
 
 if TYPE_CHECKING:
     from isaaclab.envs import ManagerBasedEnv
@@ -56,6 +58,18 @@ class RampedJointPositionAction(JointPositionAction):
             return self._nominal
         frac = (self._steps / self._ramp_steps).clamp(max=1.0).unsqueeze(-1)
         return self._start + (self._nominal - self._start) * frac
+
+    def default_pose_action(self) -> torch.Tensor:
+        """The action whose targets at the next step are the robot's default pose, ``(q_default - offset) / scale``
+        (unclipped), ``(E, J)``: the task's zero action, whatever nominal pose the term acts around."""
+        default = self._asset.data.default_joint_pos.torch[:, self._joint_ids]
+        return (default - self.next_offset()) / self._scale
+
+    def export_description(self) -> dict[str, Any]:
+        """This term in the exported format: ``joint_position_offset`` around :attr:`nominal_offset` (the offset after
+        the ramp), with ``ramp_s`` when there is a ramp (:mod:`realgap.envs.format.terms`)."""
+        clip = None if self.cfg.clip is None else self._clip
+        return joint_position_offset(self._joint_names, self._scale, self.nominal_offset, clip, None, self.cfg.ramp_s)
 
     def process_actions(self, actions: torch.Tensor) -> None:
         if self._ramp_steps > 0:

@@ -14,17 +14,19 @@ from __future__ import annotations
 
 import importlib.metadata
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import torch
 from isaaclab.envs.mdp.actions import (
+    BinaryJointPositionActionCfg,
     DifferentialInverseKinematicsActionCfg,
     JointEffortActionCfg,
     JointPositionActionCfg,
     JointVelocityActionCfg,
 )
 from isaaclab.envs.mdp.actions.actions_cfg import JointActionCfg
+from isaaclab.envs.mdp.actions.binary_joint_actions import BinaryJointPositionAction
 from isaaclab.envs.mdp.actions.joint_actions import (
     JointAction,
     JointEffortAction,
@@ -32,10 +34,11 @@ from isaaclab.envs.mdp.actions.joint_actions import (
     JointVelocityAction,
 )
 from isaaclab.envs.mdp.actions.task_space_actions import DifferentialInverseKinematicsAction
-from isaaclab.utils import configclass
+from isaaclab.utils import configclass, to_dict
 from isaaclab.utils import string as string_utils
 
 from realgap.actuators.motion import check_limits, limit_rate
+from realgap.envs.format import terms as fmt
 from realgap.envs.sim.gravity import TorchGravity, urdf_model
 
 if TYPE_CHECKING:
@@ -174,6 +177,26 @@ class RateLimitedJointPositionAction(JointPositionAction):
         if self._limited:
             self._reset_mask[slice(None) if env_ids is None else env_ids] = True
 
+    def default_pose_action(self) -> torch.Tensor:
+        """The action whose target is the robot's default pose, ``(q_default - offset) / scale`` (unclipped),
+        ``(E, J)``: the task's zero action."""
+        return (self._asset.data.default_joint_pos.torch[:, self._joint_ids] - self._offset) / self._scale
+
+    def motion_params(self) -> dict[str, Any]:
+        """Target and motion-generator parameters in the exported format (requires ``max_velocity``)."""
+        clip = None if self.cfg.clip is None else self._clip
+        return fmt.rate_limited_params(len(self._joint_names), self._scale, self._offset, clip, self._v_max,
+                                       self._a_max, self._max_error)  # fmt: skip
+
+    def export_description(self) -> dict[str, Any]:
+        """``joint_position_rate_limited``, or ``joint_position_offset`` without a motion generator; plus g(q) where
+        the cfg has a ``gravity_source`` (:mod:`realgap.envs.format.terms`)."""
+        ff = fmt.gravity_feed_forward(getattr(self.cfg, "gravity_source", None))
+        if self._limited:
+            return fmt.joint_position_rate_limited(self._joint_names, self.motion_params(), ff)
+        clip = None if self.cfg.clip is None else self._clip
+        return fmt.joint_position_offset(self._joint_names, self._scale, self._offset, clip, ff)
+
 
 class JointPositionGravityAction(RateLimitedJointPositionAction):
     """Joint position targets plus gravity feed-forward: τ = Kp·(q* − q) − Kd·q̇ + g(q)."""
@@ -202,6 +225,11 @@ class JointVelocityGravityAction(JointVelocityAction):
         super().apply_actions()
         self._asset.actuators.target_command.set_effort_index(value=self._gravity(), joint_ids=self._joint_ids)
 
+    def export_description(self) -> dict[str, Any]:
+        """``joint_velocity`` plus g(q) (:mod:`realgap.envs.format.terms`)."""
+        ff = fmt.gravity_feed_forward(self.cfg.gravity_source)
+        return fmt.joint_velocity(self._joint_names, self._scale, self._offset, ff)
+
 
 class JointTorqueGravityAction(JointEffortAction):
     """Joint torques on top of gravity compensation (Kp = Kd = 0 in the spec): τ = scale·a + g(q)."""
@@ -215,6 +243,11 @@ class JointTorqueGravityAction(JointEffortAction):
     def apply_actions(self) -> None:
         torque = self.processed_actions + self._gravity()
         self._asset.actuators.target_command.set_effort_index(value=torque, joint_ids=self._joint_ids)
+
+    def export_description(self) -> dict[str, Any]:
+        """``joint_effort`` plus g(q) (:mod:`realgap.envs.format.terms`)."""
+        ff = fmt.gravity_feed_forward(self.cfg.gravity_source)
+        return fmt.joint_effort(self._joint_names, self._scale, self._offset, ff)
 
 
 class DifferentialIKGravityAction(DifferentialInverseKinematicsAction):
@@ -235,6 +268,12 @@ class DifferentialIKGravityAction(DifferentialInverseKinematicsAction):
     def apply_actions(self) -> None:
         super().apply_actions()
         self._asset.actuators.target_command.set_effort_index(value=self._gravity(), joint_ids=self._joint_ids)
+
+    def export_description(self) -> dict[str, Any]:
+        """``ee_pose_delta`` plus g(q) (:mod:`realgap.envs.format.terms`); relative pose commands only."""
+        ff = fmt.gravity_feed_forward(self.cfg.gravity_source)
+        return fmt.ee_pose_delta(self._joint_names, self._body_name, self.cfg.body_offset, self._scale, self._offset,
+                                 self.action_dim, to_dict(self.cfg.controller), ff)  # fmt: skip
 
 
 class JointPositionDeltaAction(JointAction):
@@ -266,6 +305,20 @@ class JointPositionDeltaAction(JointAction):
     def reset(self, env_ids: Sequence[int] | None = None) -> None:
         super().reset(env_ids)
         self._reset_mask[slice(None) if env_ids is None else env_ids] = True
+
+    def export_description(self) -> dict[str, Any]:
+        """``joint_position_delta`` within the soft joint limits of env 0 (:mod:`realgap.envs.format.terms`)."""
+        limits = self._asset.data.soft_joint_pos_limits.torch[0, self._joint_ids]
+        return fmt.joint_position_delta(self._joint_names, self._scale, limits, None)
+
+
+class GripperAction(BinaryJointPositionAction):
+    """Isaac Lab's binary joint-position action (a < 0: the close command, else the open one), described for export."""
+
+    def export_description(self) -> dict[str, Any]:
+        """``binary_joint_position``; a clipped one is refused (:mod:`realgap.envs.format.terms`)."""
+        clipped = self.cfg.clip is not None
+        return fmt.binary_joint_position(self._joint_names, self._open_command, self._close_command, clipped)
 
 
 @configclass
@@ -312,3 +365,8 @@ class DifferentialIKGravityActionCfg(DifferentialInverseKinematicsActionCfg):
 @configclass
 class JointPositionDeltaActionCfg(JointActionCfg):
     class_type: type = JointPositionDeltaAction
+
+
+@configclass
+class GripperActionCfg(BinaryJointPositionActionCfg):
+    class_type: type = GripperAction

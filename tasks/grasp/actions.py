@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from isaaclab.controllers import DifferentialIKControllerCfg, OperationalSpaceControllerCfg
-from isaaclab.envs.mdp.actions import BinaryJointPositionActionCfg, DifferentialInverseKinematicsActionCfg
+from isaaclab.envs.mdp.actions import DifferentialInverseKinematicsActionCfg
 from isaaclab.managers import ActionTermCfg
 from isaaclab.utils import configclass
 
@@ -46,6 +46,7 @@ from realgap.envs.robots.panda import (
 )
 from realgap.tasks.grasp.action_terms import (
     DifferentialIKGravityActionCfg,
+    GripperActionCfg,
     JointPositionDeltaActionCfg,
     JointPositionGravityActionCfg,
     JointTorqueGravityActionCfg,
@@ -60,7 +61,7 @@ class GraspActionsCfg:
     """The arm command (one of :data:`ACTION_SPACES`) and the binary gripper command."""
 
     arm: ActionTermCfg | None = None
-    gripper: BinaryJointPositionActionCfg = BinaryJointPositionActionCfg(
+    gripper: GripperActionCfg = GripperActionCfg(
         asset_name="robot",
         joint_names=list(PANDA_FINGER_JOINTS),
         open_command_expr={"finger_joint.*": 0.04},  # m per finger: 8 cm opening

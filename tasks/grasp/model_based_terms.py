@@ -16,13 +16,14 @@ delay, torque envelope), like ``joint_torque``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import torch
 from isaaclab.envs.mdp.actions import OperationalSpaceControllerActionCfg
 from isaaclab.envs.mdp.actions.task_space_actions import OperationalSpaceControllerAction
 from isaaclab.utils import configclass
 
+from realgap.envs.format import terms as fmt
 from realgap.tasks.grasp.action_terms import RateLimitedJointPositionAction, RateLimitedJointPositionActionCfg
 
 if TYPE_CHECKING:
@@ -114,6 +115,12 @@ class ComputedTorqueAction(RateLimitedJointPositionAction):
         qdd = self.cfg.kp * (target - q) - self.cfg.kd * qd
         return (mass @ qdd.unsqueeze(-1)).squeeze(-1) + self._bias()
 
+    def export_description(self) -> dict[str, Any]:
+        """``joint_computed_torque`` with the motion generator's parameters and the gains (the deploy runtime refuses
+        the type: it needs the robot's dynamics model; :mod:`realgap.envs.format.terms`)."""
+        return fmt.joint_computed_torque(self._joint_names, self.motion_params(), self.cfg.kp, self.cfg.kd,
+                                         self.cfg.coriolis, None)  # fmt: skip
+
 
 class CartesianImpedanceAction(OperationalSpaceControllerAction):
     """Isaac Lab's operational-space controller, its torque routed into realgap's actuator chain.
@@ -147,6 +154,11 @@ class CartesianImpedanceAction(OperationalSpaceControllerAction):
             nullspace_joint_pos_target=self._nullspace_joint_pos_target,
         )
         self._asset.actuators.target_command.set_effort_index(value=self._joint_efforts, joint_ids=self._joint_ids)
+
+    def export_description(self) -> dict[str, Any]:
+        """``ee_impedance`` with the controller's impedance and null-space settings (the deploy runtime refuses the
+        type; :mod:`realgap.envs.format.terms`)."""
+        return fmt.ee_impedance(self._joint_names, self._ee_body_name, self.cfg, None)
 
 
 @configclass

@@ -51,15 +51,22 @@ def test_stance_metadata_makes_the_zero_action_hold_the_tasks_stance():
 def test_export_actions_give_the_env_cfg_the_exports_terms_by_exact_joint_name():
     from isaaclab.envs.mdp import JointPositionActionCfg
 
+    from realgap.envs.rates import RateSpec
+    from realgap.envs.run.factory import check_rates, load_cfgs
     from realgap.tasks.balance.action_terms import RampedJointPositionActionCfg
 
     meta = _crouched(load_metadata(STANDING), ramp_s=1.0)
     from realgap.envs.eval.policies import export_actions
 
     (t,) = meta.actions.terms
-    env_cfg = SimpleNamespace(actions=SimpleNamespace(joint_pos=RampedJointPositionActionCfg(
-        asset_name="robot", joint_names=[".*"], scale=0.5, use_default_offset=True)))  # fmt: skip
+    env_cfg, _ = load_cfgs("Realgap-Balance-G1-v0", "cpu", 4, 0)
+    env_cfg.actions.joint_pos = RampedJointPositionActionCfg(asset_name="robot", joint_names=[".*"], scale=0.5,
+                                                             use_default_offset=True)  # fmt: skip
+    # the export's rates, too (here another policy rate than the task's 50 Hz): decimation and chains follow them
+    meta = replace(meta, rates=RateSpec(200.0, 200.0, 25.0, "hold"))
     export_actions(env_cfg, meta)
+    assert env_cfg.decimation == 8 and RateSpec.from_dict(env_cfg.rates) == meta.rates
+    check_rates(env_cfg)
     cfg = env_cfg.actions.joint_pos
     assert not cfg.use_default_offset and cfg.ramp_s == 1.0
     assert list(cfg.offset.values()) == t.params["offset"] and list(cfg.scale.values()) == t.params["scale"]
@@ -70,3 +77,17 @@ def test_export_actions_give_the_env_cfg_the_exports_terms_by_exact_joint_name()
         export_actions(env_cfg, meta)
     with pytest.raises(ExportError, match="'joint_pos' is not an action term"):
         export_actions(SimpleNamespace(actions=SimpleNamespace()), meta)
+
+
+def test_an_export_whose_rates_disagree_with_its_physics_step_is_refused():
+    """The export load path: ``rates`` and the recorded ``simulator.physics_dt`` must agree (read_export and
+    export_actions check it before an env is built)."""
+    from realgap.envs.eval.policies import check_export_rates, export_actions
+
+    meta = load_metadata(STANDING)
+    check_export_rates(meta)  # the shipped export agrees with itself
+    edited = replace(meta, simulator={**meta.simulator, "physics_dt": 0.002})
+    with pytest.raises(ExportError, match=r"physics_dt = 0.002 s disagrees with its rates .*sim_dt 0.005 s"):
+        check_export_rates(edited)
+    with pytest.raises(ExportError, match="physics_dt = 0.002 s disagrees"):
+        export_actions(SimpleNamespace(actions=SimpleNamespace()), edited)

@@ -104,7 +104,7 @@ def test_one_seed_is_one_truth_in_both_mounts(balance):
     assert welded.truth.to_dict() == free.truth.to_dict() == draw_truth(meta, 3).to_dict()
     assert welded.truth.to_dict() != draw_truth(meta, 4).to_dict()
     for field in ("dof_armature", "dof_frictionloss", "dof_damping"):  # what MuJoCo applies, per driven joint
-        a, b = (getattr(r.sim.model, field)[r.sim._vadr] for r in (welded, free))
+        a, b = (getattr(r.sim.model, field)[r.sim.dof_adr] for r in (welded, free))
         np.testing.assert_array_equal(a, b)
 
 
