@@ -30,7 +30,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     from realgap.envs.eval.bench_report import PPO_LAYOUTS, SECTIONS, TASKS
     from realgap.envs.run.cli import nonnegative_float, parser, positive_int, shared_flags
 
-    p = parser(__doc__, shared_flags("num_envs", "device", num_envs=256))
+    p = parser(__doc__, shared_flags("num_envs", "device", "deterministic", num_envs=256))
     p.add_argument("--sections", default=",".join(SECTIONS), help="comma-separated: env, ppo, mujoco")
     p.add_argument("--tasks", default=",".join(TASKS), help="tasks of the env section")
     p.add_argument("--steps", type=positive_int, default=100, help="policy steps timed per measurement (after warm-up)")

@@ -21,7 +21,7 @@ import sys
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     from realgap.envs.run.cli import parser, positive_float, positive_int, shared_flags
 
-    p = parser(__doc__, shared_flags("task", "num_envs", "device", "seed", num_envs=None, seed=None))
+    p = parser(__doc__, shared_flags("task", "num_envs", "device", "seed", "deterministic", num_envs=None, seed=None))
     p.add_argument("--max_iterations", type=positive_int, default=None, help="PPO iterations in total (default: cfg's)")
     p.add_argument("--max_minutes", type=positive_float, default=None,
                    help="wall-clock budget: stop (with a checkpoint) after the iteration that uses it up")  # fmt: skip

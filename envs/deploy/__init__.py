@@ -22,6 +22,7 @@ before the format had its own package working for one release; import them from 
 """
 
 from realgap.envs.deploy.actions import SUPPORTED_ACTIONS, ActionMapper, UnsupportedActionError
+from realgap.envs.deploy.objects import MissingObjectPoseError, ObjectPose, StaticObjectPose
 from realgap.envs.deploy.observations import ObservationBuilder, UnsupportedObservationError
 from realgap.envs.deploy.robot import ImuState, JointState, Robot
 from realgap.envs.deploy.runtime import DeployRuntime, MetadataMismatchError, ZeroPolicy, check_compatible
@@ -40,10 +41,13 @@ __all__ = [
     "JointState",
     "MetadataError",
     "MetadataMismatchError",
+    "MissingObjectPoseError",
+    "ObjectPose",
     "ObservationBuilder",
     "OnnxPolicy",
     "PolicyMetadata",
     "Robot",
+    "StaticObjectPose",
     "UnsupportedActionError",
     "UnsupportedObservationError",
     "ZeroPolicy",

@@ -5,6 +5,8 @@
     python -m realgap.envs.deploy --policy configs/policies/balance_g1 --robot mujoco --log runs/logs/ep.npz
     python -m realgap.envs.deploy --policy configs/policies/balance_g1 --robot unitree_g1 --interface lo --domain 0
     python -m realgap.envs.deploy --policy configs/policies/balance_g1 --robot hidden --hidden_seed 3 --episodes 8
+    python -m realgap.envs.deploy --policy configs/policies/grasp_franka --robot mujoco --episodes 16
+    python -m realgap.envs.deploy --policy configs/policies/grasp_franka --robot franka --hostname 127.0.0.1
     python -m realgap.envs.deploy --policy configs/policies/balance_g1 --robot hidden --excite left_knee_joint \
         --log runs/identify/hidden.npz
 
@@ -25,6 +27,11 @@ runs two exports on it with paired push schedules.
 ``--connect_timeout_s`` or exits with an error, soft-starts to the start pose over ``--soft_start_s``, runs one
 episode, and ends in damping (also on Ctrl-C, a watchdog trip, a non-finite action or a fall: exit 3). Falls are
 judged by tilt only (no root height over DDS).
+A manipulation export (one with scene facts, ``grasp_franka``) on ``--robot mujoco`` runs in its MuJoCo grasp scene
+(:mod:`realgap.envs.deploy.grasp_scene`: table and object from the metadata) and prints its success rate;
+``--robot franka`` drives a Franka over franky (:mod:`realgap.envs.deploy.drivers.franka`; ``pip install
+'realgap[deploy,franka]'``) at ``--hostname``, a real arm or franky-sim: connect within ``--connect_timeout_s``, move to
+the start pose, one episode of ``--duration_s``, then stop (also on Ctrl-C, a non-finite action or a fault: exit 3).
 Needs numpy, onnxruntime, jsonschema, mujoco and the robot's description package: ``pip install 'realgap[deploy]'``.
 Bad input exits with status 2 and one message.
 """
@@ -57,14 +64,22 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--robot",
         required=True,
-        choices=["mujoco", "hidden", "unitree_g1"],
+        choices=["mujoco", "hidden", "unitree_g1", "franka"],
         help="mujoco: the MuJoCo robot; hidden: the same robot with hidden drive parameters (--excite: welded); "
-        "unitree_g1: a G1 (or g1_dds_sim) over unitree_sdk2 DDS",
+        "unitree_g1: a G1 (or g1_dds_sim) over unitree_sdk2 DDS; franka: a Franka (or franky-sim) over franky",
     )
+    p.add_argument("--hostname", default=None, help="franka: the robot's FCI address (franky-sim: 127.0.0.1)")
+    p.add_argument("--gripper_force_n", type=float, default=20.0, help="franka: grasp force of a closing command, N")
+    p.add_argument("--report", default=None, help="franka: write tracking, timing and gripper figures (JSON)")
     p.add_argument("--interface", default="lo", help="unitree_g1: network interface of the robot (default lo)")
     p.add_argument("--domain", type=int, default=0, help="unitree_g1: DDS domain id, 0..232 (default 0)")
     p.add_argument("--connect_timeout_s", type=float, default=3.0, help="unitree_g1: wait for LowState, s")
-    p.add_argument("--watchdog_s", type=float, default=0.1, help="unitree_g1: damping after no fresh state, s")
+    p.add_argument(
+        "--watchdog_s",
+        type=float,
+        default=0.1,
+        help="unitree_g1: damping after no fresh state; franka: stop when the robot clock stands still, s",
+    )
     p.add_argument("--soft_start_s", type=float, default=1.0, help="unitree_g1: move to the start pose over, s")
     p.add_argument("--log", default=None, help="record a robot log (.npz) of every control period")
     p.add_argument("--excite", nargs="+", default=None, metavar="JOINT", help="run the identification motion")
@@ -104,6 +119,12 @@ def check_numbers(args: argparse.Namespace) -> None:
         raise ValueError(f"--fall_tilt is an angle in [0, pi] rad, got {args.fall_tilt}")
     if args.robot == "unitree_g1" and (args.excite is not None or args.episodes != 1):
         raise ValueError("--robot unitree_g1 runs one pushed episode (no --excite, --episodes 1)")
+    if args.robot == "franka" and (args.excite is not None or args.episodes != 1 or not args.hostname):
+        raise ValueError("--robot franka runs one episode on --hostname ADDRESS (no --excite, --episodes 1)")
+    if not (math.isfinite(args.gripper_force_n) and 0 < args.gripper_force_n <= 140):
+        raise ValueError(
+            f"--gripper_force_n must be in (0, 140] N (the Franka Hand's limit), got {args.gripper_force_n}"
+        )
     if not 0 <= args.domain <= 232:
         raise ValueError(f"--domain must be a DDS domain id in 0..232, got {args.domain}")
 
@@ -132,6 +153,12 @@ def main(argv: list[str] | None = None) -> int:
         from realgap.envs.deploy.drivers.run_g1 import run_g1
 
         return run_g1(args, meta, policy, push_mps, interval)
+    if args.robot == "franka":
+        from realgap.envs.deploy.drivers.run_franka import run_franka
+
+        return run_franka(args, meta, policy)
+    if meta.scene is not None and args.robot == "mujoco":
+        return _grasp(args, meta, policy)
     if meta.robot.fixed_base:
         raise ValueError(f"--robot {args.robot} runs push-and-fall episodes, which need a floating base; robot "
                          f"'{meta.robot.name}' of {meta.task} is fixed to the world")  # fmt: skip
@@ -176,6 +203,21 @@ def main(argv: list[str] | None = None) -> int:
     falls = sum(r.fell for r in results)
     print(f"[realgap] {len(results)} episodes of {args.duration_s:g} s, pushes {push_mps[0]:g}-{push_mps[1]:g} m/s: "
           f"mean time up {statistics.mean(r.time_up_s for r in results):.2f} s, falls {falls}")  # fmt: skip
+    return 0
+
+
+def _grasp(args: argparse.Namespace, meta, policy) -> int:
+    """A manipulation export on ``--robot mujoco``: its scene from the metadata, ``--episodes`` judged by its success
+    test; the success rate with its Wilson 95 % interval."""
+    from realgap.envs.deploy import ZeroPolicy
+    from realgap.envs.deploy.grasp_scene import grasp_report
+
+    if args.zero_action:
+        policy = ZeroPolicy(meta.action_dim)
+    rep = grasp_report(meta, policy, args.episodes, args.seed, progress=True)
+    lo, hi = rep["wilson95"]
+    print(f"[realgap] {rep['episodes']} grasp episodes on MuJoCo (scene from the metadata): success "
+          f"{rep['success_rate']:.3f} (Wilson 95 % {lo:.3f}-{hi:.3f}), endings {rep['endings']}")  # fmt: skip
     return 0
 
 

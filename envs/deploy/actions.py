@@ -9,22 +9,26 @@ The runtime runs the term types that need nothing but the action and the exporte
   over the first ``ramp_s`` seconds after the start, ``k`` policy steps in: ``default + (offset − default) ·
   min(1, k · policy_dt / ramp_s)``;
 - ``binary_joint_position`` (``BinaryJointPositionAction``, e.g. a gripper):
-  ``q_target = close if a[start] < threshold else open``.
+  ``q_target = close if a[start] < threshold else open``;
+- ``ee_pose_delta`` (Isaac Lab's differential IK, relative pose, damped least squares, with the nominal gravity
+  feed-forward g(q)): :mod:`realgap.envs.deploy.task_space`, on the kinematics of the export's MJCF; it sets a target
+  pose each policy step and joint targets and ``tau_ff`` each control period (:meth:`ActionMapper.track`).
 
-A term of another type (joint increments, velocities, torques, end-effector pose increments through differential
-IK, computed torque, Cartesian impedance) or with a feed-forward torque (gravity compensation from a robot model) is
-refused when the runtime is built, naming the term and its type: running it needs state or models the runtime does not
-have.
+A term of another type (joint increments, velocities, torques, computed torque, Cartesian impedance) or with another
+feed-forward torque is refused when the runtime is built, naming the term and its type: running it needs state or
+models the runtime does not have.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
 from realgap.envs.format.actions import ActionTerm
 from realgap.envs.format.metadata import PolicyMetadata
 
-SUPPORTED_ACTIONS: tuple[str, ...] = ("joint_position_offset", "binary_joint_position")
+SUPPORTED_ACTIONS: tuple[str, ...] = ("joint_position_offset", "binary_joint_position", "ee_pose_delta")
 """Action term types the deploy runtime runs."""
 
 
@@ -39,19 +43,25 @@ class ActionMapper:
         meta: Exported metadata.
 
     Raises:
-        UnsupportedActionError: A term of a type outside :data:`SUPPORTED_ACTIONS`, or with a feed-forward torque.
+        UnsupportedActionError: A term of a type outside :data:`SUPPORTED_ACTIONS`, or with a feed-forward torque
+            other than an ``ee_pose_delta`` term's gravity, or an IK configuration the runtime does not implement
+            (:func:`~realgap.envs.deploy.task_space.check_ik_params`).
     """
 
     def __init__(self, meta: PolicyMetadata) -> None:
         index = {j: i for i, j in enumerate(meta.joint_names)}
         self.terms: list[tuple[ActionTerm, np.ndarray]] = []
+        self.ik: dict[str, Any] = {}  # ee_pose_delta runners by term name (realgap.envs.deploy.task_space)
+        self.kinematics = None
         for term in meta.actions.terms:
             if term.type not in SUPPORTED_ACTIONS:
                 raise UnsupportedActionError(
                     f"action term '{term.name}' has type '{term.type}', which the deploy runtime cannot run (it runs "
                     f"{', '.join(SUPPORTED_ACTIONS)}); its equation: {term.equation}"
                 )
-            if term.feed_forward is not None:
+            if term.type == "ee_pose_delta":
+                self.ik[term.name] = self._ik_term(meta, term, index)
+            elif term.feed_forward is not None:
                 raise UnsupportedActionError(
                     f"action term '{term.name}' ({term.type}) adds a feed-forward torque ({term.feed_forward['type']} "
                     f"from {term.feed_forward['source']}), which the deploy runtime does not compute"
@@ -61,8 +71,31 @@ class ActionMapper:
         self._params = [self._arrays(term, default[idx], meta.rates.policy_dt) for term, idx in self.terms]
         self.reset()
 
+    def _ik_term(self, meta: PolicyMetadata, term: ActionTerm, index: dict[str, int]) -> Any:
+        """The term's IK runner on the kinematics of the export's MJCF (built once, shared with the observations)."""
+        from realgap.envs.deploy.kinematics import RobotKinematics
+        from realgap.envs.deploy.task_space import EePoseDeltaTerm, UnsupportedIkError, check_ik_params
+        from realgap.envs.format.description import locate_description
+
+        try:  # refuse before loading any model
+            check_ik_params(term.name, term.params, term.feed_forward)
+        except UnsupportedIkError as err:
+            raise UnsupportedActionError(str(err)) from err
+        if self.kinematics is None:
+            self.kinematics = RobotKinematics(locate_description(meta.robot.description), meta.joint_names,
+                                              meta.robot.root_body)  # fmt: skip
+        cols = np.array([index[j] for j in term.joint_names], dtype=np.int64)
+        return EePoseDeltaTerm(term.name, term.params, term.feed_forward, self.kinematics, cols)
+
+    @property
+    def tracks(self) -> bool:
+        """True when a term sets targets every control period (:meth:`track`), not only every policy step."""
+        return bool(self.ik)
+
     @staticmethod
     def _arrays(term: ActionTerm, default: np.ndarray, policy_dt: float) -> dict[str, np.ndarray]:
+        if term.type == "ee_pose_delta":
+            return {}
         if term.type == "joint_position_offset":
             return {"scale": term.array("scale"), "offset": term.array("offset"),
                     "lo": term.array("clip_min", -np.inf), "hi": term.array("clip_max", np.inf),
@@ -74,15 +107,20 @@ class ActionMapper:
         """Back to the first policy step (a ``ramp_s`` starts again from the default pose)."""
         self.k = 0
 
-    def apply(self, action: np.ndarray, q_target: np.ndarray) -> None:
-        """Set the targets of every term's joints from ``action`` (already raw-clipped).
+    def apply(self, action: np.ndarray, q_target: np.ndarray, q: np.ndarray | None = None) -> None:
+        """Set the targets of every term's joints from ``action`` (already raw-clipped); an ``ee_pose_delta`` term sets
+        its target pose from the measured joint positions ``q`` (its joint targets follow in :meth:`track`).
 
         Shape:
-            ``action`` ``(A,)``; ``q_target`` ``(J,)`` float64, written in place.
+            ``action`` ``(A,)``; ``q_target`` ``(J,)`` float64, written in place; ``q`` ``(J,)``.
         """
         a = np.asarray(action, dtype=np.float64)
         for (term, idx), p in zip(self.terms, self._params, strict=True):
-            if term.type == "joint_position_offset":
+            if term.type == "ee_pose_delta":
+                if q is None:
+                    raise ValueError(f"action term '{term.name}' (ee_pose_delta) needs the measured joint positions")
+                self.ik[term.name].set_command(a[term.start : term.stop], np.asarray(q, dtype=np.float64))
+            elif term.type == "joint_position_offset":
                 offset = p["offset"]
                 if p["ramp_steps"] > 0:
                     offset = p["start"] + (offset - p["start"]) * min(1.0, self.k / p["ramp_steps"])
@@ -90,3 +128,15 @@ class ActionMapper:
             else:
                 q_target[idx] = p["close"] if a[term.start] < p["threshold"] else p["open"]
         self.k += 1
+
+    def track(self, q: np.ndarray, q_target: np.ndarray, tau_ff: np.ndarray) -> None:
+        """One control period of the terms that run every period (``ee_pose_delta``): joint targets and feed-forward
+        torque of their joints from the measured joint positions ``q``.
+
+        Shape:
+            Every argument ``(J,)``; ``q_target`` and ``tau_ff`` written in place.
+        """
+        q = np.asarray(q, dtype=np.float64)
+        for term, idx in self.terms:
+            if term.type == "ee_pose_delta":
+                q_target[idx], tau_ff[idx] = self.ik[term.name].track(q)

@@ -21,7 +21,7 @@ reads from the MJCF (root body, joint types and ranges, the start pose's height)
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -61,6 +61,8 @@ class MujocoRobot(Robot):
         ground_friction: Sliding friction of the ground plane.
         fixed_base: Weld the root body to the world at ``init_root_pos`` (its free joint removed), e.g. for
             contact-free alignment checks with the robot hanging in the air.
+        edit_spec: Called with the ``MjSpec`` just before it is compiled, to add a scene (a table, an object) or set
+            solver options (:mod:`realgap.envs.deploy.grasp_scene`).
     """
 
     command_mode = "torque"
@@ -81,6 +83,7 @@ class MujocoRobot(Robot):
         init_joint_pos: Mapping[str, float] | None = None,
         ground_friction: float = 1.0,
         fixed_base: bool = False,
+        edit_spec: Callable[[mujoco.MjSpec], None] | None = None,
     ) -> None:
         if not physics_dt > 0:
             raise ValueError(f"physics_dt must be > 0 s, got {physics_dt}")
@@ -118,12 +121,15 @@ class MujocoRobot(Robot):
         spec.worldbody.add_geom(name="realgap_ground", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0.0, 0.0, 0.05],
                                 friction=[ground_friction, 0.005, 0.0001])  # fmt: skip
         spec.option.timestep = physics_dt
+        robot_free = [j.name for j in spec.joints if j.type == mujoco.mjtJoint.mjJNT_FREE]  # not a scene's objects
+        if edit_spec is not None:
+            edit_spec(spec)
         self.model = spec.compile()
         self.data = mujoco.MjData(self.model)
         jid = [self.model.joint(n).id for n in self._names]
         self._qadr = np.array([self.model.jnt_qposadr[j] for j in jid])
         self._vadr = np.array([self.model.jnt_dofadr[j] for j in jid])
-        free = [j for j in range(self.model.njnt) if self.model.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE]
+        free = [self.model.joint(name).id for name in robot_free]
         self.floating = bool(free)
         self._root_body = int(self.model.jnt_bodyid[free[0]]) if free else 1
         self.imu_body = self.model.body(self._root_body).name
@@ -149,6 +155,12 @@ class MujocoRobot(Robot):
         Raises:
             DescriptionError: The description's package is not installed (the message names it) or lacks the file.
         """
+        return cls(**(cls.policy_kwargs(meta, physics_dt, pose, hang_m) | kwargs))
+
+    @staticmethod
+    def policy_kwargs(meta: PolicyMetadata, physics_dt: float | None = None,
+                      pose: Literal["start", "training_spawn"] = "start", hang_m: float = 0.0) -> dict:  # fmt: skip
+        """The :class:`MujocoRobot` arguments of :meth:`for_policy` (a subclass adding a scene builds from them)."""
         armature, friction, damping, limit = {}, {}, {}, {}
         for group in meta.actuator_groups:
             plant_friction = not group.friction_in_chain  # the simulator, not the chain, applied it in training
@@ -161,12 +173,12 @@ class MujocoRobot(Robot):
             r.spawn_root_pos, r.spawn_root_quat_wxyz)  # fmt: skip
         root_pos = (root_pos[0], root_pos[1], root_pos[2] + float(hang_m))
         ground = (meta.simulator.get("ground") or {}).get("dynamic_friction")
-        kwargs.setdefault("ground_friction", 1.0 if ground is None else float(ground))
-        return cls(
-            locate_description(r.description), meta.rates.sim_dt if physics_dt is None else physics_dt,
-            joint_names=meta.joint_names, armature=armature, frictionloss=friction, damping=damping,
+        return dict(
+            mjcf_path=locate_description(r.description), physics_dt=meta.rates.sim_dt if physics_dt is None else
+            physics_dt, joint_names=meta.joint_names, armature=armature, frictionloss=friction, damping=damping,
             effort_limit=limit, init_root_pos=root_pos, init_root_quat_wxyz=root_quat,
-            init_joint_pos=dict(zip(meta.joint_names, meta.default_joint_pos, strict=True)), **kwargs,
+            init_joint_pos=dict(zip(meta.joint_names, meta.default_joint_pos, strict=True)),
+            ground_friction=1.0 if ground is None else float(ground),
         )  # fmt: skip
 
     # -- Robot interface ---------------------------------------------------------------------------------------------

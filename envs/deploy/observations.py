@@ -11,7 +11,7 @@ function), an observation delay or custom modifiers is refused when the runtime 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,8 +43,11 @@ class UnsupportedObservationError(ValueError):
 TermFn = Callable[[Readings], np.ndarray]
 
 
-def _term_fn(term: ObsTerm, joint_index: dict[str, int], meta: PolicyMetadata) -> tuple[TermFn, int]:
-    """The reading → values function of ``term`` and the size it returns."""
+def _term_fn(term: ObsTerm, joint_index: dict[str, int], meta: PolicyMetadata,
+             extra: Mapping[str, tuple[TermFn, int]]) -> tuple[TermFn, int]:  # fmt: skip
+    """The reading → values function of ``term`` and the size it returns (``extra``: task terms by ``func``)."""
+    if term.func in extra:
+        return extra[term.func]
     module, _, name = term.func.partition(":")
     if module != ISAACLAB_OBS_MODULE or name not in SUPPORTED_TERMS:
         raise UnsupportedObservationError(
@@ -90,12 +93,15 @@ class ObservationBuilder:
     Args:
         meta: Exported metadata (layout, default pose, action size).
         terms: Terms to build (default: all of ``meta.observations``).
+        extra_terms: Functions of task terms by their exported ``func`` (e.g. the grasp's object and tool-centre-point
+            terms, :func:`realgap.envs.deploy.objects.grasp_terms`) with the size each returns.
 
     Raises:
         UnsupportedObservationError: A term cannot be computed on a robot, or its size disagrees with the layout.
     """
 
-    def __init__(self, meta: PolicyMetadata, terms: Sequence[ObsTerm] | None = None) -> None:
+    def __init__(self, meta: PolicyMetadata, terms: Sequence[ObsTerm] | None = None,
+                 extra_terms: Mapping[str, tuple[TermFn, int]] | None = None) -> None:  # fmt: skip
         self.meta = meta
         self.dim = meta.obs_dim
         joint_index = {j: i for i, j in enumerate(meta.joint_names)}
@@ -107,7 +113,7 @@ class ObservationBuilder:
                     f"observation term '{term.name}' uses delay_lag={term.delay_lag}, "
                     f"modifiers={term.has_modifiers}: not implemented by the runtime"
                 )
-            fn, size = _term_fn(term, joint_index, meta)
+            fn, size = _term_fn(term, joint_index, meta, extra_terms or {})
             frames = max(term.history_length, 1)
             if size * frames != term.dim:
                 stacked = f" ({frames} frames: {size * frames})" if frames > 1 else ""

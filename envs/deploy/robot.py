@@ -66,11 +66,14 @@ class Robot(abc.ABC):
             there). A real robot's bus has its own latency, which must not be added twice.
         imu_body: The body the IMU readings refer to, when the robot knows it; the runtime refuses a policy that
             reads another body's (``None``: not checked).
+        gravity_compensated: True when the robot's own joint controller adds the gravity torque g(q) (the Franka's
+            does): a position robot may then run a policy whose action terms feed g(q) forward.
     """
 
     command_mode: CommandMode = "torque"
     simulated: bool = False
     imu_body: str | None = None
+    gravity_compensated: bool = False
 
     @property
     @abc.abstractmethod

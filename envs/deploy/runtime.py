@@ -40,6 +40,7 @@ from realgap.actuators.filters import LowPass, check_cutoff, lowpass_decay
 from realgap.actuators.hold import TargetInterpolator
 from realgap.envs.deploy.actions import ActionMapper
 from realgap.envs.deploy.log import LogRecorder
+from realgap.envs.deploy.objects import ObjectPose, task_observation_terms
 from realgap.envs.deploy.observations import ObservationBuilder, Readings
 from realgap.envs.deploy.robot import Robot
 from realgap.envs.format.metadata import PolicyMetadata
@@ -151,6 +152,12 @@ class DeployRuntime:
     low-pass wherever training ran it, the drive's physical stages only for ``robot.simulated``.
         log: Record one sample per control period into this recorder (:mod:`realgap.envs.deploy.log`); its gains
             are set to the ones the runtime commands.
+        objects: The object's pose for a policy that observes one (the grasp); default: the robot itself when it
+            implements :class:`~realgap.envs.deploy.objects.ObjectPose` (the MuJoCo grasp scene).
+
+    Task-space terms (``ee_pose_delta``) run their IK every control period from the measured joints; their gravity
+    feed-forward goes into a torque robot's chain, and a position robot must compensate gravity itself
+    (``Robot.gravity_compensated``, as the Franka does), else the runtime refuses it.
 
     Raises:
         MetadataMismatchError: From :func:`check_compatible`.
@@ -159,14 +166,24 @@ class DeployRuntime:
     """
 
     def __init__(self, meta: PolicyMetadata, robot: Robot, policy: Policy | None, *,
-                 command_delay: bool | None = None, seed: int = 0, log: LogRecorder | None = None) -> None:  # fmt: skip
+                 command_delay: bool | None = None, seed: int = 0, log: LogRecorder | None = None,
+                 objects: ObjectPose | None = None) -> None:  # fmt: skip
         self.meta, self.robot, self.policy, self.log = meta, robot, policy, log
         self.steps_per_policy = check_compatible(meta, robot)
         obs_dim = getattr(policy, "obs_dim", meta.obs_dim)
         if obs_dim != meta.obs_dim:
             raise MetadataMismatchError(f"the policy takes {obs_dim} inputs, the metadata layout has {meta.obs_dim}")
-        self.observations = ObservationBuilder(meta) if policy is not None else None
         self.actions = ActionMapper(meta) if policy is not None else None
+        self.observations = None
+        if policy is not None:
+            objects = objects if objects is not None else (robot if isinstance(robot, ObjectPose) else None)
+            extra = task_observation_terms(meta, self.actions.kinematics, objects)
+            self.observations = ObservationBuilder(meta, extra_terms=extra)
+            gravity = [n for n, t in self.actions.ik.items() if t.gravity]
+            if gravity and robot.command_mode == "position" and not robot.gravity_compensated:
+                raise MetadataMismatchError(f"action terms {gravity} add the gravity torque g(q), which a position "
+                                            "robot cannot take: its own controller must compensate gravity "
+                                            "(Robot.gravity_compensated)")  # fmt: skip
         index = {j: i for i, j in enumerate(meta.joint_names)}
         self.command_delay = robot.simulated if command_delay is None else command_delay
         rng = np.random.default_rng(seed)
@@ -194,6 +211,7 @@ class DeployRuntime:
         self._interp = TargetInterpolator(1, self.steps_per_policy, meta.rates.target_mode)
         self._zeros = np.zeros((1, len(index)))
         self._tau = np.zeros(len(index))
+        self._tau_ff = np.zeros(len(index))  # feed-forward torque of the task-space terms (g(q)), set every period
         self.policy_time_s = 0.0
         self.control_time_s = 0.0
         self.policy_steps = 0
@@ -208,6 +226,7 @@ class DeployRuntime:
         if self.actions is not None:
             self.actions.reset()
         self.q_target = np.asarray(self.meta.default_joint_pos, dtype=np.float64).copy()
+        self._tau_ff[:] = 0.0
         for _, chain in self.chains:
             chain.reset()
         if self._command_filter is not None:
@@ -232,7 +251,7 @@ class DeployRuntime:
             raise FloatingPointError(f"the policy returned a non-finite action: {raw}")
         action = self.meta.actions.clip(raw)  # what training's env received, and what last_action observes
         self.last_action = action
-        self.actions.apply(action, self.q_target)
+        self.actions.apply(action, self.q_target, readings.joints.pos)
         self.policy_time_s += time.perf_counter() - t0
         self.policy_steps += 1
         return action
@@ -240,13 +259,17 @@ class DeployRuntime:
     def control(self) -> None:
         """One control period: compute and send the command, then advance the robot."""
         t0 = time.perf_counter()
+        tracks = self.actions is not None and self.actions.tracks
+        if tracks:  # task-space terms: IK from the joints measured now (every physics step on a torque robot)
+            self.actions.track(self.robot.read_joints().pos, self.q_target, self._tau_ff)
         target = self.q_target[None, :]
         tau = q_cmd = None
         if self.robot.command_mode == "torque":
             joints = self.robot.read_joints()
             q, qd = joints.pos[None, :], joints.vel[None, :]
             for idx, chain in self.chains:
-                out = chain.compute(target[:, idx], self._zeros[:, idx], q[:, idx], qd[:, idx])
+                ff = self._tau_ff[None, idx] if tracks else None
+                out = chain.compute(target[:, idx], self._zeros[:, idx], q[:, idx], qd[:, idx], ff)
                 self._tau[idx] = out.tau_applied[0]
             self.robot.send_torques(self._tau)
             tau = self._tau

@@ -198,7 +198,7 @@ class randomize_contact_geometry(_ColliderTerm):
         self.geom_rbound.copy_(self.nominal_rbound * ratio)
         grow = (ratio > 1.0).any(0) & ~self.aabb_grown
         aabb = wp.to_torch(self.solver.mjw_model.geom_aabb)  # (1, G, 2, 3): centre, half size; shared by all worlds
-        aabb[:, grow, 1] *= self.max_scale
+        aabb[:, :, 1] *= torch.where(grow, self.max_scale, 1.0)[None, :, None]  # x·1.0 = x: no boolean-mask sync
         self.aabb_grown |= grow
         self.last = (ids, scale)
 

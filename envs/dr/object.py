@@ -16,6 +16,7 @@ from realgap.envs.dr.events import env_ids_tensor, solver_update, term_generator
 from realgap.envs.dr.inertia import BodyInertia, box_inertia_c
 from realgap.envs.dr.inertia_sampling import InertiaRandomization, cast_consistent, sample_inertia, validate_vec3_range
 from realgap.envs.dr.sampling import body_to_flat, uniform
+from realgap.envs.sim.constants import device_constant
 
 if TYPE_CHECKING:
     from isaaclab.envs import ManagerBasedEnv
@@ -123,8 +124,8 @@ class reset_object(ManagerTermBase):
         self.set_body(ids, size, density_kg_m3)
         # 3. pose: upright on the table (1 mm clearance), shifted and turned about z
         pose = self.asset.data.default_root_pose.torch[ids].clone()
-        pos_lo = torch.tensor([r[0] for r in position_range_m], device=env.device)
-        pos_hi = torch.tensor([r[1] for r in position_range_m], device=env.device)
+        pos_lo = device_constant([r[0] for r in position_range_m], torch.float32, env.device)  # no copy per reset
+        pos_hi = device_constant([r[1] for r in position_range_m], torch.float32, env.device)
         pose[:, :3] += env.scene.env_origins[ids] + pos_lo + (pos_hi - pos_lo) * self._uniform((n, 3))
         pose[:, 2] = table_top_z + 0.5 * size[:, 2] + 0.001
         yaw = yaw_range_rad[0] + (yaw_range_rad[1] - yaw_range_rad[0]) * self._uniform((n,))

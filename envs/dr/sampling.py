@@ -19,6 +19,7 @@ from torch import Tensor
 
 from realgap.envs.dr.inertia import BodyInertia
 from realgap.envs.dr.inertia_sampling import InertiaRandomization, Range, Vec3Range, sample_inertia, validate_range
+from realgap.envs.sim.constants import device_constant
 
 
 def term_seed(env_seed: int | None, key: str) -> int:
@@ -132,7 +133,7 @@ def sample_body_columns(
     Returns:
         A new :class:`BodyInertia` with batch ``(E, B)``; every selected body keeps J ≻ 0.
     """
-    cols = torch.as_tensor(list(columns), dtype=torch.long, device=body.mass.device)
+    cols = device_constant(list(columns), torch.long, body.mass.device)  # built once, not copied at every reset
     sub = BodyInertia(body.mass[:, cols], body.com_b[:, cols], body.inertia_c[:, cols])
     new = sample_inertia(sub, randomization, generator)
     mass, com_b, inertia_c = body.mass.clone(), body.com_b.clone(), body.inertia_c.clone()

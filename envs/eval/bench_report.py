@@ -34,8 +34,8 @@ class BenchRequest:
     ppo_layouts: list[str] = field(default_factory=lambda: list(PPO_LAYOUTS))
     json: str | None = None
     deterministic: bool = False
-    """The shared ``--deterministic`` flag (the GPU branch adds it to this script): it acts through the environment
-    variable the parser sets, read where the physics config is resolved; here only so the request mirrors the flags."""
+    """The shared ``--deterministic`` flag: it acts through the environment variable the parser sets, read where the
+    physics config is resolved (:mod:`realgap.envs.run.cli`); here so the request mirrors the flags."""
 
 
 def check_sections(text: str) -> set[str]:

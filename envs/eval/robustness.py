@@ -181,6 +181,8 @@ class pin_sweep_point(ManagerTermBase):
         self.generator = torch.Generator(device=env.device)
         self.generator.manual_seed(int(env.cfg.seed or 0))
         self.values: dict[str, torch.Tensor] = {}
+        self._delay_plan: tuple[torch.Tensor, torch.Tensor | None, int] | None = None
+        self._object_scaled = False
 
     def task_mu(self) -> torch.Tensor:
         """μ of the contact colliders as the task left them after its startup events, ``(E, S_contact)``."""
@@ -262,6 +264,9 @@ class pin_sweep_point(ManagerTermBase):
         self._write_friction()
         if self.push is not None:
             self.push.env_magnitude = self.values["push_mps"].clone()
+        self._plan_delay()
+        scale = self.values.get("object_mass_scale")
+        self._object_scaled = scale is not None and bool((scale != 1.0).any())
         self._pin_delay(None)
 
     def _write_bodies(self) -> None:
@@ -331,20 +336,30 @@ class pin_sweep_point(ManagerTermBase):
             )
         self._env.sim.physics_manager.add_model_change(ModelFlags.SHAPE_PROPERTIES)
 
-    def _pin_delay(self, env_ids: torch.Tensor | None) -> None:
-        """Give each env in ``env_ids`` (None: all) its fixed command delay, growing the delay buffers as needed."""
+    def _plan_delay(self) -> None:
+        """What every reset of this batch needs, read on the host once per batch (not at each reset): each env's
+        delay in steps, the envs whose delay is drawn at each reset, and the delay buffers' size."""
+        self._delay_plan = None
         if not self.actuators or "command_delay_s" not in self.values:
             return
         latency = self.values["command_delay_s"]
-        drawn = latency.isnan()  # the reference point: the datasheet range, redrawn at every reset like the chain does
         # latency_to_steps on the whole batch, on the device (a Python loop over a CUDA tensor syncs ~3 times per env)
         steps = latency_to_steps_batch(latency, self.physics_dt)
-        if bool(drawn.any()):
+        drawn = latency.isnan().nonzero()[:, 0]  # the reference point: the datasheet range, redrawn at every reset
+        need = max(int(steps.max()), self.task_delay_steps[1])  # a drawn delay is at most the task's maximum
+        self._delay_plan = (steps, drawn if drawn.numel() else None, need)
+
+    def _pin_delay(self, env_ids: torch.Tensor | None) -> None:
+        """Give each env in ``env_ids`` (None: all) its fixed command delay, growing the delay buffers as needed."""
+        if self._delay_plan is None:
+            return
+        steps, drawn, need = self._delay_plan
+        steps = steps.clone()
+        if drawn is not None:  # as the chain does at a reset, drawn for every such env of the batch
             lo, hi = self.task_delay_steps
-            steps[drawn] = torch.randint(lo, hi + 1, (int(drawn.sum()),), generator=self.generator, device=self.device)
+            steps[drawn] = torch.randint(lo, hi + 1, (drawn.numel(),), generator=self.generator, device=self.device)
         ids = slice(None) if env_ids is None else env_ids
         for act, _ in self.actuators:
-            need = max(int(steps.max()), self.task_delay_steps[1])
             if act.chain.delay.max_steps < need:
                 act.chain.delay = CommandDelay(self.num_envs, 0, need, self.generator, self.device)
             buf = act.chain.delay.delay_steps
@@ -353,8 +368,8 @@ class pin_sweep_point(ManagerTermBase):
     def _scale_object(self, env_ids: torch.Tensor) -> None:
         """Object density × s for ``env_ids``, on top of the body the task's object reset has just written."""
         scale = self.values.get("object_mass_scale")
-        if scale is None or self.object is None or bool((scale[env_ids] == 1.0).all()):
-            return
+        if scale is None or self.object is None or not self._object_scaled or bool((scale[env_ids] == 1.0).all()):
+            return  # _object_scaled: read once per batch, so a batch without object scaling never syncs here
         data, rows = self.object.data, env_ids
         body = body_from_flat(
             data.body_mass.torch[rows], data.body_com_pos_b.torch[rows], data.body_inertia.torch[rows]

@@ -229,6 +229,7 @@ def policy_metadata(env: Any, task: str, actor_obs_groups: Sequence[str], traini
         ExportError: The env uses something the format cannot describe.
         ValueError: The env's rates disagree with its simulator, decimation or actuator chains.
     """
+    from realgap.envs.export.scene import scene_facts
     from realgap.envs.run.factory import check_rates
 
     actions, robot = action_terms(env, raw_action_clip)
@@ -251,6 +252,7 @@ def policy_metadata(env: Any, task: str, actor_obs_groups: Sequence[str], traini
         imu_body=facts.root_body,
         simulator=simulator_settings(env),
         training={**training, "randomization": randomization(env)},
+        scene=scene_facts(env.cfg),
     )
 
 

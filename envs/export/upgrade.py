@@ -10,7 +10,8 @@ ONNX graph, which is left byte for byte as it was (only ``metadata_props`` chang
 README) are kept; the folder is swapped in whole (:func:`realgap.envs.export.writer.replace_folder`).
 
 A ``realgap.policy/2`` export is brought up to date without an env (:func:`refresh_v2`): provenance paths made
-relative to the repository, the integrity digest and ``SHA256SUMS`` written (:func:`realgap.envs.export.writer.seal`);
+relative to the repository, the integrity digest and ``SHA256SUMS`` written (:func:`realgap.envs.export.writer.seal`),
+the scene facts of a manipulation task added when missing (from the task's env config at this commit, no simulator);
 the graph is left as it was, and ``policy.json`` must equal the embedded metadata before anything is written.
 """
 
@@ -157,7 +158,7 @@ def upgrade_export(folder: str | Path, device: str = "cpu") -> PolicyMetadata:
 
     folder = Path(folder)
     if _format_of(folder) == FORMAT:
-        return refresh_v2(folder)
+        return refresh_v2(folder, device)
     v1, model = read_v1(folder)
     task, name = v1["task"], v1["robot"]["name"]
     if name not in ROBOTS:
@@ -222,8 +223,22 @@ def _format_of(folder: Path) -> Any:
     return json.loads(props[ONNX_METADATA_KEY]).get("format") if ONNX_METADATA_KEY in props else None
 
 
-def refresh_v2(folder: str | Path) -> PolicyMetadata:
-    """Make a :data:`FORMAT` export's provenance relative and seal it with its digest (see the module docstring).
+def _missing_scene(data: Mapping[str, Any], device: str) -> dict[str, Any] | None:
+    """The scene facts of the export's task from its env config at this commit, when the export lacks them and the
+    task has a scene (:func:`realgap.envs.export.scene.scene_facts`); else None."""
+    if "scene" in data:
+        return None
+    from realgap.envs.export.scene import scene_facts
+    from realgap.envs.run.factory import load_cfgs
+
+    env_cfg, _ = load_cfgs(data["task"], device, num_envs=1)
+    scene = scene_facts(env_cfg)
+    return None if scene is None else scene.to_dict()
+
+
+def refresh_v2(folder: str | Path, device: str = "cpu") -> PolicyMetadata:
+    """Make a :data:`FORMAT` export's provenance relative and seal it with its digest, and add the scene facts of its
+    task when it lacks them (see the module docstring).
 
     Raises:
         ExportError: ``policy.json`` missing or different from the embedded metadata (differences listed), or the
@@ -246,16 +261,18 @@ def refresh_v2(folder: str | Path) -> PolicyMetadata:
         raise ExportError(f"--upgrade {folder}: policy.json differs from the metadata in policy.onnx, nothing "
                           "written:\n  - " + "\n  - ".join(diff))  # fmt: skip
     training = relative_training(dict(data.get("training", {})))
-    if training == data.get("training") and INTEGRITY_KEY in props:
-        raise ExportError(f"--upgrade {folder}: already {FORMAT} with relative provenance and a digest")
+    scene = _missing_scene(data, device)
+    if training == data.get("training") and INTEGRITY_KEY in props and scene is None:
+        raise ExportError(f"--upgrade {folder}: already {FORMAT} with relative provenance, a digest and its scene")
     before = graph_sha256(model)
+    derived = ["training: paths relative to the repository", "integrity digest and SHA256SUMS"]
     training["upgrades"] = [*training.get("upgrades", []), {
         "from": FORMAT, "to": FORMAT, "at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "git": git_state(), "command": f"scripts/export.py --upgrade {folder}", "onnx_graph_sha256": before,
         "onnx_graph": "unchanged: only metadata_props were rewritten",
-        "derived": ["training: paths relative to the repository", "integrity digest and SHA256SUMS"]}]  # fmt: skip
-    # Only the training record changes: the file keeps its own texts (equations as exported), checked as it reads.
-    data = {**data, "training": training}
+        "derived": derived + (["scene: the task's env config at this commit"] if scene else [])}]  # fmt: skip
+    # Only the training record (and a missing scene) changes: the file keeps its own texts, checked as it reads.
+    data = {**data, "training": training} | ({"scene": scene} if scene else {})
     validate(data, str(json_path))
     meta = PolicyMetadata.from_dict(data, str(json_path))
     text = json.dumps(data, indent=2, allow_nan=False)

@@ -31,6 +31,7 @@ from typing import Any
 from realgap.envs.format.actions import ACTION_TYPES, Actions, ActionTerm
 from realgap.envs.format.groups import ActuatorGroup
 from realgap.envs.format.observations import ObsTerm
+from realgap.envs.format.scene import SceneError, SceneFacts
 from realgap.envs.format.schema import (
     ACTUATOR_LAW,
     CONTROL_LOOP,
@@ -136,6 +137,8 @@ class PolicyMetadata:
         input_name: ONNX input name. output_name: ONNX output name.
         simulator: What the training simulator assumed (engine, solver, ground, contacts), JSON data.
         training: Checkpoint, iteration, git state, randomization, export time (free-form, for provenance).
+        scene: Table, object, start, episode and success test of a manipulation task (``None``: no scene, e.g. the
+            balance task), :class:`~realgap.envs.format.scene.SceneFacts`.
     """
 
     task: str
@@ -156,6 +159,7 @@ class PolicyMetadata:
     output_name: str = "actions"
     simulator: Mapping[str, Any] = field(default_factory=dict)
     training: Mapping[str, Any] = field(default_factory=dict)
+    scene: SceneFacts | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "training", plain(self.training))
@@ -185,6 +189,11 @@ class PolicyMetadata:
             pos = term.stop
         if pos != self.obs_dim:
             raise MetadataError(f"observation terms cover {pos} entries, obs_dim is {self.obs_dim}")
+        if self.scene is not None:
+            try:
+                self.scene.check_rates(self.rates.policy_hz)
+            except SceneError as err:
+                raise MetadataError(str(err)) from err
 
     @property
     def action_dim(self) -> int:
@@ -227,7 +236,7 @@ class PolicyMetadata:
             "control_loop": CONTROL_LOOP,
             "simulator": self.simulator,
             "training": self.training,
-        })  # fmt: skip
+        } | ({"scene": self.scene.to_dict()} if self.scene is not None else {}))  # fmt: skip
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], source: str = "metadata") -> PolicyMetadata:
@@ -239,6 +248,10 @@ class PolicyMetadata:
         """
         validate(data, source)
         joints, obs, acts, policy = data["joints"], data["observations"], data["actions"], data["policy"]
+        try:
+            scene = SceneFacts.from_dict(data["scene"]) if "scene" in data else None
+        except SceneError as err:
+            raise MetadataError(f"{source}: {err}") from err
         rates = RateSpec.from_dict({k: v for k, v in data["rates"].items() if k != "target_mode_equation"})
         meta = cls(
             task=data["task"],
@@ -259,6 +272,7 @@ class PolicyMetadata:
             output_name=policy["output"]["name"],
             simulator=data["simulator"],
             training=data["training"],
+            scene=scene,
         )
         checks = [("actions.dim", acts["dim"], meta.action_dim), ("policy.output.shape", policy["output"]["shape"][-1],
                   meta.action_dim), ("policy.input.shape", policy["input"]["shape"][-1], meta.obs_dim)]  # fmt: skip

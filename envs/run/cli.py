@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from realgap.envs.robots.base import MissingRobotSourceError
-from realgap.envs.sim.physics import DeviceUnavailableError
+from realgap.envs.sim.physics import DETERMINISTIC_ENV, DeviceUnavailableError
 from realgap.tasks import DEFAULT_TASK, UnknownTaskError
 
 USER_ERRORS: tuple[type[BaseException], ...] = (
@@ -113,6 +113,19 @@ def nonnegative_float(text: str) -> float:
     return _at_least(float, text, 0.0, strict=False)
 
 
+class _Deterministic(argparse.Action):
+    """``--deterministic`` (no value): True, and ``REALGAP_DETERMINISTIC=1``, read where the physics config is
+    resolved (:func:`realgap.envs.sim.physics.apply_device`) here and in every process this one starts."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:  # fmt: skip
+        setattr(namespace, self.dest, True)
+        os.environ[DETERMINISTIC_ENV] = "1"
+
+
 FLAGS: dict[str, dict[str, Any]] = {
     "task": dict(default=DEFAULT_TASK, metavar="ID", help=f"registered task id (default: {DEFAULT_TASK})"),
     "num_envs": dict(type=positive_int, default=None, metavar="N", help="parallel envs (default: see the script)"),
@@ -121,6 +134,12 @@ FLAGS: dict[str, dict[str, Any]] = {
     "episodes": dict(type=positive_int, default=16, metavar="N", help="episodes per evaluated point (default: 16)"),
     "policy": dict(default=None, metavar="DIR", help="export folder (policy.onnx + policy.json)"),
     "checkpoint": dict(default=None, metavar="PATH", help="run folder (its latest model_<it>.pt) or a model_<it>.pt"),
+    "deterministic": dict(
+        action=_Deterministic,
+        default=False,
+        help="CUDA: bit-exact runs on one GPU model (Newton run_to_run, torch deterministic "
+        "algorithms), slower; refused on the CPU, which is exact anyway (docs/gpu.md)",
+    ),  # fmt: skip
 }
 """The shared flags: type (with its range check), default and help, each defined once."""
 

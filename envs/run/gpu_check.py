@@ -1,8 +1,9 @@
 """The first-GPU check: one command that says, line by line, whether realgap works on this machine's GPU.
 
 Steps, in order, each with a verdict (PASS, FAIL, NO GPU, NOT RUN): the driver / torch / warp facts
-(:mod:`realgap.envs.sim.device`), the ``gpu`` test tier, a 2-iteration training on CUDA and its resume, and a short
-PPO throughput run at 4,096 envs for each task (``scripts/benchmark.py``). Sized to finish within 15 minutes on one
+(:mod:`realgap.envs.sim.device`), the ``gpu`` test tier, a 2-iteration training on CUDA and its resume, a short
+PPO throughput run at 4,096 envs for each task (``scripts/benchmark.py``), and the cost of ``--deterministic`` (the
+first task's env throughput again with it on, printed beside the default's). Sized to finish within 15 minutes on one
 GPU. Why: the first GPU a user brings should fail here, loudly and with the cause, not hours into a run.
 """
 
@@ -20,8 +21,10 @@ from realgap.envs.sim.device import GpuFacts, probe, unusable_gpu_reason
 REPO = Path(__file__).resolve().parents[2]
 TASKS = ("Realgap-Balance-G1-v0", "Realgap-Grasp-Franka-v0")
 THROUGHPUT_ENVS = 4096
-BUDGET_S = {"gpu tier": 390, "train 2 iterations": 150, "resume": 120, "throughput": 110}
+BUDGET_S = {"gpu tier": 360, "train 2 iterations": 140, "resume": 110, "throughput": 100, "deterministic": 80}
 """Wall-clock limit per step, s (the throughput limit is per task): 15 minutes in all."""
+DETERMINISTIC = "deterministic cost"
+"""The step that measures ``--deterministic`` against the default: env steps/s of the first task, same envs."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +85,24 @@ def plan(work: Path, python: str = sys.executable) -> list[Step]:
                           task, "--num_envs", str(THROUGHPUT_ENVS), "--steps", "50", "--ppo_iterations", "3",
                           "--ppo_layouts", "one_process", "--device", "cuda", "--json",
                           str(work / f"throughput_{task}.json")), BUDGET_S["throughput"]))  # fmt: skip
+    steps.append(Step(DETERMINISTIC, (python, "scripts/benchmark.py", "--sections", "env", "--tasks", TASKS[0],
+                      "--num_envs", str(THROUGHPUT_ENVS), "--steps", "50", "--device", "cuda", "--deterministic",
+                      "--json", str(work / "throughput_deterministic.json")), BUDGET_S["deterministic"]))  # fmt: skip
     return steps
+
+
+def deterministic_cost(work: Path) -> str | None:
+    """The deterministic run's env steps/s against the default's (the first task's throughput step), as one line;
+    None when either figure is missing. Printed, never asserted: a cost, not a requirement."""
+    import json
+
+    try:
+        fast = json.loads((work / f"throughput_{TASKS[0]}.json").read_text())[TASKS[0]]["env"]["policy_steps_per_s"]
+        exact = json.loads((work / "throughput_deterministic.json").read_text())[TASKS[0]]["env"]["policy_steps_per_s"]
+    except (OSError, KeyError, TypeError, ValueError):
+        return None
+    return (f"{TASKS[0]} at {THROUGHPUT_ENVS} envs: {exact:.0f} policy steps/s deterministic vs {fast:.0f} default "
+            f"(x{exact / fast:.2f})")  # fmt: skip
 
 
 def run_step(step: Step, log: Path) -> Verdict:
@@ -115,6 +135,9 @@ def gpu_check(work: Path, facts: GpuFacts | None = None,
             verdicts.append(Verdict(step.name, "NOT RUN", f"needs a usable GPU ({verdicts[0].verdict})"))
         else:
             verdicts.append(runner(step, work / f"{step.name.replace(' ', '_').replace('/', '_')}.log"))
+    cost = deterministic_cost(work)
+    if cost is not None and verdicts[-1].name == DETERMINISTIC and verdicts[-1].verdict == "PASS":
+        verdicts[-1] = Verdict(DETERMINISTIC, "PASS", f"{cost}; {verdicts[-1].detail}")
     (work / "report.txt").write_text("\n".join(v.line() for v in verdicts) + "\n")
     return verdicts
 

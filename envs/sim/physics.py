@@ -7,6 +7,7 @@ wanted on for CUDA speed) and the device string itself.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -111,7 +112,8 @@ def newton_physics(njmax: int = 100, nconmax: int = 40, **solver_kwargs: Any) ->
 
 
 def apply_device(env_cfg: Any, device: str) -> None:
-    """Point an env config (``env_cfg.sim``) at ``device``; CUDA graphs on for CUDA, off for the CPU.
+    """Point an env config (``env_cfg.sim``) at ``device``; CUDA graphs on for CUDA, off for the CPU; deterministic
+    mode where ``--deterministic`` asked for it (:func:`apply_deterministic`).
 
     This is the one place where the device changes a physics setting.
     """
@@ -119,5 +121,44 @@ def apply_device(env_cfg: Any, device: str) -> None:
     physics = getattr(env_cfg.sim, "physics", None)
     if physics is not None and hasattr(physics, "use_cuda_graph"):
         physics.use_cuda_graph = device.startswith("cuda")
+    mode = ""
+    if deterministic_requested():
+        apply_deterministic(env_cfg, device)
+        mode = ", deterministic run_to_run"
     graphs = "on" if device.startswith("cuda") else "off"
-    print(f"[realgap] device: {device} (CUDA graphs {graphs})", flush=True)  # every run states where it runs
+    print(f"[realgap] device: {device} (CUDA graphs {graphs}{mode})", flush=True)  # every run states where it runs
+
+
+DETERMINISTIC_ENV = "REALGAP_DETERMINISTIC"
+"""Set to ``1`` by ``--deterministic`` (:mod:`realgap.envs.run.cli`); read wherever an env config is resolved, in this
+process and in every process it starts (torchrun ranks, the benchmark's training runs)."""
+
+
+def deterministic_requested() -> bool:
+    """``--deterministic`` was given (or ``REALGAP_DETERMINISTIC=1`` is set)."""
+    return os.environ.get(DETERMINISTIC_ENV, "") not in ("", "0")
+
+
+def apply_deterministic(env_cfg: Any, device: str) -> None:
+    """Bit-exact CUDA runs on one GPU model: Newton's ``deterministic_mode="run_to_run"`` (contacts sorted, atomics
+    ordered) with what it requires (``MJWarpSolverCfg.disable_sensors``: MuJoCo-Warp's own sensors are not used by
+    realgap), and torch's deterministic algorithms (``CUBLAS_WORKSPACE_CONFIG`` set unless already set; an op without a
+    deterministic CUDA kernel then raises, naming itself). It costs speed (``scripts/gpu_check.py`` measures how much).
+
+    Raises:
+        ValueError: ``device`` is the CPU, where every run is already exact (warp runs each kernel serially), or the
+            physics is not Newton (no ``deterministic_mode``).
+    """
+    if not device.startswith("cuda"):
+        raise ValueError("--deterministic applies to CUDA runs: on the CPU every run is already exact (warp runs each "
+                         "kernel serially); drop the flag, or run with --device cuda")  # fmt: skip
+    physics = getattr(env_cfg.sim, "physics", None)
+    if physics is None or not hasattr(physics, "deterministic_mode"):
+        raise ValueError(f"--deterministic needs Newton physics (NewtonCfg.deterministic_mode); this task's physics is "
+                         f"{type(physics).__name__}")  # fmt: skip
+    physics.deterministic_mode = "run_to_run"
+    physics.solver_cfg.disable_sensors = True  # Newton refuses the mode while MuJoCo-Warp's sensor stage runs
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # cuBLAS reductions in a fixed order
+    import torch
+
+    torch.use_deterministic_algorithms(True)

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 import torch
 from isaaclab.managers import ManagerTermBase
 
+from realgap.envs.sim.device_stats import HostMirror, RunningMeans
+
 if TYPE_CHECKING:
     from isaaclab.envs import ManagerBasedRLEnv
     from isaaclab.managers import CurriculumTermCfg
@@ -39,49 +41,29 @@ class balance_metrics(ManagerTermBase):
 
     def __init__(self, cfg: CurriculumTermCfg, env: ManagerBasedRLEnv):
         super().__init__(cfg, env)
-        self.window = float(cfg.params.get("window", 512))
         self.start_step = torch.zeros(env.num_envs, dtype=torch.long, device=env.device)
         # An env's first episode is not counted: rsl-rl starts with random episode lengths (start time unknown).
         self.full_episode = torch.zeros(env.num_envs, dtype=torch.bool, device=env.device)
-        self.stats = {"survival_rate": math.nan, "time_to_fall_s": math.nan, "push_survived_mps": math.nan,
-                      "push_fell_mps": math.nan}  # fmt: skip
-        self.counts = dict.fromkeys(self.stats, 0)
-
-    def _update(self, key: str, values: torch.Tensor) -> None:
-        """Running mean: the plain mean of all episodes until ``window`` have ended, exponential after that."""
-        n = values.numel()
-        if n == 0:
-            return
-        self.counts[key] += n
-        weight = min(1.0, n / min(self.counts[key], self.window))
-        batch_mean = float(values.float().mean())
-        old = 0.0 if math.isnan(self.stats[key]) else self.stats[key]
-        self.stats[key] = (1.0 - weight) * old + weight * batch_mean
+        names = ("survival_rate", "time_to_fall_s", "push_survived_mps", "push_fell_mps")
+        self.stats = RunningMeans(names, cfg.params.get("window", 512), env.device)  # on the device: no sync per reset
 
     def __call__(
         self, env: ManagerBasedRLEnv, env_ids: torch.Tensor, push_term: str = "push", window: int = 512
-    ) -> dict[str, float]:
+    ) -> dict[str, torch.Tensor]:
         if env.common_step_counter == 0:  # the initial reset of all envs ends no episode
-            return self._defined()
+            return self.stats.logged()
         timed_out = env.termination_manager.time_outs[env_ids]
         fell = env.termination_manager.terminated[env_ids]
         alive_s = (env.common_step_counter - self.start_step[env_ids]).float() * env.step_dt
         full = self.full_episode[env_ids]
         timed_out, fell = timed_out & full, fell & full
-        ended = timed_out | fell
-        self._update("survival_rate", timed_out[ended])
-        self._update("time_to_fall_s", alive_s[fell])
-        if push_term in sum(env.event_manager.active_terms.values(), []):  # pushes may be switched off
-            push = env.event_manager.get_term_cfg(push_term).func.max_push[env_ids]
-            self._update("push_survived_mps", push[timed_out])
-            self._update("push_fell_mps", push[fell])
+        pushed = push_term in sum(env.event_manager.active_terms.values(), [])  # pushes may be switched off
+        push = env.event_manager.get_term_cfg(push_term).func.max_push[env_ids] if pushed else torch.zeros_like(alive_s)
+        self.stats.update(torch.stack([timed_out.float(), alive_s, push, push]),
+                          torch.stack([timed_out | fell, fell, timed_out & pushed, fell & pushed]))  # fmt: skip
         self.start_step[env_ids] = env.common_step_counter
         self.full_episode[env_ids] = True
-        return self._defined()
-
-    def _defined(self) -> dict[str, float]:
-        """The statistics seen at least once (an undefined one is left out of the logs rather than logged as NaN)."""
-        return {k: v for k, v in self.stats.items() if not math.isnan(v)}
+        return self.stats.logged()
 
 
 class push_curriculum(ManagerTermBase):
@@ -115,6 +97,7 @@ class push_curriculum(ManagerTermBase):
         self.level = 0.0 if self.active else 1.0
         self.full_episode = torch.zeros(env.num_envs, dtype=torch.bool, device=env.device)
         self.ended, self.survived = 0, 0
+        self._counts = HostMirror()  # episode counts reach the host without a sync (at once on the CPU)
         if not self.active:  # off: the push term is not even looked up (a task variant may have none)
             self.start = self.target = (math.nan, math.nan)
             return
@@ -161,16 +144,17 @@ class push_curriculum(ManagerTermBase):
             full = self.full_episode[env_ids]
             timed_out = env.termination_manager.time_outs[env_ids] & full
             fell = env.termination_manager.terminated[env_ids] & full
-            self.ended += int((timed_out | fell).sum())
-            self.survived += int(timed_out.sum())
+            self._counts.put(torch.stack([(timed_out | fell).sum(), timed_out.sum()]))
             self.full_episode[env_ids] = True
-            if self.ended >= self.min_episodes:
-                survival = self.survived / self.ended
-                if survival >= self.promote:
-                    self.level = min(1.0, self.level + self.step)
-                elif survival < self.demote:
-                    self.level = max(0.0, self.level - self.step)
-                self.ended = self.survived = 0
+            for ended, survived in self._counts.ready():
+                self.ended, self.survived = self.ended + ended, self.survived + survived
+                if self.ended >= self.min_episodes:
+                    survival = self.survived / self.ended
+                    if survival >= self.promote:
+                        self.level = min(1.0, self.level + self.step)
+                    elif survival < self.demote:
+                        self.level = max(0.0, self.level - self.step)
+                    self.ended = self.survived = 0
             self._write()  # every call: the push range is a function of the level (also after a restored snapshot)
         if not self.active:
             return {}  # nothing to log

@@ -40,6 +40,7 @@ from isaaclab.utils import string as string_utils
 from realgap.actuators.motion import check_limits, limit_rate
 from realgap.envs.format import terms as fmt
 from realgap.envs.sim.gravity import TorchGravity, urdf_model
+from realgap.envs.sim.passive_forces import PassiveForces
 
 if TYPE_CHECKING:
     from isaaclab.envs import ManagerBasedEnv
@@ -106,8 +107,9 @@ def _gravity_fn(
         model = PandaGravity(asset.joint_names)
         return lambda: model(asset.data.joint_pos.torch)[:, cols]
     if source == "simulator":
-        offset = asset.num_base_dofs  # fixed base: 0; gravity_compensation_forces leads with the base DoFs
-        return lambda: asset.data.gravity_compensation_forces.torch[:, offset:][:, cols]
+        offset = asset.num_base_dofs  # fixed base: 0; the bias forces lead with the base DoFs
+        forces = PassiveForces(asset.data)  # Isaac Lab's gravity_compensation_forces, its buffers kept
+        return lambda: forces.gravity()[:, offset:][:, cols]
     raise ValueError(f"gravity_source must be 'torch', 'pinocchio' or 'simulator', got {source!r}")
 
 

@@ -155,8 +155,12 @@ def classify_contact_mode(
 
 
 def mode_counts(mode: Tensor) -> Tensor:
-    """How many envs are in each contact mode. Shape: ``(E,)`` int → ``(len(ContactMode),)`` int64."""
-    return torch.bincount(mode.reshape(-1).to(torch.int64), minlength=len(ContactMode))
+    """How many envs are in each contact mode. Shape: ``(E,)`` int → ``(len(ContactMode),)`` int64.
+
+    A comparison with every mode and a sum, not ``torch.bincount``: bincount sizes its output by the largest value, a
+    host sync on CUDA every step."""
+    modes = torch.arange(len(ContactMode), device=mode.device)
+    return (mode.reshape(-1, 1).to(torch.int64) == modes).sum(dim=0)
 
 
 def hold_steps_required(hold_s: float, step_dt: float) -> int:

@@ -7,7 +7,6 @@ The pure math (contact modes, hold counting) lives in :mod:`realgap.tasks.grasp.
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -16,6 +15,7 @@ from isaaclab.utils.math import quat_apply, subtract_frame_transforms
 
 from realgap.envs.robots.panda import PANDA_HAND_BODY, PANDA_TCP_OFFSET_HAND
 from realgap.envs.sim.constants import device_constant
+from realgap.envs.sim.device_stats import RunningMeans
 from realgap.tasks.grasp.contact_modes import (
     CONTACT_MODE_NAMES,
     ContactModeThresholds,
@@ -307,52 +307,46 @@ class grasp_metrics(ManagerTermBase):
                     f"grasp_metrics needs the reward term '{name}' ({key}) active with a non-zero weight (the reward "
                     "manager skips weight-0 terms, so it would never be computed)"
                 )
-        self.window = float(cfg.params.get("window", 256))
-        self.success_rate = math.nan
-        self.reflex_rate = math.nan
-        self.episodes = 0
         reflex = cfg.params.get("reflex_term", "joint_speed_reflex")
         self.reflex_term = reflex if reflex in env.termination_manager.active_terms else None
-        self.success_rate_from_states = math.nan
-        self.curriculum_episodes = 0
+        names = ("success_rate", "reflex_rate", "success_rate_from_states")
+        self.stats = RunningMeans(names, cfg.params.get("window", 256), env.device)  # on the device: no sync per reset
+        self.mode_step = 0
+        """``env.common_step_counter`` at the last call: the contact-mode counts hold the steps since then."""
         self.last_success = torch.zeros(env.num_envs, dtype=torch.bool, device=env.device)
         """Outcome of each env's most recently ended episode (read by evaluation after the auto-reset)."""
 
+    success_rate = property(lambda self: self.stats.value("success_rate"))
+    reflex_rate = property(lambda self: self.stats.value("reflex_rate"))
+    success_rate_from_states = property(lambda self: self.stats.value("success_rate_from_states"))
+    episodes = property(lambda self: int(self.stats.counts[0]))
+    curriculum_episodes = property(lambda self: int(self.stats.counts[2]))
+
     def __call__(self, env: ManagerBasedRLEnv, env_ids: torch.Tensor, contact_term: str = "grasp",
                  hold_term: str = "hold", window: int = 256,
-                 reflex_term: str = "joint_speed_reflex") -> dict[str, float]:  # fmt: skip
-        out: dict[str, float] = {}
+                 reflex_term: str = "joint_speed_reflex") -> dict[str, torch.Tensor]:  # fmt: skip
+        out: dict[str, torch.Tensor] = {}
         if env.common_step_counter > 0:  # the initial reset ends no episode
             succeeded = _term(env.reward_manager, hold_term).succeeded[env_ids]  # env_ids: a tensor or a slice
             self.last_success[env_ids] = succeeded
+            # episodes started from recorded states are kept apart (reverse curriculum), by mask: no sync
             curriculum = self._from_states(env)
-            if curriculum is not None:  # episodes started from recorded states are kept apart (reverse curriculum)
-                started = curriculum[env_ids]
-                if m := int(started.sum()):
-                    self.curriculum_episodes += m
-                    w = min(1.0, m / min(self.curriculum_episodes, self.window))
-                    rate = float(succeeded[started].float().mean())
-                    self.success_rate_from_states = _running_mean(self.success_rate_from_states, rate, w)
-                succeeded = succeeded[~started]
-                if self.reflex_term is not None:
-                    env_ids = env_ids[~started] if isinstance(env_ids, torch.Tensor) else torch.nonzero(~started)[:, 0]
-            if n := succeeded.numel():
-                self.episodes += n
-                weight = min(1.0, n / min(self.episodes, self.window))
-                self.success_rate = _running_mean(self.success_rate, float(succeeded.float().mean()), weight)
-                if self.reflex_term is not None:  # the termination's flags are still those of this step
-                    tripped = env.termination_manager.get_term(self.reflex_term)[env_ids]
-                    self.reflex_rate = _running_mean(self.reflex_rate, float(tripped.float().mean()), weight)
-        rates = (("success_rate", self.success_rate), ("reflex_rate", self.reflex_rate),
-                 ("success_rate_from_states", self.success_rate_from_states))  # fmt: skip
-        out |= {k: v for k, v in rates if not math.isnan(v)}
+            started = curriculum[env_ids] if curriculum is not None else torch.zeros_like(succeeded)
+            normal = ~started
+            reflex = (
+                env.termination_manager.get_term(self.reflex_term)[env_ids]
+                if self.reflex_term is not None
+                else torch.zeros_like(succeeded)
+            )  # the termination's flags are still those of this step
+            self.stats.update(torch.stack([succeeded, reflex, succeeded]),
+                              torch.stack([normal, normal & (self.reflex_term is not None), started]))  # fmt: skip
+        out |= self.stats.logged()
         counts = _term(env.reward_manager, contact_term).counts
-        total = int(counts.sum())
-        if total:
-            out |= {
-                f"mode_{name}": float(c) / total for name, c in zip(CONTACT_MODE_NAMES, counts.tolist(), strict=True)
-            }
+        if env.common_step_counter > self.mode_step:  # every step since the last call counted each env once
+            fractions = counts.double() / counts.sum()
+            out |= {f"mode_{name}": f for name, f in zip(CONTACT_MODE_NAMES, fractions, strict=True)}
             counts.zero_()
+        self.mode_step = env.common_step_counter
         return out
 
     @staticmethod
@@ -362,11 +356,6 @@ class grasp_metrics(ManagerTermBase):
             return None
         term = env.event_manager.get_term_cfg("reset_from_states").func
         return term.from_states if term.fraction > 0 else None
-
-
-def _running_mean(old: float, value: float, weight: float) -> float:
-    """``old`` moved toward ``value`` by ``weight`` (``value`` itself when ``old`` is NaN, the first call)."""
-    return value if math.isnan(old) else (1.0 - weight) * old + weight * value
 
 
 def episode_success(env: ManagerBasedRLEnv, metrics_term: str = "metrics") -> torch.Tensor:

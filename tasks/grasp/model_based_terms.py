@@ -24,6 +24,7 @@ from isaaclab.envs.mdp.actions.task_space_actions import OperationalSpaceControl
 from isaaclab.utils import configclass
 
 from realgap.envs.format import terms as fmt
+from realgap.envs.sim.passive_forces import PassiveForces
 from realgap.tasks.grasp.action_terms import RateLimitedJointPositionAction, RateLimitedJointPositionActionCfg
 
 if TYPE_CHECKING:
@@ -34,48 +35,16 @@ if TYPE_CHECKING:
 def simulator_bias_fn(asset: Articulation, joint_ids: list[int] | slice, coriolis: bool) -> Callable[[], torch.Tensor]:
     """A function returning h(q, q̇) = g(q) [+ C(q, q̇)·q̇] of ``joint_ids`` from Newton, ``(E, J)`` N·m.
 
-    g(q) is Isaac Lab's ``gravity_compensation_forces`` (fixed base: no base DoFs lead the columns). Isaac Lab's
-    articulation data does not expose the Coriolis/centrifugal term; Newton computes it in the same passive inverse
-    dynamics call (``ArticulationView.eval_inverse_dynamics_passive(coriolis_force=...)``), gathered here into the
-    articulation's DoF columns with Isaac Lab's own gather kernel (the same steps as its ``gravity_compensation_forces``
-    property, which this reads through private attributes of the Newton articulation data).
+    g(q) is what Isaac Lab's ``gravity_compensation_forces`` gives (fixed base: no base DoFs lead the columns). Isaac
+    Lab's articulation data does not expose the Coriolis/centrifugal term; Newton computes it in the same passive
+    inverse dynamics (``eval_inverse_dynamics_passive``). Both come from :class:`PassiveForces`, whose buffers are
+    allocated once (Newton's own call allocates its scratch every physics step).
     """
-    data = asset.data
+    forces = PassiveForces(asset.data, coriolis=coriolis)
     offset = asset.num_base_dofs
     if not coriolis:
-        return lambda: data.gravity_compensation_forces.torch[:, offset:][:, joint_ids]
-
-    import warp as wp
-    from isaaclab_newton.assets.articulation import kernels as articulation_kernels
-    from isaaclab_newton.physics import NewtonManager
-
-    view = data._root_view
-    full = wp.zeros(view.model.joint_dof_count, dtype=wp.float32, device=data.device)
-    out = wp.empty((data._num_instances, data._num_joints + data._num_base_dofs), dtype=wp.float32, device=data.device)
-    out_t = wp.to_torch(out)
-
-    def bias() -> torch.Tensor:
-        g = data.gravity_compensation_forces.torch  # refreshes FK; computed into its own buffer
-        view.eval_inverse_dynamics_passive(NewtonManager.get_state_0(), coriolis_force=full)
-        model = view.model
-        wp.launch(
-            articulation_kernels.gather_dof_force_rows,
-            dim=out.shape,
-            inputs=[
-                full,
-                data._jacobian_view_art_ids,
-                model.articulation_start,
-                model.joint_qd_start,
-                data.joint_ordering.user_to_backend if data.has_joint_ordering else None,
-                data._num_base_dofs,
-                data.has_joint_ordering,
-            ],  # fmt: skip
-            outputs=[out],
-            device=data.device,
-        )
-        return (g + out_t)[:, offset:][:, joint_ids]
-
-    return bias
+        return lambda: forces.gravity()[:, offset:][:, joint_ids]
+    return lambda: (forces.gravity() + forces.coriolis())[:, offset:][:, joint_ids]
 
 
 class ComputedTorqueAction(RateLimitedJointPositionAction):
@@ -134,6 +103,18 @@ class CartesianImpedanceAction(OperationalSpaceControllerAction):
     """
 
     cfg: CartesianImpedanceActionCfg
+
+    def __init__(self, cfg: CartesianImpedanceActionCfg, env: ManagerBasedEnv) -> None:
+        super().__init__(cfg, env)
+        self._passive = PassiveForces(self._asset.data)
+
+    def _compute_dynamic_quantities(self) -> None:
+        """Isaac Lab's, with g(q) from :class:`PassiveForces` (buffers kept) instead of the allocating property."""
+        if self._needs_mass_matrix:
+            mass = self._asset.data.mass_matrix.torch
+            self._mass_matrix[:] = mass[:, self._jacobi_joint_idx, :][:, :, self._jacobi_joint_idx]
+        if self._needs_gravity:
+            self._gravity[:] = self._passive.gravity()[:, self._jacobi_joint_idx]
 
     def apply_actions(self) -> None:
         self._compute_dynamic_quantities()

@@ -367,11 +367,13 @@ def test_terms_the_runtime_cannot_run_are_refused_by_name_and_type():
     ik = ActionTerm("arm", "ee_pose_delta", 0, 6, ARM,
                     {"body": "hand", "body_offset": {"pos": [0.0, 0.0, 0.1034], "quat_wxyz": list(QUAT)},
                      "frame": "root", "command": "pose increment", "scale": [0.02] * 3 + [0.1] * 3, "offset": [0.0] * 6,
-                     "ik": {"method": "dls", "params": {"lambda_val": 0.05}}, "rate": "every physics step"},
-                    "dq = J^T (J J^T + lambda^2 I)^-1 e", "m, rad")  # fmt: skip
+                     "ik": {"method": "pinv", "params": {"lambda_val": 0.05}}, "rate": "every physics step"},
+                    "dq = J^+ e", "m, rad")  # fmt: skip
     meta = panda_metadata(arm_and_gripper(ik))
     assert PolicyMetadata.from_dict(meta.to_dict()) == meta  # the format describes it; the runtime refuses to run it
-    with pytest.raises(UnsupportedActionError, match="action term 'arm' has type 'ee_pose_delta'"):
+    # the runtime runs ee_pose_delta with the training's DLS law only (tests/unit/test_grasp_deploy.py)
+    with pytest.raises(UnsupportedActionError, match="action term 'arm' \\(ee_pose_delta\\): the runtime cannot run "
+                       "method='pinv' \\(runs 'dls'\\); command_type=None"):  # fmt: skip
         ActionMapper(meta)
     ff = {"type": "gravity", "source": "pinocchio", "model": "URDF", "equation": "g(q)"}
     gravity = replace(joint_pos_term(), feed_forward=ff)

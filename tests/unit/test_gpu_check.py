@@ -43,7 +43,7 @@ def test_usable_gpu_runs_every_step_in_order_and_one_failure_fails_the_check(tmp
 
     verdicts = gpu_check(tmp_path, GOOD, runner=runner)
     assert ran == ["gpu tier", "train 2 iterations", "resume", *(f"throughput {t}" for t in
-                   ("Realgap-Balance-G1-v0", "Realgap-Grasp-Franka-v0"))]  # fmt: skip
+                   ("Realgap-Balance-G1-v0", "Realgap-Grasp-Franka-v0")), "deterministic cost"]  # fmt: skip
     assert exit_code(verdicts) == 1 and exit_code([v for v in verdicts if v.name != "resume"]) == 0
 
 

@@ -360,6 +360,9 @@ THIRD_PARTY_PRIVATE: dict[str, str] = {
     "_num_joints": "isaaclab_newton articulation data: sizes its gravity_compensation_forces kernel uses",
     "_num_base_dofs": "isaaclab_newton articulation data: sizes its gravity_compensation_forces kernel uses",
     "_jacobian_view_art_ids": "isaaclab_newton articulation data: ids its gravity_compensation_forces kernel uses",
+    "_InverseDynamicsScratchBuffer": "newton inverse dynamics: the RNEA scratch PassiveForces allocates once",
+    "_compute_gravity_force": "newton inverse dynamics: the g(q) pass run on that retained scratch",
+    "_compute_coriolis_force": "newton inverse dynamics: the C(q, q̇)·q̇ pass run on that retained scratch",
 }
 """Private attributes of third-party objects that library code may read (no realgap package defines them)."""
 
