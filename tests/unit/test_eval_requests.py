@@ -185,3 +185,40 @@ def test_benchmark_sections_and_rows():
     assert note("n").endswith("  n") and len(note("n")) == len(row("", "", None, None, "n"))
     assert not one_gpu_only("cpu")
     assert math.isclose(BenchRequest().action_std, 0.0) and BenchRequest().ppo_layouts[0] == "one_process"
+
+
+# --- every flag of the six scripts is a field of its request -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("script", "request_class", "argv"),
+    [
+        ("play.py", "realgap.envs.eval.play:PlayRequest", ["--zero_action"]),
+        ("eval_checkpoints.py", "realgap.envs.eval.checkpoints:CheckpointsRequest", ["--run", "r"]),
+        ("push_headings.py", "realgap.envs.eval.push_headings_run:PushHeadingsRequest", ["--policy", "p"]),
+        ("benchmark.py", "realgap.envs.eval.bench_report:BenchRequest", []),
+        ("hidden_compare.py", "realgap.envs.sim2sim.hidden_compare:HiddenCompareRequest", ["--policy", "p", "--against",
+                                                                                           "q"]),
+        ("sim2sim.py", "realgap.envs.sim2sim.isaac_vs_mujoco:Sim2SimRequest", ["--zero_action"]),
+    ],
+)  # fmt: skip
+def test_each_scripts_flags_are_its_requests_fields_with_the_same_defaults(script, request_class, argv):
+    # a flag added to a script without its field would fail Request(**vars(args)) at run time
+    import dataclasses
+    import importlib
+    import runpy
+
+    module, class_name = request_class.split(":")
+    cls = getattr(importlib.import_module(module), class_name)
+    args = vars(runpy.run_path(str(REPO / "scripts" / script))["parse_args"](argv))
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    assert set(args) == set(fields)
+    cls(**args)
+    given = {a[2:] for a in argv if a.startswith("--")}
+    for name, field in fields.items():  # a flag left out keeps one default, whether the script or the library is asked
+        if name in given:
+            continue
+        if field.default is not dataclasses.MISSING:
+            assert args[name] == field.default, name
+        elif field.default_factory is not dataclasses.MISSING:
+            assert args[name] == field.default_factory(), name
