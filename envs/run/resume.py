@@ -11,6 +11,7 @@ another run.
 from __future__ import annotations
 
 import argparse
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -111,6 +112,17 @@ def restore_flags(args: argparse.Namespace, record: dict[str, Any], from_iterati
 
         if load_rate_profile(args.rates) != RateSpec.from_dict(record["rates"]):
             refuse("rates", args.rates, record["rates"])
+    if "deterministic" in record:  # runs recorded before the flag existed: nothing to restore
+        from realgap.envs.sim.physics import DETERMINISTIC_ENV, deterministic_requested
+
+        given = bool(getattr(args, "deterministic", False)) or deterministic_requested()
+        if given and not record["deterministic"]:
+            raise ValueError("--deterministic cannot change a resumed run, which was trained without it; drop "
+                             "--deterministic to continue it, or start a new run")  # fmt: skip
+        if record["deterministic"] and not given:
+            os.environ[DETERMINISTIC_ENV] = "1"
+            notes.append("--deterministic restored from the run's record")
+        args.deterministic = bool(record["deterministic"])
     recorded = record.get("max_iterations")
     if args.max_iterations is not None and from_iteration is not None and args.max_iterations <= from_iteration:
         raise ValueError(f"--max_iterations {args.max_iterations} leaves nothing to train: the checkpoint continues "

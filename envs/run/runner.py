@@ -277,12 +277,15 @@ class RealgapRunner(OnPolicyRunner):
         except Exception as err:  # truncated or foreign: torch raises several types
             raise CheckpointError(f"Cannot load the env state '{state}': {type(err).__name__}: {err}") from None
         count = restore_env(self.env, saved, self)
-        exact = (
-            "an exact continuation"
-            if str(self.device) == "cpu"
-            else "the same state, but on CUDA not a bitwise "
-            "continuation (MuJoCo-Warp atomics and torch CUDA scatters are not deterministic; docs/gpu.md)"
-        )
+        from realgap.envs.sim.physics import deterministic_requested
+
+        if str(self.device) == "cpu":
+            exact = "an exact continuation"
+        elif deterministic_requested():
+            exact = "an exact continuation on the same GPU model (--deterministic; docs/gpu.md)"
+        else:
+            exact = ("the same state, but on CUDA not a bitwise continuation (MuJoCo-Warp atomics and torch CUDA "
+                     "scatters are not deterministic without --deterministic; docs/gpu.md)")  # fmt: skip
         print(f"[realgap] env state restored from {state.name} ({count} values): {exact}", flush=True)
 
     def _trim_progress(self) -> None:

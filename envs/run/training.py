@@ -178,6 +178,7 @@ def train(args: argparse.Namespace, resume: Resume | None = None) -> Path:
         from isaaclab_rl.rsl_rl import check_rsl_rl_version, handle_deprecated_rsl_rl_cfg
 
         from realgap.envs.sim.nan_guard import FiniteVecEnv
+        from realgap.envs.sim.physics import deterministic_requested
 
         agent_cfg = handle_deprecated_rsl_rl_cfg(agent_cfg, check_rsl_rl_version())
         env = FiniteVecEnv(make_env(args.task, env_cfg), clip_actions=agent_cfg.clip_actions)
@@ -187,7 +188,8 @@ def train(args: argparse.Namespace, resume: Resume | None = None) -> Path:
             extra = {"task": args.task, "device": env_cfg.sim.device, "num_procs": world_size(),
                      "num_envs_total": env.num_envs * world_size(), "rates": env_cfg.rates,
                      "dr_profile": dr_profile.name, "overrides": overrides, "seed": run_seed,
-                     "max_iterations": agent_cfg.max_iterations, "save_interval": agent_cfg.save_interval}  # fmt: skip
+                     "max_iterations": agent_cfg.max_iterations, "save_interval": agent_cfg.save_interval,
+                     "deterministic": deterministic_requested()}  # fmt: skip
             write_params(run_dir, env_cfg, agent_cfg, extra)
             (run_dir / "params" / "dr_profile.yaml").write_text(yaml.safe_dump(dr_profile.to_dict(), sort_keys=False))
         log_dir = str(run_dir) if rank() == 0 else None

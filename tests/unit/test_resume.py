@@ -123,3 +123,17 @@ def test_a_failed_checkpoint_write_names_the_last_good_one_and_leaves_no_orphan(
     assert f"python scripts/train.py --resume {run}" in message
     assert sorted(p.name for p in run.iterdir()) == ["model_1.env.pt", "model_1.pt"]  # no temp file, no new state
     assert CheckpointWriteError.__mro__[1] is CheckpointError  # train.py reports it as a user-facing error
+
+
+def test_deterministic_is_a_recorded_flag(monkeypatch):
+    from realgap.envs.sim.physics import DETERMINISTIC_ENV, deterministic_requested
+
+    monkeypatch.delenv(DETERMINISTIC_ENV, raising=False)
+    args = flags()
+    assert restore_flags(args, dict(RECORD, deterministic=True)) == ["--deterministic restored from the run's record"]
+    assert args.deterministic is True and deterministic_requested()  # reaches the env config and child processes
+    monkeypatch.delenv(DETERMINISTIC_ENV)
+    with pytest.raises(ValueError, match="--deterministic cannot change a resumed run, which was trained without it"):
+        restore_flags(flags(deterministic=True), dict(RECORD, deterministic=False))
+    args = flags()
+    assert restore_flags(args, dict(RECORD)) == [] and not deterministic_requested()  # an older record: nothing set
