@@ -13,8 +13,6 @@ pushes: ξ's offset ahead of the ankles along the heading); writes JSON (default
 from __future__ import annotations
 
 import argparse
-import json
-from pathlib import Path
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -53,73 +51,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    from realgap.envs.eval.policies import read_export
-    from realgap.envs.eval.push_headings import (
-        heading_table,
-        log_pushes,
-        stance_offset,
-        summary,
-        with_ankle_pitch_bias,
-        with_crouch,
-        with_hip_reflex,
-    )
+    from realgap.envs.eval.push_headings_run import PushHeadingsRequest, push_headings, report_lines
 
-    edges = [float(v) for v in args.edges.split(",")]
-    heading_table([], edges)  # bad edges are refused here, before an env is built
-    if args.steps < 1 or args.num_envs < 1 or args.reflex_steps < 1:
-        raise ValueError("--steps, --num_envs and --reflex_steps must be >= 1")
-    meta, onnx_path = read_export(args.policy)
-    if "Balance" not in meta.task:
-        raise ValueError(f"--policy {args.policy} is a {meta.task} policy; pushes are a balance measure")
-    from realgap.envs.run.factory import load_cfgs, make_env, simulation
-    from realgap.tasks import play_task
-
-    task = play_task(meta.task)
-    env_cfg, _ = load_cfgs(task, None, args.num_envs, args.seed)
-    from realgap.envs.eval.policies import export_actions
-
-    export_actions(env_cfg, meta)  # the policy's action terms; the zero action still holds the task's stance
-    with simulation(env_cfg):
-        from realgap.envs.eval.policies import exported_policy, zero_policy
-
-        env = make_env(task, env_cfg)
-        policy = zero_policy(env) if args.zero_action else exported_policy(env, meta, onnx_path)
-        if args.ankle_pitch_bias:
-            policy = with_ankle_pitch_bias(env, policy, args.ankle_pitch_bias)
-        if args.crouch:
-            policy = with_crouch(env, policy, args.crouch)
-        if args.hip_reflex:
-            policy = with_hip_reflex(env, policy, args.hip_reflex, args.reflex_steps)
-        records = log_pushes(env, policy, args.steps)  # each policy clips its raw actions as in training
-        stance = stance_offset(env, policy)  # after the log: the pushes logged are the task's draws from the seed
-        env.close()
-    rows = heading_table(records, edges)
-    label = "zero action" if args.zero_action else str(args.policy)
-    label += f" + ankle-pitch bias {args.ankle_pitch_bias:g}" if args.ankle_pitch_bias else ""
-    label += f" + crouch {args.crouch:g} rad" if args.crouch else ""
-    label += f" + hip reflex {args.hip_reflex:g} x {args.reflex_steps}" if args.hip_reflex else ""
-    totals = summary(records)
-    print(f"[realgap] {task} | {label} | {totals['pushes']} pushes, {totals['falls']} followed by a fall "
-          f"({totals['sagittal_share_of_falls']:.2f} of them sagittal)")  # fmt: skip
-    print(
-        f"[realgap] standing (3 s, no pushes): ξ {stance[0] * 100:.1f} ± {stance[1] * 100:.1f} cm ahead of the ankles"
-    )
-    for r in rows:
-        lo, hi = r["push_mps"]
-        print(f"[realgap] {r['direction']:>8} {lo:g}-{hi:g} m/s  falls {r['falls']:>3} / {r['pushes']:<3}  "
-              f"{r['fall_rate']:.2f} (95 % CI {r['ci95'][0]:.2f}-{r['ci95'][1]:.2f})")  # fmt: skip
-    name = Path(args.policy).name + ("_zero_action" if args.zero_action else "")
-    name += f"_ankle_bias{args.ankle_pitch_bias:g}" if args.ankle_pitch_bias else ""
-    name += f"_crouch{args.crouch:g}" if args.crouch else ""
-    name += f"_hip_reflex{args.hip_reflex:g}x{args.reflex_steps}" if args.hip_reflex else ""
-    out = Path(args.out or Path("runs") / "push_headings" / f"{name}.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    report = {"policy": label, "task": task, "steps": args.steps, "num_envs": args.num_envs, "seed": args.seed,
-              "ankle_pitch_bias": args.ankle_pitch_bias, "hip_reflex": args.hip_reflex, "crouch_rad": args.crouch,
-              "reflex_steps": args.reflex_steps, "edges_mps": edges, "summary": totals, "rows": rows,
-              "stance_xi_ahead_of_ankles_m": {"mean": stance[0], "std": stance[1]}}  # fmt: skip
-    out.write_text(json.dumps(report, indent=2))
+    report, out = push_headings(PushHeadingsRequest(**vars(parse_args(argv))))
+    print("\n".join(report_lines(report)))
     print(f"[realgap] wrote {out}")
     return 0
 

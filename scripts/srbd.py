@@ -5,12 +5,18 @@
 The export balances the MuJoCo G1 through the deploy runtime for ``--duration_s`` in each scenario (no push; a
 0.4 m/s push forward at 2 s; the same sideways); every physics step the single body gets the measured contact forces
 (:mod:`realgap.envs.srbd.validate` says what is compared and why).
+
+    python scripts/srbd.py --out docs/results/srbd/lab --isaac 16 --num_envs 112
+
+``--isaac`` instead runs the three-way balance evaluation (SRBD controller, policy, zero action) in the Isaac Lab
+task's robustness protocol (:func:`realgap.envs.eval.srbd_balance.lab_evaluate`): <out>/report.json and plots.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 SCENARIOS = {"standing": (), "push_forward_0.4": ((2.0, 0.4, 0.0),), "push_sideways_0.4": ((2.0, 0.0, 0.4),)}
@@ -30,15 +36,25 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--push_limit", type=int, default=0, metavar="EPISODES",
                    help="also sweep the SRBD controller's single-push survival at 0.3-0.7 m/s over this many headings "
                         "(push_limit.json; the protocol of scripts/push_limit.py on MuJoCo)")  # fmt: skip
+    p.add_argument("--isaac", type=int, default=0, metavar="EPISODES",
+                   help="only the Isaac Lab three-way evaluation, this many episodes per point and arm")  # fmt: skip
+    p.add_argument("--num_envs", type=int, default=112, help="Isaac Lab envs per batch (--isaac)")
     return p.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    if not args.duration_s > 2.5 or not args.horizon_s > 0 or args.evaluate < 0 or args.push_limit < 0:
-        raise ValueError(
-            "--duration_s must be > 2.5 (the pushes come at 2 s), --horizon_s > 0, --evaluate and --push_limit >= 0"
-        )
+    if not args.duration_s > 2.5 or not args.horizon_s > 0 or min(args.evaluate, args.push_limit, args.isaac) < 0:
+        raise ValueError("--duration_s must be > 2.5 (the pushes come at 2 s), --horizon_s > 0, --evaluate, "
+                         "--push_limit and --isaac >= 0")  # fmt: skip
+    if args.isaac:
+        from realgap.envs.eval.evaluation import summary_lines
+        from realgap.envs.eval.srbd_balance import lab_evaluate
+
+        command = " ".join(["python scripts/srbd.py", *(sys.argv[1:] if argv is None else argv)])
+        report = lab_evaluate(args.policy, args.out, episodes=args.isaac, num_envs=args.num_envs, command=command)
+        print("\n".join(summary_lines(report, Path(args.out), len(report["factors"]))))
+        return 0
     from realgap.envs.srbd.model import g1_model
     from realgap.envs.srbd.validate import plot, run_episode, summary
 
@@ -54,24 +70,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[realgap] {name}: {report['scenarios'][name]}")
     (out / "validation.json").write_text(json.dumps(report, indent=2))
     if args.evaluate:
-        from realgap.envs.eval.srbd_balance import evaluate
+        from realgap.envs.eval.srbd_balance import evaluate, evaluation_lines
 
         result = evaluate(args.policy, episodes=args.evaluate)
         (out / "evaluation.json").write_text(json.dumps(result, indent=2))
-        for name, arm in result["arms"].items():
-            print(f"[realgap] {name}: survival {arm['survival']:.3f} (95 % {arm['survival_ci95'][0]:.3f}-"
-                  f"{arm['survival_ci95'][1]:.3f}), time up {arm['time_up_mean_s']:.2f} s")  # fmt: skip
+        print("\n".join(evaluation_lines(result)))
     if args.push_limit:
-        from realgap.envs.eval.srbd_balance import single_push
+        from realgap.envs.eval.srbd_balance import PUSH_LIMIT_MPS, single_push
 
         # the crouch export's committed protocol (push_limit_balance_g1_crouch.json): push at 3 s, after the ramp
-        magnitudes = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7)
-        limit = single_push(args.policy, magnitudes, episodes=args.push_limit, push_at_s=3.0, duration_s=6.0)
+        limit = single_push(args.policy, PUSH_LIMIT_MPS, episodes=args.push_limit, push_at_s=3.0, duration_s=6.0)
         (out / "push_limit.json").write_text(json.dumps(limit, indent=2))
-        print(
-            f"[realgap] srbd_controller single-push limit {limit['limit_mps']} m/s: "
-            + ", ".join(f"{r['push_mps']}: {r['survived']}/{r['episodes']}" for r in limit["rows"])
-        )
+        print(f"[realgap] srbd_controller single-push limit {limit['limit_mps']} m/s: "
+              + ", ".join(f"{r['push_mps']}: {r['survived']}/{r['episodes']}" for r in limit["rows"]))  # fmt: skip
     print(f"[realgap] wrote {out}/validation.json and {len(SCENARIOS)} plots")
     return 0
 

@@ -22,12 +22,12 @@ def controller():
 def test_qp_shares_the_weight_and_keeps_every_force_in_its_pyramid(controller):
     ctl, _ = controller
     r = np.array([[0.1, 0.1, -0.6], [0.1, -0.1, -0.6], [-0.1, 0.1, -0.6], [-0.1, -0.1, -0.6]])
-    f = ctl._distribute(r, np.array([0.0, 0.0, 327.0, 0.0, 0.0, 0.0]))
+    f = ctl.law.distribute(r, np.array([0.0, 0.0, 327.0, 0.0, 0.0, 0.0]))
     np.testing.assert_allclose(f[:, 2], 327.0 / 4, rtol=1e-3)  # symmetric points: equal shares
     # a sideways demand beyond friction (mu 0.6): every force stays in its pyramid, the rest is left unmet
-    f = ctl._distribute(r, np.array([300.0, 0.0, 327.0, 0.0, 0.0, 0.0]))
+    f = ctl.law.distribute(r, np.array([300.0, 0.0, 327.0, 0.0, 0.0, 0.0]))
     assert (f[:, 2] >= -1e-9).all()
-    assert (np.abs(f[:, :2]) <= ctl.mu * f[:, 2:3] + 1e-6).all()
+    assert (np.abs(f[:, :2]) <= ctl.law.mu * f[:, 2:3] + 1e-6).all()
     assert f[:, 0].sum() < 300.0
 
 

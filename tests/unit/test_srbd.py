@@ -145,7 +145,9 @@ def test_an_off_centre_force_spins_the_body_as_r_cross_f():
         step(state, 5.0, inertia, f, r, 0.0)
 
 
-@pytest.mark.parametrize("flag", [["--push_limit", "-1"], ["--evaluate", "-2"], ["--duration_s", "2.0"]])
+@pytest.mark.parametrize(
+    "flag", [["--push_limit", "-1"], ["--evaluate", "-2"], ["--duration_s", "2.0"], ["--isaac", "-1"]]
+)
 def test_srbd_script_refuses_bad_counts(tmp_path, flag):
     import importlib.util
     from pathlib import Path
@@ -154,6 +156,6 @@ def test_srbd_script_refuses_bad_counts(tmp_path, flag):
     spec = importlib.util.spec_from_file_location("srbd_cli", path)
     cli = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(cli)
-    with pytest.raises(ValueError, match="push_limit >= 0"):
+    with pytest.raises(ValueError, match="--isaac >= 0"):
         cli.main(["--out", str(tmp_path / "out"), *flag])
     assert not (tmp_path / "out").exists()  # refused before anything is written
