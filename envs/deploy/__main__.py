@@ -26,7 +26,8 @@ runs two exports on it with paired push schedules.
 ``python -m realgap.envs.deploy.drivers.g1_dds_sim`` (which pushes on its own seeded schedule). It connects within
 ``--connect_timeout_s`` or exits with an error, soft-starts to the start pose over ``--soft_start_s``, runs one
 episode, and ends in damping (also on Ctrl-C, a watchdog trip, a non-finite action or a fall: exit 3). Falls are
-judged by tilt only (no root height over DDS).
+judged by tilt only (no root height over DDS). With ``--excite`` it soft-starts, runs the identification motion over
+DDS (against ``g1_dds_sim --hidden_seed N --lockstep``, welded ``--hang_m`` above the start pose) and logs it.
 A manipulation export (one with scene facts, ``grasp_franka``) on ``--robot mujoco`` runs in its MuJoCo grasp scene
 (:mod:`realgap.envs.deploy.grasp_scene`: table and object from the metadata) and prints its success rate;
 ``--robot franka`` drives a Franka over franky (:mod:`realgap.envs.deploy.drivers.franka`; ``pip install
@@ -81,6 +82,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="unitree_g1: damping after no fresh state; franka: stop when the robot clock stands still, s",
     )
     p.add_argument("--soft_start_s", type=float, default=1.0, help="unitree_g1: move to the start pose over, s")
+    p.add_argument("--tick_period_s", type=float, default=0.002,
+                   help="unitree_g1: one LowState tick, s (g1_dds_sim: 0.002; --hidden_seed: 0.005)")  # fmt: skip
     p.add_argument("--log", default=None, help="record a robot log (.npz) of every control period")
     p.add_argument("--excite", nargs="+", default=None, metavar="JOINT", help="run the identification motion")
     p.add_argument("--hang_m", type=float, default=0.5, help="--excite: base welded this far above the start pose, m")
@@ -117,8 +120,10 @@ def check_numbers(args: argparse.Namespace) -> None:
             raise ValueError(f"--{name} must be a finite number {'> 0' if name in _POSITIVE else '>= 0'}, got {v}")
     if args.fall_tilt > math.pi:
         raise ValueError(f"--fall_tilt is an angle in [0, pi] rad, got {args.fall_tilt}")
-    if args.robot == "unitree_g1" and (args.excite is not None or args.episodes != 1):
-        raise ValueError("--robot unitree_g1 runs one pushed episode (no --excite, --episodes 1)")
+    if args.robot == "unitree_g1" and args.episodes != 1:
+        raise ValueError("--robot unitree_g1 runs one pushed episode or one --excite motion (--episodes 1)")
+    if not (math.isfinite(args.tick_period_s) and args.tick_period_s > 0):
+        raise ValueError(f"--tick_period_s must be a finite number > 0, got {args.tick_period_s}")
     if args.robot == "franka" and (args.excite is not None or args.episodes != 1 or not args.hostname):
         raise ValueError("--robot franka runs one episode on --hostname ADDRESS (no --excite, --episodes 1)")
     if not (math.isfinite(args.gripper_force_n) and 0 < args.gripper_force_n <= 140):
@@ -227,6 +232,11 @@ def _excite(args: argparse.Namespace, meta) -> int:
         raise ValueError("--excite runs the identification motion and logs it: give --log FILE")
     from realgap.envs.sim2sim.excitation import ExcitationPlan, run_excitation
 
+    if args.robot == "unitree_g1":
+        from realgap.envs.deploy.drivers.run_g1 import excite_g1
+
+        plan = ExcitationPlan(tuple(args.excite))
+        return excite_g1(args, meta, lambda robot, root: run_excitation(meta, robot, plan, root_pos_w=root))
     if args.robot == "hidden":
         from realgap.envs.sim2sim.hidden_robot import SENSOR_NOISE, HiddenRobot
 

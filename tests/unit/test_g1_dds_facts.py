@@ -69,6 +69,8 @@ def test_gravity_and_tilt_from_quaternion() -> None:
         (["--robot", "unitree_g1", "--watchdog_s", "0"], "--watchdog_s"),
         (["--robot", "unitree_g1", "--connect_timeout_s", "nan"], "--connect_timeout_s"),
         (["--robot", "unitree_g1", "--episodes", "2"], "one pushed episode"),
+        (["--robot", "unitree_g1", "--tick_period_s", "nan"], "--tick_period_s"),
+        (["--robot", "unitree_g1", "--tick_period_s", "0"], "--tick_period_s"),
     ],
 )
 def test_cli_refuses_bad_numbers_before_running(flags: list[str], text: str) -> None:

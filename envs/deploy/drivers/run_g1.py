@@ -1,4 +1,5 @@
-"""``python -m realgap.envs.deploy --robot unitree_g1``: one balance episode on a G1 over DDS, ending in damping.
+"""``python -m realgap.envs.deploy --robot unitree_g1``: one balance episode (or, with ``--excite``, the identification
+motion) on a G1 over DDS, ending in damping.
 
 Exit status: 0 the episode ran (fell or not: printed, like ``--robot mujoco``); 2 bad input or no robot within the
 connect timeout; 3 a safety stop other than a fall (watchdog, non-finite action); 130 Ctrl-C. Every ending sends
@@ -8,12 +9,64 @@ damping for 0.5 s first, because the drives hold the last command they received.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 from realgap.envs.deploy.drivers.unitree_g1 import SafetyStop, UnitreeG1Robot
+from realgap.envs.deploy.log import RobotLog
+
+
+def _connect(args: argparse.Namespace, meta) -> UnitreeG1Robot:
+    return UnitreeG1Robot(meta, args.domain, args.interface, connect_timeout_s=args.connect_timeout_s,
+                          watchdog_s=args.watchdog_s, fall_tilt=args.fall_tilt,
+                          tick_period_s=args.tick_period_s)  # fmt: skip
+
+
+def excite_g1(args: argparse.Namespace, meta, motion: Callable[[UnitreeG1Robot, np.ndarray], RobotLog]) -> int:
+    """``--excite`` over DDS: connect, soft-start, the identification motion of the in-process ``--excite``
+    (``motion(robot, root_pos_w)`` → the log: the command line passes
+    :func:`~realgap.envs.sim2sim.excitation.run_excitation` with the default plan), damp; log it to ``args.log``.
+
+    The robot must hang (a real G1 on its gantry; ``g1_dds_sim --hidden_seed N``: welded ``--hang_m`` above the start
+    pose): the log records the root there, as the in-process ``--excite`` does. Logged torque: the drives' ``tau_est``;
+    logged target: the one sent (after the driver's clamps; float32), so a clamp that bound is not read as a drive
+    fault. Exit status as :func:`run_g1` (a safety stop: 3, and no log).
+    """
+    from realgap.envs.deploy.runtime import DeployRuntime
+
+    robot = _connect(args, meta)
+    root = np.asarray(meta.robot.start_root_pos, dtype=float) + np.array([0.0, 0.0, args.hang_m])
+    print(f"[realgap] G1 over DDS: domain {args.domain}, interface {args.interface}; soft start "
+          f"{args.soft_start_s:g} s, then excitation of {', '.join(args.excite)} (hanging {args.hang_m:g} m up)",
+          flush=True)  # fmt: skip
+    status, log = 0, None
+    try:
+        gains = DeployRuntime(meta, robot, None, command_delay=False)  # the export's kp/kd in joint order
+        robot.soft_start(gains.kp, gains.kd, args.soft_start_s)
+        robot.record_targets, first = True, len(robot.sent_targets)
+        log = motion(robot, root)
+        # log what went on the wire: the driver's clamps may have moved a target (and the wire carries float32)
+        sent = np.array(robot.sent_targets[first : first + log.num_samples], dtype=float)
+        log = dataclasses.replace(log, q_target=sent)
+    except SafetyStop as err:
+        print(f"[realgap] safety stop: {err}; damping", flush=True)
+        status = 3
+    except KeyboardInterrupt:
+        robot.damp("Ctrl-C")
+        status = 130
+    finally:
+        robot.damp(robot.fault or "excitation end")
+        robot.hold_damping(0.5)
+    if log is not None:
+        print(f"[realgap] excitation of {len(args.excite)} joints over DDS, {log.num_samples} samples "
+              f"({log.t[-1]:.1f} s), torque {log.tau_source} (tau_est): {log.save(args.log)}", flush=True)  # fmt: skip
+    print(f"[realgap] commands sent {robot.commands_sent}; ended in damping ({robot.fault or 'excitation end'})")
+    robot.close()
+    return status
 
 
 def run_g1(args: argparse.Namespace, meta, policy, push_mps: tuple[float, float], interval: tuple[float, float]) -> int:
@@ -25,8 +78,7 @@ def run_g1(args: argparse.Namespace, meta, policy, push_mps: tuple[float, float]
 
     if args.zero_action:
         meta, policy = stance_metadata(meta), ZeroPolicy(meta.action_dim)
-    robot = UnitreeG1Robot(meta, args.domain, args.interface, connect_timeout_s=args.connect_timeout_s,
-                           watchdog_s=args.watchdog_s, fall_tilt=args.fall_tilt)  # fmt: skip
+    robot = _connect(args, meta)
     recorder = LogRecorder(meta, robot.control_dt, robot.command_mode, "measured") if args.log else None
     runtime = DeployRuntime(meta, robot, policy, seed=args.seed, log=recorder)
     print(f"[realgap] G1 over DDS: domain {args.domain}, interface {args.interface}, control {1 / robot.control_dt:g} "
@@ -56,4 +108,5 @@ def run_g1(args: argparse.Namespace, meta, policy, push_mps: tuple[float, float]
         print(f"[realgap] control period (wall) p50 {np.percentile(period, 50):.2f} ms, p99 "
               f"{np.percentile(period, 99):.2f} ms over {len(period)} periods", flush=True)  # fmt: skip
     print(f"[realgap] commands sent {robot.commands_sent}; ended in damping ({robot.fault or 'episode end'})")
+    robot.close()
     return status

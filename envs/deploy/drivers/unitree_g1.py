@@ -12,6 +12,13 @@ from the latest LowState, a CRC on every command. Safety, all latched (once damp
   the envelope.
 - **non-finite** target or gain → damping; **fall** (tilt > ``fall_tilt``) → damping; :meth:`damp` on Ctrl-C.
 
+Readings (:meth:`read_joints`, :meth:`read_imu`, :meth:`read_torque`) are the LowState held at the end of the last
+:meth:`step` (at connection: the first one), so one control period reads one state whenever a newer one arrives — as
+the in-process robots do. Every command carries a sequence number in ``LowCmd_.reserve[0]`` (a field the SDK leaves
+free; covered by the CRC); with ``record_timing`` the driver keeps each command's send time and each new tick's
+receive time on ``CLOCK_MONOTONIC`` (:data:`command_log`, :data:`state_log`), which a simulator on the same machine
+shares, so command-to-state latency is measured without a mock (:mod:`realgap.envs.deploy.drivers.latency`).
+
 A fault raises :class:`SafetyStop` from :meth:`step` after the damping command is sent, so no stale high-gain target
 is ever held. Why damping and not zero torque: kd > 0 lets a falling robot fold slowly instead of collapsing.
 """
@@ -53,7 +60,9 @@ class UnitreeG1Robot(Robot):
         watchdog_s: Damping when the LowState tick has not changed for this long, s.
         fall_tilt: Damping beyond this root tilt, rad.
         damping_kd: Joint damping in damping mode, N·m·s/rad.
-        tick_period_s: Time one LowState ``tick`` stands for, s (g1_dds_sim: one 2 ms physics step).
+        tick_period_s: Time one LowState ``tick`` stands for, s (g1_dds_sim: one physics step, 2 ms; 5 ms with
+            ``--hidden_seed``).
+        record_timing: Keep the send time of every command and the receive time of every new tick.
     """
 
     command_mode = "position"
@@ -62,7 +71,7 @@ class UnitreeG1Robot(Robot):
 
     def __init__(self, meta, domain: int = 0, interface: str = "lo", *, connect_timeout_s: float = 3.0,
                  watchdog_s: float = 0.1, fall_tilt: float = 1.0, damping_kd: float = 2.0,
-                 tick_period_s: float = 0.002) -> None:  # fmt: skip
+                 tick_period_s: float = 0.002, record_timing: bool = False) -> None:  # fmt: skip
         from unitree_sdk2py.core.channel import ChannelFactoryInitialize, ChannelPublisher, ChannelSubscriber
         from unitree_sdk2py.idl.default import unitree_hg_msg_dds__LowCmd_
         from unitree_sdk2py.idl.unitree_hg.msg.dds_ import LowCmd_, LowState_
@@ -83,7 +92,12 @@ class UnitreeG1Robot(Robot):
         self.watchdog_s, self.fall_tilt, self.damping_kd = watchdog_s, fall_tilt, damping_kd
         self._crc, self._cmd = CRC(), unitree_hg_msg_dds__LowCmd_()
         self._lock = threading.Lock()
-        self._state = None
+        self._state = self._snap = None
+        self.record_timing = record_timing
+        self.command_log: list[tuple[int, float]] = []  # (sequence number, send time on CLOCK_MONOTONIC s)
+        self.state_log: list[tuple[int, float]] = []  # (tick, first receive time on CLOCK_MONOTONIC s)
+        self.record_targets = False
+        self.sent_targets: list[np.ndarray] = []  # with record_targets: each command's q as sent (float32 on the wire)
         self._last_tick, self._tick_time = None, 0.0
         self.fault: str | None = None
         self.commands_sent = 0
@@ -100,6 +114,7 @@ class UnitreeG1Robot(Robot):
                     "s: is the robot (or g1_dds_sim) running, on the same domain and interface?"
                 )
             time.sleep(0.005)
+        self._snap = self._state
         self._step_tick, self._steps = self._last_tick, 0
         self.step_times: list[float] = []  # wall clock at the end of each step, s (loop timing)
 
@@ -107,6 +122,8 @@ class UnitreeG1Robot(Robot):
         with self._lock:
             if msg.tick != self._last_tick:
                 self._last_tick, self._tick_time = msg.tick, time.monotonic()
+                if self.record_timing:
+                    self.state_log.append((int(msg.tick), self._tick_time))
             self._state = msg
 
     # -- Robot interface ---------------------------------------------------------------------------------------------
@@ -119,15 +136,16 @@ class UnitreeG1Robot(Robot):
         return self._dt
 
     def read_joints(self) -> JointState:
-        ms = self._state.motor_state
+        ms = self._snap.motor_state
         return JointState(np.array([ms[s].q for s in self._slots]), np.array([ms[s].dq for s in self._slots]))
 
     def read_imu(self) -> ImuState:
-        imu = self._state.imu_state
+        imu = self._snap.imu_state
         return ImuState(np.array(imu.gyroscope, dtype=float), quat_to_gravity_b(np.array(imu.quaternion)))
 
     def read_torque(self) -> np.ndarray:
-        return np.array([self._state.motor_state[s].tau_est for s in self._slots])
+        """The drives' ``tau_est`` (their own torque estimate), N·m."""
+        return np.array([self._snap.motor_state[s].tau_est for s in self._slots])
 
     def send_joint_targets(self, q_target: np.ndarray, qd_target: np.ndarray, kp: np.ndarray, kd: np.ndarray) -> None:
         """Send clamped targets, or damping when a safety rule trips (latched)."""
@@ -165,9 +183,14 @@ class UnitreeG1Robot(Robot):
             m = cmd.motor_cmd[s]
             m.mode, m.q, m.dq, m.tau = MOTOR_ENABLE, float(q[i]), float(dq[i]), 0.0
             m.kp, m.kd = float(kp[i]), float(kd[i])
-        cmd.crc = self._crc.Crc(cmd)
-        self._pub.Write(cmd)
         self.commands_sent += 1
+        cmd.reserve[0] = self.commands_sent & 0xFFFFFFFF  # sequence number, 1, 2, ...
+        cmd.crc = self._crc.Crc(cmd)
+        if self.record_timing:
+            self.command_log.append((self.commands_sent, time.monotonic()))
+        if self.record_targets:
+            self.sent_targets.append(np.array([cmd.motor_cmd[s].q for s in self._slots], dtype=np.float32))
+        self._pub.Write(cmd)
 
     def step(self) -> None:
         """Wait for the next control period, paced by the robot's clock: until LowState ``tick`` has advanced by
@@ -184,12 +207,15 @@ class UnitreeG1Robot(Robot):
                     break
                 time.sleep(0.0002)
             self.step_times.append(time.monotonic())
+            self._snap = self._state
         if self.fault is not None:
             raise SafetyStop(self.fault)
 
     # -- driver helpers ------------------------------------------------------------------------------------------
     def soft_start(self, kp: np.ndarray, kd: np.ndarray, duration_s: float = 1.0) -> None:
         """Move from the measured pose to the export's start pose over ``duration_s`` with the export's gains."""
+        with self._lock:  # pace from here, not from the connection (no burst of catch-up commands first)
+            self._step_tick, self._steps = self._last_tick, 0
         q0 = self.read_joints().pos
         steps = max(1, int(round(duration_s / self._dt)))
         for k in range(1, steps + 1):
@@ -202,6 +228,11 @@ class UnitreeG1Robot(Robot):
         for _ in range(max(1, int(seconds / self._dt))):
             self.damp()
             time.sleep(self._dt)
+
+    def close(self) -> None:
+        """Stop receiving (joins the SDK's reader thread, so no callback runs while the interpreter exits)."""
+        self._sub.Close()
+        self._pub.Close()
 
     # balance-episode helpers (sim2sim.run_episode); the simulator pushes on its own schedule
     def reset(self) -> None:

@@ -13,14 +13,32 @@ seeded schedule of :func:`realgap.envs.deploy.sim2sim.schedules` from ``--settle
 driver's soft start), so a DDS episode and an in-process episode with the same seed meet the same pushes. A fall
 (root below 0.45 m or tilted beyond 1 rad: the balance task's) is reported as ``fell_at_s``, simulated time since the
 first command. Paced against the wall clock by absolute deadlines.
+
+``--hidden_seed N [--hidden_drives default|worn]`` simulates the hidden robot of ``--robot hidden`` instead
+(:class:`~realgap.envs.sim2sim.hidden_robot.HiddenRobot`, the same truth for a seed and its own drive law: delay,
+realized gains, derated torque limit; friction and armature in the plant), base welded ``--hang_m`` above the start
+pose (identification: ``--robot unitree_g1 --excite``). Its physics step is the export's (5 ms for balance_g1), so one
+``tick`` is 5 ms: run the driver with ``--tick_period_s 0.005``. ``tau_est`` is the torque its drives applied. Hidden
+drives take position commands (``MotorCmd_.tau`` is ignored; the driver sends 0); pushes need the free base.
+
+``--lockstep`` steps once per new command (waiting up to ``--lockstep_wait_s`` for it, then stepping with the one it
+holds, as a drive does) instead of on the wall clock, and ends 1 s (wall) after the last command: the robot's clock
+follows the controller, so a log over DDS has the drives' delay and nothing of the machine's scheduling (why: a loaded
+machine otherwise adds a varying tick of bridge latency, which identification would fold into the delay).
+
+``--timing_log FILE`` (npz) records, per applied command, its sequence number (``LowCmd_.reserve[0]``), the receive
+time, the ``tick`` of the first LowState that reflects it and the time it was applied, all on ``CLOCK_MONOTONIC``
+(shared by the processes of one machine): with the driver's send times this gives command-to-state latency
+(:mod:`realgap.envs.deploy.drivers.latency`).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -41,8 +59,12 @@ def _finite_pair(text: str, name: str) -> tuple[float, float]:
     return lo, hi
 
 
-def run(args: argparse.Namespace) -> dict:
-    """Run the simulator until ``--duration_s`` of simulated time after the first command (or forever)."""
+def run(args: argparse.Namespace, make_hidden: Callable | None = None) -> dict:
+    """Run the simulator until ``--duration_s`` of simulated time after the first command (or forever).
+
+    ``make_hidden(meta)`` builds the hidden robot (``--hidden_seed``; the command line passes it, because the hidden
+    robot is identification's rig, a layer above the deploy drivers): its drives replace the drive law above.
+    """
     import mujoco
     from unitree_sdk2py.core.channel import ChannelFactoryInitialize, ChannelPublisher, ChannelSubscriber
     from unitree_sdk2py.idl.default import unitree_hg_msg_dds__LowState_
@@ -54,7 +76,13 @@ def run(args: argparse.Namespace) -> dict:
     from realgap.envs.format import load_policy
 
     meta, _ = load_policy(args.policy)
-    robot = MujocoRobot.for_policy(meta, physics_dt=PHYSICS_DT)
+    hidden = make_hidden is not None
+    if hidden:
+        robot = make_hidden(meta)
+        plant, dt = robot.sim, robot.control_dt
+    else:
+        robot = plant = MujocoRobot.for_policy(meta, physics_dt=PHYSICS_DT)
+        dt = PHYSICS_DT
     robot.reset()
     slots = motor_indices(robot.joint_names)
     peak = np.zeros(len(slots))
@@ -64,17 +92,23 @@ def run(args: argparse.Namespace) -> dict:
             peak[index[n]] = g.peak_torque[j]
     push_mps, interval = _finite_pair(args.push_mps, "push_mps"), _finite_pair(args.push_interval_s, "push_interval_s")
     horizon = args.duration_s if args.duration_s > 0 else 3600.0
+    if hidden and push_mps[1] > 0:
+        raise ValueError("--hidden_seed welds the base (identification): pushes need --push_mps 0,0")
     pushes = list(schedules(1, horizon, push_mps, interval, args.seed)[0]) if push_mps[1] > 0 else []
     crc = CRC()
     latest: dict = {}
     counts = {"commands": 0, "crc_failures": 0, "pushes": 0}
+    new_cmd = threading.Event()
+    applied: list[tuple[int, float, int, float]] = []  # (seq, received s, tick reflecting it, applied s)
 
     def on_cmd(msg: LowCmd_) -> None:
+        t = time.monotonic()
         if crc.Crc(msg) != msg.crc:
             counts["crc_failures"] += 1
             return
         counts["commands"] += 1
-        latest["cmd"] = msg
+        latest["cmd"], latest["t"] = msg, t
+        new_cmd.set()
 
     ChannelFactoryInitialize(args.domain, args.interface)
     pub = ChannelPublisher(LOWSTATE_TOPIC, LowState_)
@@ -87,47 +121,61 @@ def run(args: argparse.Namespace) -> dict:
     q_t, dq_t, kp, kd, ff = (np.zeros(n) for _ in range(5))
     tau = np.zeros(n)
     v_prev = np.zeros(3)
-    tick, t_run, fell_at = 0, None, None
-    print(f"[g1_dds_sim] {robot.mjcf_path}: domain {args.domain} on {args.interface}, {1 / PHYSICS_DT:g} Hz, "
-          f"{len(pushes)} pushes scheduled", flush=True)  # fmt: skip
+    tick, t_run, fell_at, last_seq = 0, None, None, None
+    imu_body = plant.model.body(plant.imu_body).id
+    where = f"hidden drives ({args.hidden_drives}, seed {args.hidden_seed}), base welded" if hidden else "free base"
+    print(f"[g1_dds_sim] {plant.mjcf_path}: {where}; domain {args.domain} on {args.interface}, tick {dt * 1e3:g} ms"
+          f"{', lockstep' if args.lockstep else ''}, {len(pushes)} pushes scheduled", flush=True)  # fmt: skip
     deadline = time.perf_counter()
     while True:
+        if args.lockstep and t_run is not None:
+            if not new_cmd.wait(args.lockstep_wait_s) and time.monotonic() - latest["t"] > 1.0:
+                break  # the controller is gone
+        new_cmd.clear()
         cmd = latest.get("cmd")
         if cmd is not None:
             if t_run is None:
                 t_run = 0.0
+            if cmd.reserve[0] != last_seq:
+                last_seq = cmd.reserve[0]
+                applied.append((int(last_seq), latest["t"], tick + 1, time.monotonic()))
             mc = cmd.motor_cmd
             for i, s in enumerate(slots):
                 m = mc[s]
                 on = m.mode == 1
                 q_t[i], dq_t[i], ff[i] = m.q, m.dq, m.tau if on else 0.0
                 kp[i], kd[i] = (m.kp, m.kd) if on else (0.0, 0.0)
-            js = robot.read_joints()
-            tau = np.clip(ff + kp * (q_t - js.pos) + kd * (dq_t - js.vel), -peak, peak)
-            if not np.isfinite(tau).all():
-                tau = np.zeros(n)
-            while pushes and pushes[0].time_s + args.settle_s <= t_run + 1e-9:
-                robot.push(pushes.pop(0).dv_xy)
-                counts["pushes"] += 1
-            robot.send_torques(tau)
-            robot.step()
-            t_run += PHYSICS_DT
+            if hidden:  # the hidden robot's own drive law (delay, realized gains, derated limit)
+                robot.send_joint_targets(q_t, dq_t, kp, kd)
+                robot.step()
+                tau = robot.read_torque()
+            else:
+                js = robot.read_joints()
+                tau = np.clip(ff + kp * (q_t - js.pos) + kd * (dq_t - js.vel), -peak, peak)
+                if not np.isfinite(tau).all():
+                    tau = np.zeros(n)
+                while pushes and pushes[0].time_s + args.settle_s <= t_run + 1e-9:
+                    robot.push(pushes.pop(0).dv_xy)
+                    counts["pushes"] += 1
+                robot.send_torques(tau)
+                robot.step()
+            t_run += dt
             if fell_at is None and (robot.tilt() > 1.0 or robot.root_height() < 0.45):
                 fell_at = t_run
                 print(f"[g1_dds_sim] fall at {t_run:.3f} s: root height {robot.root_height():.3f} m, tilt "
                       f"{robot.tilt():.2f} rad", flush=True)  # fmt: skip
         tick += 1
-        d = robot.data
+        d = plant.data
         js = robot.read_joints()
         for i, s in enumerate(slots):
             ms = state.motor_state[s]
             ms.q, ms.dq, ms.tau_est, ms.mode = float(js.pos[i]), float(js.vel[i]), float(tau[i]), 1
-        quat = d.qpos[3:7]
+        quat = d.xquat[imu_body].copy()
         imu = state.imu_state
         imu.quaternion = [float(v) for v in quat]
-        imu.gyroscope = [float(v) for v in d.qvel[3:6]]
-        v = d.qvel[0:3].copy()
-        a_w = (v - v_prev) / PHYSICS_DT + np.array([0.0, 0.0, 9.81]) if t_run else np.array([0.0, 0.0, 9.81])
+        imu.gyroscope = [float(v) for v in plant.read_imu().ang_vel_b]
+        v = d.qvel[0:3].copy() if plant.floating else np.zeros(3)
+        a_w = (v - v_prev) / dt + np.array([0.0, 0.0, 9.81]) if t_run else np.array([0.0, 0.0, 9.81])
         v_prev = v
         rot = np.empty(9)
         mujoco.mju_quat2Mat(rot, quat)
@@ -135,12 +183,14 @@ def run(args: argparse.Namespace) -> dict:
         state.tick = tick & 0xFFFFFFFF
         state.crc = crc.Crc(state)
         pub.Write(state)
-        if t_run is not None and args.duration_s > 0 and t_run >= args.duration_s:
+        if t_run is not None and args.duration_s > 0 and t_run >= args.duration_s - 1e-9:
             break
-        deadline += PHYSICS_DT
-        wait = deadline - time.perf_counter()
-        if wait > 0:
-            time.sleep(wait)
+        if args.lockstep and t_run is not None:
+            continue
+        deadline += dt
+        # sleep even when late (0 s): it releases the GIL, so the DDS reader thread takes a command now rather than
+        # after Python's 5 ms switch interval (a simulator behind real time would otherwise read commands late)
+        time.sleep(max(deadline - time.perf_counter(), 0.0))
     last = latest.get("cmd")
     gains = [(last.motor_cmd[s].kp, last.motor_cmd[s].kd) for s in slots] if last is not None else [(0.0, 0.0)]
     result = {**counts, "ticks": tick, "sim_time_s": t_run or 0.0, "fell_at_s": fell_at,
@@ -148,39 +198,8 @@ def run(args: argparse.Namespace) -> dict:
     print(f"[g1_dds_sim] done: {json.dumps(result)}", flush=True)
     if args.report:
         Path(args.report).write_text(json.dumps(result))
+    if args.timing_log:
+        a = np.array(applied, dtype=float).reshape(-1, 4)
+        np.savez(args.timing_log, seq=a[:, 0].astype(np.int64), received_s=a[:, 1], tick=a[:, 2].astype(np.int64),
+                 applied_s=a[:, 3])  # fmt: skip
     return result
-
-
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m realgap.envs.deploy.drivers.g1_dds_sim", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    p.add_argument("--policy", required=True, help="export folder: its MJCF, drives and start pose are simulated")
-    p.add_argument("--domain", type=int, default=1, help="DDS domain id (default 1; a real G1 uses 0)")
-    p.add_argument("--interface", default="lo", help="network interface (default lo: loopback)")
-    p.add_argument("--push_mps", default="0,0", help="push magnitude range LO,HI, m/s (default 0,0: none)")
-    p.add_argument("--push_interval_s", default="3,5", help="time between pushes LO,HI, s")
-    p.add_argument(
-        "--settle_s",
-        type=float,
-        default=1.0,
-        help="pushes start this long after the first command, s (the driver's soft start; default 1)",
-    )
-    p.add_argument("--seed", type=int, default=0, help="seed of the push schedule")
-    p.add_argument("--duration_s", type=float, default=0.0, help="stop after this simulated time, s (0: run on)")
-    p.add_argument("--report", default=None, help="write counts, fall time, last command gains as JSON")
-    args = p.parse_args(argv)
-    times = np.array([args.duration_s, args.settle_s])
-    if not (np.isfinite(times).all() and (times >= 0).all()) or not 0 <= args.domain <= 232:
-        raise ValueError("--duration_s and --settle_s must be finite and >= 0, --domain in 0..232")
-    run(args)
-    return 0
-
-
-if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except (ValueError, FileNotFoundError, ModuleNotFoundError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        sys.exit(2)
-    except KeyboardInterrupt:
-        sys.exit(130)

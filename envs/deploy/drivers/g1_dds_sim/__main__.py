@@ -1,0 +1,62 @@
+"""``python -m realgap.envs.deploy.drivers.g1_dds_sim``: the command line of the headless G1 DDS simulator
+(:mod:`realgap.envs.deploy.drivers.g1_dds_sim`); ``--hidden_seed`` builds identification's hidden robot here."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import numpy as np
+
+from realgap.envs.deploy.drivers import g1_dds_sim
+from realgap.envs.deploy.drivers.g1_dds_sim import run
+from realgap.envs.format.metadata import PolicyMetadata
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m realgap.envs.deploy.drivers.g1_dds_sim", description=g1_dds_sim.__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    p.add_argument("--policy", required=True, help="export folder: its MJCF, drives and start pose are simulated")
+    p.add_argument("--domain", type=int, default=1, help="DDS domain id (default 1; a real G1 uses 0)")
+    p.add_argument("--interface", default="lo", help="network interface (default lo: loopback)")
+    p.add_argument("--push_mps", default="0,0", help="push magnitude range LO,HI, m/s (default 0,0: none)")
+    p.add_argument("--push_interval_s", default="3,5", help="time between pushes LO,HI, s")
+    p.add_argument(
+        "--settle_s",
+        type=float,
+        default=1.0,
+        help="pushes start this long after the first command, s (the driver's soft start; default 1)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the push schedule")
+    p.add_argument("--duration_s", type=float, default=0.0, help="stop after this simulated time, s (0: run on)")
+    p.add_argument("--report", default=None, help="write counts, fall time, last command gains as JSON")
+    p.add_argument("--hidden_seed", type=int, default=None, help="simulate the hidden robot of this seed (welded)")
+    p.add_argument("--hidden_drives", default="default", help="--hidden_seed: drive family (default, worn)")
+    p.add_argument("--hang_m", type=float, default=0.5, help="--hidden_seed: base welded this far above the start, m")
+    p.add_argument("--lockstep", action="store_true", help="step once per new command (see above)")
+    p.add_argument("--lockstep_wait_s", type=float, default=0.5, help="--lockstep: longest wait for a command, s")
+    p.add_argument("--timing_log", default=None, help="write per-command receive/apply times and ticks (.npz)")
+    args = p.parse_args(argv)
+    times = np.array([args.duration_s, args.settle_s, args.hang_m, args.lockstep_wait_s])
+    if not (np.isfinite(times).all() and (times >= 0).all()) or not 0 <= args.domain <= 232:
+        raise ValueError("--duration_s, --settle_s, --hang_m, --lockstep_wait_s must be finite and >= 0, --domain in "
+                         "0..232")  # fmt: skip
+    make_hidden = None
+    if args.hidden_seed is not None:
+        from realgap.envs.sim2sim.hidden_robot import HiddenRobot
+
+        def make_hidden(meta: PolicyMetadata) -> HiddenRobot:
+            return HiddenRobot(meta, args.hidden_seed, fixed_base=True, hang_m=args.hang_m, drives=args.hidden_drives)
+
+    run(args, make_hidden)
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except (ValueError, FileNotFoundError, ModuleNotFoundError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        sys.exit(130)
