@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -128,11 +129,11 @@ def test_a_failed_checkpoint_write_names_the_last_good_one_and_leaves_no_orphan(
 def test_deterministic_is_a_recorded_flag(monkeypatch):
     from realgap.envs.sim.physics import DETERMINISTIC_ENV, deterministic_requested
 
-    monkeypatch.delenv(DETERMINISTIC_ENV, raising=False)
+    monkeypatch.setenv(DETERMINISTIC_ENV, "0")  # "0": not requested; teardown restores the variable as it was
     args = flags()
     assert restore_flags(args, dict(RECORD, deterministic=True)) == ["--deterministic restored from the run's record"]
     assert args.deterministic is True and deterministic_requested()  # reaches the env config and child processes
-    monkeypatch.delenv(DETERMINISTIC_ENV)
+    os.environ[DETERMINISTIC_ENV] = "0"  # restore_flags wrote "1" itself: monkeypatch undoes only its own writes
     with pytest.raises(ValueError, match="--deterministic cannot change a resumed run, which was trained without it"):
         restore_flags(flags(deterministic=True), dict(RECORD, deterministic=False))
     args = flags()
