@@ -21,10 +21,11 @@ pose (identification: ``--robot unitree_g1 --excite``). Its physics step is the 
 ``tick`` is 5 ms: run the driver with ``--tick_period_s 0.005``. ``tau_est`` is the torque its drives applied. Hidden
 drives take position commands (``MotorCmd_.tau`` is ignored; the driver sends 0); pushes need the free base.
 
-``--lockstep`` steps once per new command (waiting up to ``--lockstep_wait_s`` for it, then stepping with the one it
-holds, as a drive does) instead of on the wall clock, and ends 1 s (wall) after the last command: the robot's clock
-follows the controller, so a log over DDS has the drives' delay and nothing of the machine's scheduling (why: a loaded
-machine otherwise adds a varying tick of bridge latency, which identification would fold into the delay).
+``--lockstep`` steps once per new command instead of on the wall clock (never on a held one: a wait longer than
+``--lockstep_wait_s`` is counted in ``lockstep_stalls`` and waited out), and ends 1 s (wall) after the last command:
+the robot's clock follows the controller, so a log over DDS has the drives' delay and nothing of the machine's
+scheduling (why: a loaded machine otherwise adds a varying tick of bridge latency, which identification would fold
+into the delay).
 
 ``--timing_log FILE`` (npz) records, per applied command, its sequence number (``LowCmd_.reserve[0]``), the receive
 time, the ``tick`` of the first LowState that reflects it and the time it was applied, all on ``CLOCK_MONOTONIC``
@@ -97,7 +98,7 @@ def run(args: argparse.Namespace, make_hidden: Callable | None = None) -> dict:
     pushes = list(schedules(1, horizon, push_mps, interval, args.seed)[0]) if push_mps[1] > 0 else []
     crc = CRC()
     latest: dict = {}
-    counts = {"commands": 0, "crc_failures": 0, "pushes": 0}
+    counts = {"commands": 0, "crc_failures": 0, "pushes": 0, "lockstep_stalls": 0}
     new_cmd = threading.Event()
     applied: list[tuple[int, float, int, float]] = []  # (seq, received s, tick reflecting it, applied s)
 
@@ -128,9 +129,13 @@ def run(args: argparse.Namespace, make_hidden: Callable | None = None) -> dict:
           f"{', lockstep' if args.lockstep else ''}, {len(pushes)} pushes scheduled", flush=True)  # fmt: skip
     deadline = time.perf_counter()
     while True:
-        if args.lockstep and t_run is not None:
-            if not new_cmd.wait(args.lockstep_wait_s) and time.monotonic() - latest["t"] > 1.0:
+        if args.lockstep and t_run is not None and not new_cmd.wait(args.lockstep_wait_s):
+            if time.monotonic() - latest["t"] > 1.0:
                 break  # the controller is gone
+            # the robot's clock waits for the controller: a step on the held command would put a physics step into
+            # the log that no logged command matches (a stalled process on a loaded machine is not the drives' delay)
+            counts["lockstep_stalls"] += 1
+            continue
         new_cmd.clear()
         cmd = latest.get("cmd")
         if cmd is not None:
