@@ -42,6 +42,22 @@ def build_env(task: str, num_envs: int = 4, seed: int = 0, prepare: Callable[[An
 
 
 @pytest.fixture
+def bridge_lock() -> Iterator[None]:
+    """Run the two-process robot-bridge tests (DDS, libfranka) one at a time across pytest-xdist workers: their
+    simulators pace against the wall clock, and two bridges at once on two cores corrupted an identification log
+    (knee kp 178 instead of 228) that each bridge alone records right."""
+    import fcntl
+    import tempfile
+
+    with open(os.path.join(tempfile.gettempdir(), "realgap-robot-bridge-tests.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+@pytest.fixture
 def env_builder():
     """The :func:`build_env` context manager, for sim tests."""
     return build_env

@@ -21,7 +21,7 @@ import pytest
 
 pytest.importorskip("franky", reason="needs the franka extra: pip install '.[deploy,franka]'")
 pytest.importorskip("franky_sim", reason="needs the franka extra: pip install '.[deploy,franka]'")
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("bridge_lock")]  # one bridge at a time
 POLICY = "configs/policies/grasp_franka"
 ROOT = Path(__file__).resolve().parents[2]
 HOST = "127.0.0.1"

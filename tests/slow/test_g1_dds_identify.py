@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 pytest.importorskip("unitree_sdk2py", reason="needs the unitree extra: pip install '.[deploy,unitree]'")
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("bridge_lock")]  # one bridge at a time
 POLICY = "configs/policies/balance_g1"
 ROOT = Path(__file__).resolve().parents[2]
 SEED, JOINTS = 3, ("left_knee_joint", "right_wrist_pitch_joint")
