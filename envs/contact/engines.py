@@ -4,7 +4,7 @@ engine every task trains in) and by MuJoCo C, under the solver options the tasks
 Both engines get one scene (:func:`realgap.envs.contact.drop.scene_xml`), one step and one set of solver options
 (:data:`TRAINING_SOLVER`, those of :func:`realgap.envs.sim.physics.newton_physics`), so a difference is the engine's.
 The contact parameters the training engine actually holds are read back from its MuJoCo model
-(:func:`engine_contact`), not assumed from the MJCF. Newton's normal force is the body's momentum balance,
+(each row's ``newton_model``), not assumed from the MJCF. Newton's normal force is the body's momentum balance,
 ``F = m (Δv_n / dt + g cos θ)``: exact for a single free body whose only other force is gravity.
 """
 
@@ -68,11 +68,9 @@ def _newton_solver(p: ContactParams, spec: drop.DropSpec) -> tuple[Any, Any]:
     return model, newton.solvers.SolverMuJoCo(model, solver="newton", **TRAINING_SOLVER)
 
 
-def engine_contact(p: ContactParams, spec: drop.DropSpec) -> dict[str, Any]:
+def _contact_of(m: Any) -> dict[str, Any]:
     """What Newton hands MuJoCo-Warp for the plane and the body's geom (solref, solimp, friction, condim, margin, gap,
-    priority) and the solver options, read from the engine's own model."""
-    _, solver = _newton_solver(p, spec)
-    m = solver.mj_model
+    priority) and the solver options, read from the engine's own model ``m``."""
     geoms = {}
     for g in range(m.ngeom):
         geoms["plane" if m.geom_type[g] == 0 else "body"] = {
@@ -91,6 +89,11 @@ def engine_contact(p: ContactParams, spec: drop.DropSpec) -> dict[str, Any]:
 
 def run_newton(p: ContactParams, spec: drop.DropSpec) -> drop.DropLog:
     """The drop in Newton (MuJoCo-Warp on the CPU), logged as :func:`realgap.envs.contact.drop.run` logs MuJoCo C."""
+    return _run_newton(p, spec)[0]
+
+
+def _run_newton(p: ContactParams, spec: drop.DropSpec) -> tuple[drop.DropLog, dict[str, Any]]:
+    """:func:`run_newton`'s log and the contact parameters of the same engine model (one build)."""
     model, solver = _newton_solver(p, spec)
     s0, s1, control = model.state(), model.state(), model.control()
     n = int(round(spec.duration / p.timestep))
@@ -108,7 +111,7 @@ def run_newton(p: ContactParams, spec: drop.DropSpec) -> drop.DropLog:
         it[i], t[i] = int(solver.mjw_data.solver_niter.numpy()[0]), (i + 1) * p.timestep
     # free fall: float32 round-off of Δv/dt (~1e-4 N per kg at 1 ms), not contact
     fz[fz < 1e-3 * spec.mass * 9.81] = 0.0
-    return drop.DropLog(t, z, vz, fz, it, x)
+    return drop.DropLog(t, z, vz, fz, it, x), _contact_of(solver.mj_model)
 
 
 def _figures(log: drop.DropLog, spec: drop.DropSpec) -> dict[str, float]:
@@ -127,10 +130,11 @@ def compare(cases: list[tuple[str, ContactParams, drop.DropSpec]]) -> list[dict[
     contact parameters read back."""
     rows = []
     for name, p, spec in cases:
-        mj, nw = _figures(run_mujoco(p, spec), spec), _figures(run_newton(p, spec), spec)
+        newton_log, newton_model = _run_newton(p, spec)
+        mj, nw = _figures(run_mujoco(p, spec), spec), _figures(newton_log, spec)
         checks = {k: agree(mj[k], nw[k], *tol) for k, tol in TOLERANCES.items()}
         rows.append({"case": name, "contact": p.to_dict(), "drop": spec.__dict__, "mujoco_c": mj, "newton": nw,
-                     "agree": checks, "newton_model": engine_contact(p, spec)})  # fmt: skip
+                     "agree": checks, "newton_model": newton_model})  # fmt: skip
     return rows
 
 
