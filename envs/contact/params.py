@@ -13,6 +13,10 @@ from typing import Any
 
 CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs" / "contact"
 
+DOMINANT_SOLMIX = 1e9
+"""``solmix`` that makes a geom's mixing weight 1.0 in float32 against a partner of equal priority and solmix ≤ 1:
+its solref and solimp become the pair's (MuJoCo mixes them by solmix₁ / (solmix₁ + solmix₂))."""
+
 
 class ContactParamsError(ValueError):
     """A contact parameter MuJoCo would reject or the physics step cannot resolve."""

@@ -1,4 +1,5 @@
-"""Isaac Lab event terms that randomize contacts and initial placement: collider friction and size, object pose.
+"""Isaac Lab event terms that randomize contacts and initial placement: collider friction and size, object pose;
+the per-world contact solref writer (:class:`ColliderSolref`) they and the robustness sweeps share.
 
 Glue only, like :mod:`realgap.envs.dr.events` (explicit generators, nominal read once, batched writes). Newton keeps
 one friction coefficient μ and one scale per collider *per world*, and the MuJoCo-Warp solver copies both into its
@@ -27,6 +28,7 @@ from isaaclab.managers import ManagerTermBase, SceneEntityCfg
 from isaaclab.utils import math as math_utils
 from newton import GeoType, ModelFlags, ShapeFlags
 
+from realgap.envs.contact.params import DOMINANT_SOLMIX
 from realgap.envs.dr.events import draw_columns, env_ids_tensor, group_bounds, term_generator, torch_stream_order
 from realgap.envs.dr.inertia_sampling import validate_range
 from realgap.envs.dr.sampling import check_disjoint, resolve_names, uniform
@@ -38,6 +40,8 @@ if TYPE_CHECKING:
 SCALABLE = (GeoType.SPHERE, GeoType.CAPSULE, GeoType.CYLINDER, GeoType.BOX, GeoType.ELLIPSOID)
 """Collider types whose size is a per-world parameter of MuJoCo-Warp."""
 _MJ_PRIMITIVES = (2, 3, 4, 5, 6)  # mjtGeom sphere, capsule, ellipsoid, cylinder, box
+SOLREF_MODE_RAW = 1
+"""Newton's ``mujoco.solref_mode`` whose ``mujoco.solref`` goes to MuJoCo as written (its SOLREF_MODE_RAW)."""
 
 
 def _body_colliders(asset: Any, body_ids: Sequence[int]) -> list[list[int]]:
@@ -127,6 +131,65 @@ class randomize_contact_friction(_ColliderTerm):
             self.mu[ids[:, None], self.cols] = mu[:, self.slot]
         env.sim.physics_manager.add_model_change(ModelFlags.SHAPE_PROPERTIES)
         self.last = (ids, mu)
+
+
+class ColliderSolref:
+    """Per-world contact solref ``(timeconst, dampratio)`` of some colliders of an asset, written into Newton's MuJoCo
+    shape attributes (``mujoco.solref``, read by MuJoCo-Warp at a shape-property update, per world).
+
+    The written value is the *pair's* value against every partner: MuJoCo takes a pair's solref from the geom of higher
+    ``priority``, and mixes geoms of equal priority by ``solmix``; a written collider gets :data:`DOMINANT_SOLMIX`, so
+    against equal-priority partners (the Panda's pads on the object) its solref -- and its solimp -- are the pair's, and
+    a model where any geom outranks the colliders is refused. Envs whose value equals the nominal keep the task's
+    solref and solmix untouched.
+
+    Args:
+        env: The env (its Newton model holds the attributes).
+        asset: The articulation or rigid object.
+        cols: The colliders, as columns of the asset view's shape axis (:func:`_body_colliders`).
+        where: Name for error messages.
+
+    Raises:
+        ValueError: A collider whose solref is not in MuJoCo's raw form (Newton derives it from ke/kd then), or a geom
+            of higher priority than the colliders (its solref would be the pair's).
+    """
+
+    def __init__(self, env: ManagerBasedEnv, asset: Any, cols: torch.Tensor, where: str):
+        model = env.sim.physics_manager.get_model()
+        view = asset._root_view
+        column = cols.tolist()
+        mode = view.get_attribute("mujoco.solref_mode", model)[:, 0].numpy()[0]
+        if derived := [c for c in column if int(mode[c]) != SOLREF_MODE_RAW]:
+            raise ValueError(f"{where}: colliders {derived} take their solref from Newton's ke/kd, not a raw MuJoCo "
+                             "solref: the contact solref cannot be set per world for them")  # fmt: skip
+        priority = view.get_attribute("mujoco.geom_priority", model)[:, 0].numpy()[0]
+        ours, top = min(int(priority[c]) for c in column), int(model.mujoco.geom_priority.numpy().max())
+        if top > ours:
+            raise ValueError(f"{where}: a geom of priority {top} outranks the colliders' {ours}: its solref, not "
+                             "theirs, would be the pair's")  # fmt: skip
+        self.env, self.cols = env, cols
+        self.solref = wp.to_torch(view.get_attribute("mujoco.solref", model)[:, 0])  # (E, S, 2) view
+        self.solmix = wp.to_torch(view.get_attribute("mujoco.geom_solmix", model)[:, 0])  # (E, S) view
+        self.nominal = self.solref[:, cols].clone()
+        self.nominal_solmix = self.solmix[:, cols].clone()
+
+    def nominal_mean(self) -> tuple[float, float]:
+        """The colliders' nominal ``(timeconst, dampratio)``, averaged over colliders and envs."""
+        mean = self.nominal.double().mean(dim=(0, 1))
+        return float(mean[0]), float(mean[1])
+
+    def write(self, ids: torch.Tensor, timeconst: torch.Tensor, dampratio: torch.Tensor) -> None:
+        """Give envs ``ids`` the solref ``(timeconst[i], dampratio[i])`` (each ``(n,)``); where both equal the nominal
+        mean the env keeps the task's own solref and solmix."""
+        tc_nom, dr_nom = self.nominal_mean()
+        keep = torch.isclose(timeconst, torch.full_like(timeconst, tc_nom), rtol=1e-6, atol=0.0)  # float32 values
+        keep &= torch.isclose(dampratio, torch.full_like(dampratio, dr_nom), rtol=1e-6, atol=0.0)
+        value = torch.stack([timeconst, dampratio], dim=-1)[:, None, :].expand(-1, len(self.cols), 2)
+        rows = ids[:, None]
+        with torch_stream_order(self.env.device):  # a torch write into Newton's arrays: ordered like every DR writer
+            self.solref[rows, self.cols] = torch.where(keep[:, None, None], self.nominal[ids], value)
+            self.solmix[rows, self.cols] = torch.where(keep[:, None], self.nominal_solmix[ids], DOMINANT_SOLMIX)
+        self.env.sim.physics_manager.add_model_change(ModelFlags.SHAPE_PROPERTIES)
 
 
 class randomize_contact_geometry(_ColliderTerm):

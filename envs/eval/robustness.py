@@ -21,7 +21,8 @@ What each factor writes (per env; ``s`` = the factor's value):
   joint), available where joints are built compliant (:func:`prepare_compliant` builds the robot's stand-in);
 - solver: ``joint_friction_scale`` (frictionloss and damping × s), ``contact_friction`` (μ of the contact bodies'
   colliders; MuJoCo uses it against the ground where those colliders have the higher priority, as the G1's foot
-  spheres do);
+  spheres do), ``contact_timeconst_s`` / ``contact_dampratio`` (their solref, the pair's value:
+  :class:`~realgap.envs.dr.contact.ColliderSolref`);
 - events: ``push_mps`` (every push's magnitude), ``object_mass_scale`` (re-applied after the task's object reset).
 """
 
@@ -38,7 +39,7 @@ from newton import ModelFlags
 
 from realgap.actuators.delay import CommandDelay, latency_range_to_steps, latency_to_steps_batch
 from realgap.envs.dr.apply import asset_names, build_compliant, realgap_actuator_cfgs
-from realgap.envs.dr.contact import _body_colliders
+from realgap.envs.dr.contact import ColliderSolref, _body_colliders
 from realgap.envs.dr.events import realgap_actuators, solver_update, torch_stream_order
 from realgap.envs.dr.inertia import BodyInertia
 from realgap.envs.dr.inertia_sampling import (
@@ -167,6 +168,7 @@ class pin_sweep_point(ManagerTermBase):
         contact = resolve_names(self.targets.contact_bodies, names, "robustness contact bodies", "body")
         self.contact_shapes = torch.tensor([s for group in _body_colliders(self.robot, contact) for s in group],
                                            dtype=torch.long, device=env.device)  # fmt: skip
+        self.solref = ColliderSolref(env, self.robot, self.contact_shapes, "robustness contact bodies")
         model = env.sim.physics_manager.get_model()
         self.mu = wp.to_torch(self.robot._root_view.get_attribute("shape_material_mu", model)[:, 0])  # (E, S) view
         self._task_mu: torch.Tensor | None = None  # read after the startup events (the task may randomize μ there)
@@ -195,6 +197,7 @@ class pin_sweep_point(ManagerTermBase):
         """Nominal value of every factor this task supports (``push_mps`` only with a push term, ...)."""
         out = {name: f.nominal for name, f in FACTORS.items() if f.nominal is not None and not f.needs}
         out["contact_friction"] = round(float(self.task_mu().mean()), 3)
+        out["contact_timeconst_s"], out["contact_dampratio"] = (round(x, 6) for x in self.solref.nominal_mean())
         if self.task_delay_range_s is not None:  # one command bus: its mean latency (rounded to physics steps)
             out["command_delay_s"] = round(sum(self.task_delay_range_s) / 2.0, 6)
         if self.push is not None:
@@ -335,6 +338,8 @@ class pin_sweep_point(ManagerTermBase):
                 (value - nominal).abs() < 1e-9, task_mu, value.expand_as(task_mu)
             )
         self._env.sim.physics_manager.add_model_change(ModelFlags.SHAPE_PROPERTIES)
+        ids, v = torch.arange(self.num_envs, device=self.device), self.values
+        self.solref.write(ids, v["contact_timeconst_s"], v["contact_dampratio"])
 
     def _plan_delay(self) -> None:
         """What every reset of this batch needs, read on the host once per batch (not at each reset): each env's

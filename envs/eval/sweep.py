@@ -22,6 +22,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from realgap.envs.eval.sweep_defaults import DEFAULT_VALUES  # noqa: F401  (part of this module's interface)
 from realgap.envs.eval.sweep_stats import (  # noqa: F401  (part of this module's interface)
     Episode,
     finite_or_none,
@@ -58,6 +59,8 @@ class Factor:
         inf_ok: ``inf`` is admissible too: the stage it sets is off (ideal current loop, no speed cut-off).
         below_nyquist: The value is a corner frequency: it must also stay below the Nyquist rate ``1/(2·dt)`` of the
             physics step ``dt`` it is filtered at (checked where ``dt`` is known, see :meth:`check`).
+        min_physics_steps: The value is a time constant the physics step must resolve: at least this many steps
+            ``dt`` (MuJoCo silently clamps a contact time constant below ``2·dt`` up to it; refused here instead).
     """
 
     name: str
@@ -69,6 +72,7 @@ class Factor:
     needs: str = ""
     inf_ok: bool = False
     below_nyquist: bool = False
+    min_physics_steps: float = 0.0
 
     def check(self, value: float, physics_dt: float | None = None) -> float:
         """``value`` as a float, or a ``ValueError`` naming the factor and its admissible range (with ``physics_dt``,
@@ -81,6 +85,11 @@ class Factor:
         if self.below_nyquist and physics_dt is not None and not inf and v >= 0.5 / physics_dt:
             raise ValueError(f"factor {self.name}: value {value!r} {self.unit} is not below the Nyquist rate "
                              f"1/(2·dt) = {0.5 / physics_dt:g} Hz of the physics step {physics_dt:g} s")  # fmt: skip
+        shortest = self.min_physics_steps * (physics_dt or 0.0)
+        if v < shortest * (1.0 - 1e-6):  # float32 values: 0.01 arrives as 0.0099999998
+            raise ValueError(f"factor {self.name}: value {value!r} {self.unit} is shorter than "
+                             f"{self.min_physics_steps:g} physics steps ({shortest:g} s at dt = {physics_dt:g} s): "
+                             "MuJoCo would clamp it up, so the point would not be the one asked for")  # fmt: skip
         return v
 
 
@@ -116,6 +125,24 @@ FACTORS: dict[str, Factor] = {
         Factor(
             "contact_friction", "", "Coulomb μ of the contact bodies' colliders (G1: feet, Panda: finger pads)", None
         ),  # fmt: skip
+        Factor(
+            "contact_timeconst_s",
+            "s",
+            "contact stiffness as MuJoCo's solref time constant of the contact bodies' colliders (smaller: stiffer; "
+            "the pair's value against the ground / the object, see envs/dr/contact.py ColliderSolref)",
+            None,
+            1e-4,
+            1.0,
+            min_physics_steps=2.0,
+        ),
+        Factor(
+            "contact_dampratio",
+            "",
+            "contact damping as MuJoCo's solref damping ratio of the same colliders (1: critical, < 1 rebounds)",
+            None,
+            1e-3,
+            10.0,
+        ),
         Factor(
             "torque_filter_hz",
             "Hz",
@@ -166,51 +193,6 @@ FACTORS: dict[str, Factor] = {
 
 NOT_SWEEPABLE: dict[str, str] = {}
 """Physical quantities the actuator chain models but a sweep cannot vary yet, with the reason."""
-
-DEFAULT_VALUES: dict[str, dict[str, tuple[float, ...]]] = {
-    # G1 (33 kg): payload up to 30 % of its mass; CoM ±5 cm on the 7.8 kg torso; delay up to one policy step (20 ms).
-    "g1": {
-        "payload_kg": (0.0, 5.0, 10.0),
-        "link_mass_scale": (0.8, 1.0, 1.2),
-        "com_shift_m": (-0.05, 0.0, 0.05),
-        "inertia_scale": (0.5, 1.0, 2.0),
-        "command_delay_s": (0.0, 0.005, 0.01, 0.02),
-        "pd_gain_scale": (0.5, 0.75, 1.0, 1.1),  # > 1.1: the free ankle's explicit-PD margin passes 1
-        "torque_limit_scale": (0.25, 0.5, 1.0),
-        "joint_friction_scale": (0.0, 1.0, 3.0),
-        "contact_friction": (0.2, 0.4, 0.6, 1.0),
-        "push_mps": (0.0, 0.2, 0.4, 0.6),  # the task pushes U(0.2, 0.4): standing balance's limit, then beyond
-        # current loops run at kHz: how slow a loop does the policy tolerate (5 Hz: τ = 32 ms)? The G1's torque-speed
-        # line reaches zero at the velocity limit, so a speed limit at 1 x changes nothing; lower ones cut.
-        "torque_filter_hz": (5.0, 10.0, 20.0, 50.0),
-        "speed_limit_scale": (0.25, 0.5, 1.0),
-        # planetary lost motion is 0.0015-0.005 rad (b, half the play); 0.01 rad is a worn gearbox. Stiffness around
-        # the 1200 N·m/rad stand-in (envs/robots/g1.py), from a soft series-elastic joint (300 N·m/rad) up to 8x
-        # (9600 N·m/rad, the low end of planetary gearboxes of this class); stable at any stiffness there.
-        "backlash_rad": (0.0, 0.002, 0.005, 0.01),
-        "transmission_stiffness_scale": (0.25, 0.5, 1.0, 2.0, 8.0),
-    },
-    # Panda grasp: wrist payload up to 1 kg (a camera is 0.1-0.25 kg); the object ×0.5-3.
-    "panda": {
-        "payload_kg": (0.0, 0.25, 0.5, 1.0),
-        "link_mass_scale": (0.9, 1.0, 1.1),
-        "com_shift_m": (-0.02, 0.0, 0.02),
-        "inertia_scale": (0.5, 1.0, 2.0),
-        "object_mass_scale": (0.5, 1.0, 2.0, 3.0),
-        "command_delay_s": (0.0, 0.005, 0.02),
-        "pd_gain_scale": (0.5, 0.75, 1.0),
-        "torque_limit_scale": (0.5, 0.75, 1.0),
-        "joint_friction_scale": (0.0, 1.0, 3.0),
-        "contact_friction": (0.3, 0.5, 0.8, 1.0),
-        "torque_filter_hz": (5.0, 10.0, 20.0, 50.0),
-        "speed_limit_scale": (0.25, 0.5, 1.0),
-        # the wrist stand-in (envs/robots/panda.py, 600 N·m/rad): harmonic drives have next to no lost motion, so
-        # 0.005-0.01 rad is a damaged or a cheap cycloidal/planetary wrist; stiffness up to the 5 ms step's 1.55x
-        "backlash_rad": (0.0, 0.002, 0.005, 0.01),
-        "transmission_stiffness_scale": (0.25, 0.5, 1.0, 1.5),
-    },
-}
-"""Default sweep values per robot (the nominal value is added when missing)."""
 
 
 def parse_values(specs: Sequence[str], physics_dt: float | None = None) -> dict[str, tuple[float, ...]]:

@@ -98,3 +98,36 @@ def test_unsupported_factor_is_rejected(env):
 
     with pytest.raises(ValueError, match="object_mass_scale"):
         pin_term(env).set_values({"object_mass_scale": torch.ones(4)})
+
+
+def test_contact_solref_reaches_the_solver_per_world(env):
+    """Each env's foot-ground contacts carry its own solref in MuJoCo-Warp's contact list, and a softer contact sinks
+    the standing robot deeper (the soft-constraint model: steady penetration grows with the time constant)."""
+    import numpy as np
+
+    from realgap.envs.eval.robustness import pin_term
+
+    term = pin_term(env)
+    nominal = term.nominal_values()
+    assert (nominal["contact_timeconst_s"], nominal["contact_dampratio"]) == (pytest.approx(0.02), pytest.approx(1.0))
+    ones = torch.ones(4)
+    timeconst, dampratio = torch.tensor([0.02, 0.01, 0.08, 0.02]), torch.tensor([1.0, 1.0, 1.0, 0.25])
+    term.set_values({"contact_timeconst_s": timeconst, "contact_dampratio": dampratio, "push_mps": 0.0 * ones})
+    env.reset()
+    action = torch.zeros(env.action_space.shape)
+    for _ in range(25):  # 0.5 s standing: the feet settle into the ground
+        env.step(action)
+    data = env.sim.physics_manager._solver.mjw_data
+    n = int(data.nacon.numpy()[0])
+    world = data.contact.worldid.numpy()[:n]
+    solref = data.contact.solref.numpy()[:n]
+    depth = -data.contact.dist.numpy()[:n]
+    for w in range(4):
+        rows = world == w
+        assert rows.sum() >= 2, f"world {w}: the feet are not on the ground"
+        want = np.tile([float(timeconst[w]), float(dampratio[w])], (int(rows.sum()), 1))
+        np.testing.assert_allclose(solref[rows], want, rtol=1e-6, err_msg=f"world {w}")
+    deepest = [float(depth[world == w].max()) for w in range(4)]
+    assert deepest[1] < deepest[0] < deepest[2], deepest  # stiff (10 ms) < nominal (20 ms) < soft (80 ms)
+    with pytest.raises(ValueError, match="physics steps"):  # 5 ms < 2 steps of 5 ms: MuJoCo would clamp it
+        term.set_values({"contact_timeconst_s": torch.tensor([0.005, 0.02, 0.02, 0.02])})

@@ -178,3 +178,27 @@ def test_passive_g1_drop():
     log = drop.run_g1(load("g1_ground")["foot_ground"], 0.02, 0.4)
     m = drop.measure(log, drop.DropSpec(mass=0.0))
     assert 1e-4 < m["max_penetration"] < 0.02 and m["peak_force"] > 35 * 9.81 * 0.5  # G1 ~35 kg
+
+
+def test_dominant_solmix_makes_a_geoms_solref_the_pairs():
+    """The rule the per-world contact sweep relies on (envs/dr/contact.py ColliderSolref): between geoms of equal
+    priority MuJoCo mixes solref by solmix, and DOMINANT_SOLMIX gives one geom the whole pair (float32 too)."""
+    import mujoco
+
+    from realgap.envs.contact.params import DOMINANT_SOLMIX
+
+    def pair_solref(solmix: float) -> np.ndarray:
+        xml = f"""<mujoco><worldbody>
+          <geom type="plane" size="1 1 0.1" solref="0.02 1" solmix="1"/>
+          <body pos="0 0 0.049"><freejoint/>
+            <geom type="box" size="0.05 0.05 0.05" solref="0.08 0.25" solmix="{solmix:g}"/></body>
+        </worldbody></mujoco>"""
+        m = mujoco.MjModel.from_xml_string(xml)
+        d = mujoco.MjData(m)
+        mujoco.mj_forward(m, d)
+        assert d.ncon > 0
+        return d.contact.solref[: d.ncon]
+
+    assert np.allclose(pair_solref(1.0), [0.05, 0.625])  # equal weights: the mean of the two
+    assert np.allclose(pair_solref(DOMINANT_SOLMIX), [0.08, 0.25], rtol=1e-7)
+    assert np.float32(DOMINANT_SOLMIX) / (np.float32(DOMINANT_SOLMIX) + np.float32(1.0)) == np.float32(1.0)
