@@ -11,6 +11,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from realgap.envs.format.contacts import contact_problems
+
 CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs" / "contact"
 
 DOMINANT_SOLMIX = 1e9
@@ -37,7 +39,8 @@ class ContactParams:
         friction: (sliding, torsional, rolling); sliding is unitless, torsional / rolling in m.
         condim: 1, 3, 4 or 6 contact-force dimensions.
         margin: m; distance at which a contact is generated (>= 0).
-        gap: m; part of the margin in which the contact is not active (0 <= gap <= margin).
+        gap: m; >= 0, distance beyond the margin within which contacts are detected but exert no force (MuJoCo
+            >= 3.9).
         priority: the geom with the higher priority sets the pair's parameters (MuJoCo's mixing rule).
         timestep: s; physics step these parameters are validated against (MuJoCo clamps timeconst to >= 2 dt).
     """
@@ -88,34 +91,13 @@ class ContactParams:
 def validate(p: ContactParams) -> None:
     """Raise :class:`ContactParamsError` naming every field outside MuJoCo's accepted range.
 
-    Only the positive (timeconst, dampratio) solref form is modelled; the time constant must be >= 2 * timestep,
-    the smallest response MuJoCo resolves (below it the engine silently clamps, so the file would lie).
+    The rules are :func:`realgap.envs.format.contacts.contact_problems`, the same a run folder's or an export's
+    recorded contacts are checked by on load. Only the positive (timeconst, dampratio) solref form is modelled here;
+    the time constant must be >= 2 * timestep, the smallest response MuJoCo resolves (below it the engine silently
+    clamps, so the file would lie).
     """
-    errs: list[str] = []
-    if not p.timestep > 0:
-        errs.append(f"timestep must be > 0 s, got {p.timestep}")
-    if not p.timeconst > 0:
-        errs.append(f"timeconst must be > 0 s (only the positive solref form is supported), got {p.timeconst}")
-    elif p.timestep > 0 and p.timeconst < 2 * p.timestep - 1e-12:
-        errs.append(f"timeconst {p.timeconst} s < 2 * timestep ({2 * p.timestep:g} s): the step cannot resolve it")
-    if not p.dampratio > 0:
-        errs.append(f"dampratio must be > 0, got {p.dampratio}")
-    for name in ("d0", "dwidth", "midpoint"):
-        v = getattr(p, name)
-        if not 0.0 < v < 1.0:
-            errs.append(f"{name} must be in (0, 1), got {v}")
-    if not p.width > 0:
-        errs.append(f"width must be > 0 m, got {p.width}")
-    if not p.power >= 1:
-        errs.append(f"power must be >= 1, got {p.power}")
-    if len(p.friction) != 3 or any(not f >= 0 for f in p.friction):
-        errs.append(f"friction must be 3 values >= 0 (sliding, torsional, rolling), got {p.friction}")
-    if p.condim not in (1, 3, 4, 6):
-        errs.append(f"condim must be 1, 3, 4 or 6, got {p.condim}")
-    if not p.margin >= 0:
-        errs.append(f"margin must be >= 0 m, got {p.margin}")
-    if not 0 <= p.gap <= p.margin:
-        errs.append(f"gap must be in [0, margin={p.margin}] m, got {p.gap}")
+    errs = contact_problems(p.solref, p.solimp, p.friction, p.condim, p.margin, p.gap, p.timestep,
+                            stiffness_form=False)  # fmt: skip
     if errs:
         raise ContactParamsError("invalid contact parameters: " + "; ".join(errs))
 

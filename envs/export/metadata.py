@@ -26,6 +26,7 @@ from realgap.envs.export.actions import ExportError, action_terms, f32
 from realgap.envs.format.description import HASH_RULE, description_files
 from realgap.envs.format.metadata import ActuatorGroup, ObsTerm, PolicyMetadata, RobotInfo
 from realgap.envs.format.observations import ISAACLAB_OBS_MODULE, TERM_INFO
+from realgap.envs.run.contacts import contact_geoms
 
 __all__ = ["ExportError", "action_terms", "actuator_groups", "check_gains", "observation_terms", "policy_metadata"]
 
@@ -135,33 +136,6 @@ def _version(dist: str) -> str | None:
         return importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:
         return None
-
-
-def contact_geoms(env: Any) -> list[dict[str, Any]]:
-    """The collision geoms of env 0 (and the shared ground) in the live MuJoCo-Warp model, grouped by their contact
-    parameters: what every contact of training was computed from."""
-    from isaaclab_newton.physics import NewtonManager
-
-    m = getattr(NewtonManager._solver, "mj_model", None)
-    if m is None:
-        return []
-    rows: dict[tuple, dict[str, Any]] = {}
-    for g in range(m.ngeom):
-        name = m.geom(g).name or f"geom {g}"
-        if not (m.geom_contype[g] or m.geom_conaffinity[g]) or ("/envs/" in name and "/env_0/" not in name):
-            continue
-        values = {"friction": m.geom_friction[g].round(6).tolist(), "priority": int(m.geom_priority[g]),
-                  "condim": int(m.geom_condim[g]), "solref": m.geom_solref[g].round(6).tolist(),
-                  "solimp": m.geom_solimp[g].round(6).tolist(), "margin_m": round(float(m.geom_margin[g]), 6),
-                  "gap_m": round(float(m.geom_gap[g]), 6)}  # fmt: skip
-        parts = [p for p in name.split("/") if p]  # /World/envs/env_0/Robot/..., /World/ground/...
-        owner = parts[parts.index("env_0") + 1] if "env_0" in parts[:-1] else parts[min(1, len(parts) - 1)]
-        key = (owner,) + tuple(str(v) for v in values.values())
-        row = rows.setdefault(key, {"owner": key[0], **values, "count": 0, "examples": []})
-        row["count"] += 1
-        if len(row["examples"]) < 3:
-            row["examples"].append("/".join(parts[-2:]))  # body / geom
-    return list(rows.values())
 
 
 def simulator_settings(env: Any) -> dict[str, Any]:

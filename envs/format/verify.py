@@ -5,7 +5,8 @@ An export folder is accepted only when (1) ``policy.json`` parses and equals the
 ``policy.onnx`` field for field, (2) the digest written at export (:mod:`realgap.envs.format.integrity`) matches the
 embedded metadata and the ONNX graph (nodes and weights), (3) ``SHA256SUMS``, where present, matches both files,
 (4) the metadata follows the schema and (5) its physical quantities make sense (gains > 0, ordered limits, positive
-torques; rates are checked by :class:`~realgap.envs.rates.RateSpec`). Each refusal names what differs, so an edited,
+torques, recorded contact parameters the engine accepts at the recorded step; rates are checked by
+:class:`~realgap.envs.rates.RateSpec`). Each refusal names what differs, so an edited,
 truncated or mismatched export never moves a robot or counts as evaluated.
 """
 
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from realgap.envs.format.contacts import recorded_contact_problems, solver_step
 from realgap.envs.format.integrity import (
     INTEGRITY_KEY,
     IntegrityError,
@@ -58,7 +60,17 @@ def physical_problems(meta: PolicyMetadata) -> list[str]:
     for joint, lo, hi in zip(meta.joint_names, meta.joint_pos_lower, meta.joint_pos_upper, strict=True):
         if lo is not None and hi is not None and not lo < hi:
             out.append(f"joints.pos_limits of {joint}: lower {lo!r} is not below upper {hi!r}")
-    return out
+    return out + contact_problems_of(meta)
+
+
+def contact_problems_of(meta: PolicyMetadata) -> list[str]:
+    """What in the recorded contact parameters (``simulator.contacts.geoms``) the engine would not simulate as written,
+    by :func:`~realgap.envs.format.contacts.recorded_contact_problems`, with time constants checked against the
+    export's physics step (``rates.sim_dt`` / ``simulator.solver.num_substeps``). An export recorded without contacts
+    (an older one) has nothing to check and passes."""
+    contacts = (meta.simulator or {}).get("contacts") or {}
+    step = solver_step(meta.simulator, meta.rates.sim_dt)
+    return recorded_contact_problems(contacts.get("geoms"), step, "simulator.contacts.geoms")
 
 
 def load_verified(path: str | Path) -> tuple[PolicyMetadata, Path]:

@@ -22,6 +22,7 @@ from realgap.envs.run.run_dir import (
     check_checkpoint,
     latest_checkpoint,
     read_run_json,
+    recorded_contacts,
     recorded_rates,
 )
 
@@ -145,14 +146,16 @@ def prepare_resume(args: argparse.Namespace) -> Resume:
 
     Raises:
         CheckpointError: The run folder, checkpoint or ``params/run.json`` is missing or unreadable, or its recorded
-            rates are invalid or disagree with ``params/env.yaml`` (names the file).
+            rates are invalid or disagree with ``params/env.yaml``, or its recorded contact parameters break a rule
+            (:func:`~realgap.envs.run.run_dir.recorded_contacts`; names the file).
         ValueError: A flag given with another value than the run recorded.
     """
     run_dir, checkpoint, iteration = resume_target(args.resume)
     record = read_run_json(run_dir / "params" / "run.json")
     if "max_iterations" not in record or "save_interval" not in record:  # a run recorded before these flags were
         record = _agent_yaml_settings(run_dir) | record
-    recorded_rates(run_dir, record)  # valid and consistent with the run's resolved config, before anything else
+    spec = recorded_rates(run_dir, record)  # valid and consistent with the run's resolved config, before anything
+    recorded_contacts(run_dir, spec)  # and the contact parameters it started with, as the engine would simulate them
     notes = restore_flags(args, record, iteration + 1)
     return Resume(run_dir, checkpoint, record, notes)
 

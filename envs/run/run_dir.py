@@ -251,10 +251,49 @@ def policy_settings(checkpoint: str | Path) -> PolicySettings:
     without its run record loads as the task's defaults.
 
     Raises:
-        CheckpointError: Unreadable record or inconsistent recorded rates (:func:`recorded_rates`).
+        CheckpointError: Unreadable record, inconsistent recorded rates (:func:`recorded_rates`) or recorded contact
+            parameters the engine refuses (:func:`recorded_contacts`).
     """
     run_json = Path(checkpoint).parent / "params" / "run.json"
     record = read_run_json(run_json) if run_json.is_file() else {}
     spec = recorded_rates(run_json.parent.parent, record)
+    recorded_contacts(run_json.parent.parent, spec)
     kept = tuple(o for o in record.get("overrides") or () if o.startswith(POLICY_OVERRIDE_ROOTS))
     return PolicySettings(spec, kept)
+
+
+def recorded_contacts(run_dir: str | Path, rates: Any = None) -> dict[str, Any] | None:
+    """The run's recorded contact parameters (``params/contacts.json``, written at the start of training by
+    :func:`realgap.envs.run.contacts.write_contacts`), checked by
+    :func:`realgap.envs.format.contacts.recorded_contact_problems` against the physics step: the run's recorded
+    ``rates`` (a :class:`~realgap.envs.rates.RateSpec`) where given, else the step the file records.
+
+    A run folder without the file (recorded before contacts were) loads with no error and returns ``None``.
+
+    Raises:
+        CheckpointError: The file is unreadable, records another physics step than the run's rates, or a geom group
+            breaks a rule (names the file, the group and the rule).
+    """
+    from realgap.envs.format.contacts import recorded_contact_problems, solver_step
+
+    path = Path(run_dir) / "params" / "contacts.json"
+    if not path.is_file():
+        return None
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise CheckpointError(f"'{path}' is unreadable or not JSON ({type(err).__name__}: {err})") from None
+    if not isinstance(record, dict) or "geoms" not in record:
+        raise CheckpointError(f"'{path}' is not a contact record (an object with 'physics_dt' and 'geoms')")
+    dt = record.get("physics_dt")
+    if not (isinstance(dt, int | float) and dt > 0):
+        raise CheckpointError(f"'{path}': physics_dt must be a step > 0 s, got {dt!r}")
+    if rates is not None and abs(dt - rates.sim_dt) > 1e-9 * max(rates.sim_dt, 1.0):
+        raise CheckpointError(f"'{path}': physics_dt = {dt} s disagrees with the run's recorded rates "
+                              f"(sim_dt {rates.sim_dt} s): the record is inconsistent")  # fmt: skip
+    step = solver_step({"solver": {"num_substeps": record.get("num_substeps")}}, dt)
+    problems = recorded_contact_problems(record["geoms"], step, "geoms")
+    if problems:
+        raise CheckpointError(f"'{path}': recorded contact parameters the engine would not simulate as written:\n  - "
+                              + "\n  - ".join(problems))  # fmt: skip
+    return record

@@ -125,6 +125,7 @@ def train(args: argparse.Namespace, resume: Resume | None = None) -> Path:
 
     from realgap.envs.dr.profile import load_dr_profile
     from realgap.envs.rates import load_rate_profile
+    from realgap.envs.run.contacts import write_contacts
     from realgap.envs.run.factory import check_rates, load_cfgs, make_env, set_seed, simulation
     from realgap.envs.run.overrides import apply_overrides
     from realgap.envs.run.run_dir import new_run_dir, record_resume, recorded_rates, write_params
@@ -192,6 +193,7 @@ def train(args: argparse.Namespace, resume: Resume | None = None) -> Path:
                      "deterministic": deterministic_requested()}  # fmt: skip
             write_params(run_dir, env_cfg, agent_cfg, extra)
             (run_dir / "params" / "dr_profile.yaml").write_text(yaml.safe_dump(dr_profile.to_dict(), sort_keys=False))
+            write_contacts(run_dir, env.unwrapped)  # once: a resumed run keeps the parameters it started with
         log_dir = str(run_dir) if rank() == 0 else None
         if rank() == 0:
             seeds = ", ".join(str(rank_seed(run_seed, r)) for r in range(world_size()))

@@ -40,7 +40,7 @@ def test_shipped_configs_load_and_defaults_match_mujoco():
         ({"power": 0.5}, "power"),
         ({"friction": [1.0, -0.1, 0.0]}, "friction"),
         ({"condim": 2}, "condim"),
-        ({"gap": 0.01}, "gap"),
+        ({"gap": -0.01}, "gap must be >= 0"),
         ({"stiffness": 1.0}, "unknown contact keys"),
     ],
 )
