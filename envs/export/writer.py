@@ -37,6 +37,7 @@ from realgap.envs.format.integrity import INTEGRITY_KEY, SUMS_FILE, digest, onnx
 from realgap.envs.format.metadata import PolicyMetadata
 from realgap.envs.format.provenance import repo_relative
 from realgap.envs.format.schema import FORMAT, ONNX_METADATA_KEY, MetadataError, validate
+from realgap.envs.format.verify import contact_problems_of
 
 ONNX_FILE, TORCHSCRIPT_FILE, METADATA_FILE = "policy.onnx", "policy.pt", "policy.json"
 
@@ -78,7 +79,8 @@ def checked_json(meta: PolicyMetadata) -> str:
     """``meta`` as the JSON an export writes, after checking it against the schema and its own round trip.
 
     Raises:
-        ExportError: The metadata violates the schema (the field named) or does not read back as itself.
+        ExportError: The metadata violates the schema (the field named), does not read back as itself, or records
+            contact parameters the verifying loader refuses (:func:`~realgap.envs.format.verify.contact_problems_of`).
     """
     data = meta.to_dict()
     try:
@@ -88,6 +90,8 @@ def checked_json(meta: PolicyMetadata) -> str:
         raise ExportError(str(err)) from err
     if back != meta:
         raise ExportError("the exported metadata does not read back as itself (a field the JSON form loses)")
+    if problems := contact_problems_of(meta):  # the verifying loader would refuse it
+        raise ExportError("the exported contact parameters break the engine's rules:\n  - " + "\n  - ".join(problems))
     return meta.to_json()
 
 

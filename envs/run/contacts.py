@@ -50,22 +50,35 @@ def contact_geoms(env: Any) -> list[dict[str, Any]]:
 
 def contact_record(env: Any) -> dict[str, Any]:
     """What ``params/contacts.json`` holds: the physics step and substeps the parameters were simulated at (the time
-    constants are checked against them on load) and :func:`contact_geoms`."""
+    constants are checked against them on load) and :func:`contact_geoms`.
+
+    Raises:
+        ValueError: A geom group breaks a rule of :func:`~realgap.envs.format.contacts.recorded_contact_problems`
+            (a time constant the step cannot resolve is clamped by MuJoCo): refused before the run folder is made,
+            since its record would be refused on every load.
+    """
+    from realgap.envs.format.contacts import recorded_contact_problems, solver_step
+
     sim = env.cfg.sim
-    return {
+    record = {
         "physics_dt": float(sim.dt),
         "num_substeps": int(sim.physics.num_substeps),
         "friction": "[sliding, torsional, rolling] coefficients",
         "geoms": contact_geoms(env),
     }
+    step = solver_step({"solver": {"num_substeps": record["num_substeps"]}}, record["physics_dt"])
+    problems = recorded_contact_problems(record["geoms"], step, "the engine's contact geoms")
+    if problems:
+        raise ValueError("the env's contact parameters are not simulated as set:\n  - " + "\n  - ".join(problems))
+    return record
 
 
-def write_contacts(run_dir: str | Path, env: Any) -> Path:
-    """Write :func:`contact_record` of the live (unwrapped) ``env`` to ``run_dir/params/contacts.json`` atomically (a
-    staging file renamed into place); returns its path."""
+def write_contacts(run_dir: str | Path, record: dict[str, Any]) -> Path:
+    """Write a :func:`contact_record` to ``run_dir/params/contacts.json`` atomically (a staging file renamed into
+    place); returns its path."""
     path = Path(run_dir) / "params" / CONTACTS_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     staging = path.with_suffix(".json.tmp")
-    staging.write_text(json.dumps(contact_record(env), indent=2))
+    staging.write_text(json.dumps(record, indent=2))
     staging.replace(path)
     return path

@@ -125,7 +125,7 @@ def train(args: argparse.Namespace, resume: Resume | None = None) -> Path:
 
     from realgap.envs.dr.profile import load_dr_profile
     from realgap.envs.rates import load_rate_profile
-    from realgap.envs.run.contacts import write_contacts
+    from realgap.envs.run.contacts import contact_record, write_contacts
     from realgap.envs.run.factory import check_rates, load_cfgs, make_env, set_seed, simulation
     from realgap.envs.run.overrides import apply_overrides
     from realgap.envs.run.run_dir import new_run_dir, record_resume, recorded_rates, write_params
@@ -185,6 +185,7 @@ def train(args: argparse.Namespace, resume: Resume | None = None) -> Path:
         env = FiniteVecEnv(make_env(args.task, env_cfg), clip_actions=agent_cfg.clip_actions)
         run_dir = resume.run_dir if resume is not None else Path(args.run_dir or "")
         if resume_from is None and rank() == 0:
+            contacts = contact_record(env.unwrapped)  # checked before the run folder is made
             run_dir = new_run_dir(args.log_root, agent_cfg.experiment_name, args.run_name)
             extra = {"task": args.task, "device": env_cfg.sim.device, "num_procs": world_size(),
                      "num_envs_total": env.num_envs * world_size(), "rates": env_cfg.rates,
@@ -193,7 +194,7 @@ def train(args: argparse.Namespace, resume: Resume | None = None) -> Path:
                      "deterministic": deterministic_requested()}  # fmt: skip
             write_params(run_dir, env_cfg, agent_cfg, extra)
             (run_dir / "params" / "dr_profile.yaml").write_text(yaml.safe_dump(dr_profile.to_dict(), sort_keys=False))
-            write_contacts(run_dir, env.unwrapped)  # once: a resumed run keeps the parameters it started with
+            write_contacts(run_dir, contacts)  # once: a resumed run keeps the parameters it started with
         log_dir = str(run_dir) if rank() == 0 else None
         if rank() == 0:
             seeds = ", ".join(str(rank_seed(run_seed, r)) for r in range(world_size()))

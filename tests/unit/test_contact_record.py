@@ -194,3 +194,15 @@ def test_an_unreadable_contact_record_is_refused(tmp_path):
     (run / "params" / "contacts.json").write_text('{"physics_dt": 0.005, "geoms": [')  # truncated
     with pytest.raises(CheckpointError, match=r"contacts\.json' is unreadable or not JSON"):
         policy_settings(run / "model_2.pt")
+
+
+def test_an_export_of_contacts_the_loader_would_refuse_is_not_written():
+    from realgap.envs.export.actions import ExportError
+    from realgap.envs.export.writer import checked_json
+    from realgap.envs.format.metadata import PolicyMetadata
+
+    data = json.loads((SOURCE / "policy.json").read_text())
+    assert checked_json(PolicyMetadata.from_dict(data))  # as shipped
+    data["simulator"]["contacts"]["geoms"][0]["solimp"][4] = 0.5  # the ground's impedance power below 1
+    with pytest.raises(ExportError, match=r"geoms\[0\] \(owner ground, .*\): solimp power must be >= 1, got 0.5"):
+        checked_json(PolicyMetadata.from_dict(data))
