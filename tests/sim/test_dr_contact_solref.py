@@ -2,7 +2,8 @@
 
 Each env's drawn (time constant, damping ratio) of each foot lands in MuJoCo-Warp's per-world ``geom_solref`` of that
 foot's contact spheres (with the dominant solmix), inside the profile's ranges, different between envs, and is redrawn
-for the envs a reset names; a time constant under 2 physics steps is refused before the config is touched.
+for the envs a reset names; a key a group leaves out keeps the task's value; a time constant under 2 physics steps is
+refused before the config is touched.
 """
 
 import pytest
@@ -15,11 +16,15 @@ NUM_ENVS = 4
 TIMECONST_S, DAMPRATIO = (0.01, 0.05), (0.4, 1.6)  # physics step 5 ms: 2·dt = 0.01 s is the stiffest admissible
 
 
+RIGHT_DAMPRATIO = (1.7, 2.0)  # the right foot's group leaves the time constant out: each sphere keeps its own
+
+
 def _profile(timeconst_s=TIMECONST_S, more=()):
     from realgap.envs.dr.profile import load_dr_profile, parse_dr_profile
 
-    group = {"asset": "robot", "bodies": ".*_ankle_roll_link", "timeconst_s": list(timeconst_s)}
-    solref = [group | {"dampratio": list(DAMPRATIO)}, *more]
+    left = {"asset": "robot", "bodies": "left_ankle_roll_link", "timeconst_s": list(timeconst_s)}
+    right = {"asset": "robot", "bodies": "right_ankle_roll_link", "dampratio": list(RIGHT_DAMPRATIO)}
+    solref = [left | {"dampratio": list(DAMPRATIO)}, right, *more]
     data = load_dr_profile("none").to_dict() | {"name": "solref_test", "contact_solref": solref}
     return parse_dr_profile(data, "solref_test")
 
@@ -53,6 +58,14 @@ def test_timeconst_under_two_steps_refused_before_anything_is_written():
     assert dict(vars(env_cfg.events)) == events
 
 
+def _split(feet):
+    """Per world, the left foot's and the right foot's (timeconst, dampratio) rows (4 spheres each): the right foot's
+    damping ratio is drawn from a range above the left's."""
+    right = feet[..., 1] >= RIGHT_DAMPRATIO[0] * (1 - 1e-6)
+    assert right.sum(dim=1).tolist() == [4] * NUM_ENVS
+    return feet[~right].reshape(NUM_ENVS, 4, 2), feet[right].reshape(NUM_ENVS, 4, 2)
+
+
 def test_drawn_solref_lands_per_world_in_range_and_is_redrawn_at_reset():
     from conftest import build_env
 
@@ -64,17 +77,25 @@ def test_drawn_solref_lands_per_world_in_range_and_is_redrawn_at_reset():
         env.reset()
         env.step(actions)  # Newton applies shape-property changes at the next step
         term = env.event_manager.get_term_cfg("dr_contact_solref").func
-        ids, value = term.last  # (n, 2 feet, 2)
+        ids, value = term.last  # (n, 2 feet, 2): left foot, right foot
         assert ids.tolist() == list(range(NUM_ENVS)) and value.shape == (NUM_ENVS, 2, 2)
+        value = value.cpu()
         feet, solmix, others = _foot_solref(env)
         assert bool((solmix == torch.tensor(DOMINANT_SOLMIX, dtype=solmix.dtype)).all())
+        left, right = _split(feet)
+        # the left foot: both drawn, in range, one pair for its 4 spheres, different between envs
         for k, (lo, hi) in enumerate((TIMECONST_S, DAMPRATIO)):
-            assert bool((feet[..., k] >= lo * (1 - 1e-6)).all() and (feet[..., k] <= hi * (1 + 1e-6)).all())
-        for w in range(NUM_ENVS):  # each foot's 4 spheres carry that foot's drawn pair
-            rows, counts = feet[w].unique(dim=0, return_counts=True)
-            assert counts.tolist() == [4, 4], f"world {w}"
-            assert torch.equal(rows, value[w].cpu().unique(dim=0)), f"world {w}"
-        assert feet[:, 0].unique(dim=0).shape[0] == NUM_ENVS  # envs differ
+            assert bool((left[..., k] >= lo * (1 - 1e-6)).all() and (left[..., k] <= hi * (1 + 1e-6)).all())
+        assert torch.equal(left, value[:, None, 0].expand(-1, 4, 2))
+        assert left[:, 0].unique(dim=0).shape[0] == NUM_ENVS
+        # the right foot: its drawn damping ratio, and the time constant it had before any write (Newton's attribute
+        # as the term read it at build), the same in every world
+        assert torch.equal(right[..., 1], value[:, None, 1, 1].expand(-1, 4))
+        assert right[..., 1].unique().numel() == NUM_ENVS
+        nominal_tc = term.writer.nominal[0, :, 0].cpu()
+        assert torch.equal(right[..., 0], right[:1, :, 0].expand(NUM_ENVS, -1))
+        assert bool(torch.isin(right[0, :, 0], nominal_tc).all())
+        torch.testing.assert_close(right[..., 0], torch.full((NUM_ENVS, 4), 0.02))  # the G1 feet's (MuJoCo's default)
         assert torch.equal(others, others[:1].expand_as(others))  # the other geoms keep one (the task's) solref
 
         before = feet.clone()
@@ -84,7 +105,8 @@ def test_drawn_solref_lands_per_world_in_range_and_is_redrawn_at_reset():
         ids, value = term.last
         assert ids.tolist() == [1, 3]
         assert torch.equal(after[[0, 2]], before[[0, 2]])
-        assert not torch.isclose(after[[1, 3]], before[[1, 3]]).any()
-        for i, w in enumerate((1, 3)):
-            assert torch.equal(after[w].unique(dim=0), value[i].cpu().unique(dim=0))
+        left, right = _split(after)
+        assert torch.equal(left[[1, 3]], value[:, None, 0].cpu().expand(-1, 4, 2))
+        assert torch.equal(right[[1, 3], :, 1], value[:, None, 1, 1].cpu().expand(-1, 4))
+        assert not torch.isclose(left[[1, 3]], _split(before)[0][[1, 3]]).any()
         assert torch.equal(others_after, others)
