@@ -117,21 +117,40 @@ def fit_friction(log: drop.DropLog, tilt: float, g: float = theory.GRAVITY) -> d
     return {"mu": float(mu), "mu_se": float(acc_se / (g * np.cos(tilt))), "acceleration": acc}
 
 
-def dr_profile(name: str, bodies: str, mu: float, mu_se: float, k: float = 3.0, floor: float = 0.05) -> dict[str, Any]:
-    """A DR profile (envs/dr/profile.py schema) whose contact friction is centred on the fit: mu +- max(k se, floor
-    mu). The engine's DR has no solref term, so the fitted time constant and damping go to configs/contact instead."""
-    half = max(k * mu_se, floor * mu)
+def dr_profile(name: str, bodies: str, mu: float, mu_se: float, k: float = 3.0, floor: float = 0.05,
+               drop_fit: dict[str, float] | None = None,
+               physics_dt: float | None = None) -> dict[str, Any]:  # fmt: skip
+    """A DR profile (envs/dr/profile.py schema) centred on the fits: contact friction mu +- max(k se, floor mu) and,
+    with a :func:`fit_drop` result ``drop_fit``, the contact solref (time constant and damping ratio, each
+    +- max(k se, floor x value)) of the same bodies. With ``physics_dt`` (s) the time-constant range is raised to
+    2 physics steps where it reaches below (MuJoCo would clamp it there; the DR term refuses it)."""
+
+    def around(value: float, se: float) -> list[float]:
+        half = max(k * se, floor * value)
+        return [max(0.0, value - half), value + half]
+
+    friction = [{"asset": "robot", "bodies": bodies, "friction": around(mu, mu_se)}]
+    sections: dict[str, Any] = {"contact_friction": friction}
+    text = f"contact friction identified from a slide log: mu = {mu:.4f} +- {mu_se:.2g} (1 se)"
+    if drop_fit is not None:
+        tc = around(drop_fit["timeconst"], drop_fit["timeconst_se"])
+        if physics_dt is not None:
+            tc = [max(tc[0], 2.0 * physics_dt), max(tc[1], 2.0 * physics_dt)]
+        zeta = around(drop_fit["dampratio"], drop_fit["dampratio_se"])
+        sections["contact_solref"] = [{"asset": "robot", "bodies": bodies, "timeconst_s": tc, "dampratio": zeta}]
+        fit = drop_fit
+        text += (f"; solref from a drop log: timeconst = {fit['timeconst']:.4g} +- {fit['timeconst_se']:.2g} s, "
+                 f"dampratio = {fit['dampratio']:.3f} +- {fit['dampratio_se']:.2g} (1 se)")  # fmt: skip
     return {
         "name": name,
-        "description": f"contact friction identified from a slide log: mu = {mu:.4f} +- {mu_se:.2g} (1 se)",
+        "description": text,
         "task": None,
         "payload": [],
         "link_inertia": [],
         "joint_friction": [],
         "actuator": [],
         "command_delay_s": [0.0, 0.0],
-        "contact_friction": [{"asset": "robot", "bodies": bodies, "friction": [max(0.0, mu - half), mu + half]}],
         "contact_geometry": [],
         "initial_pose": [],
         "push": None,
-    }
+    } | sections

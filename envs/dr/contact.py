@@ -179,16 +179,22 @@ class ColliderSolref:
         return float(mean[0]), float(mean[1])
 
     def write(self, ids: torch.Tensor, timeconst: torch.Tensor, dampratio: torch.Tensor) -> None:
-        """Give envs ``ids`` the solref ``(timeconst[i], dampratio[i])`` (each ``(n,)``); where both equal the nominal
-        mean the env keeps the task's own solref and solmix."""
+        """Give envs ``ids`` the solref ``(timeconst [s], dampratio)``: each ``(n,)`` (one value for all colliders of
+        an env) or ``(n, C)`` (per collider, in the order of ``cols``); a collider whose pair of values equals the
+        nominal mean keeps the task's own solref and solmix.
+
+        Shape: ids ``(n,)``; timeconst, dampratio ``(n,)`` or ``(n, C)``.
+        """
         tc_nom, dr_nom = self.nominal_mean()
+        n, c = len(ids), len(self.cols)
+        timeconst, dampratio = (x.reshape(n, -1).expand(n, c) for x in (timeconst, dampratio))
         keep = torch.isclose(timeconst, torch.full_like(timeconst, tc_nom), rtol=1e-6, atol=0.0)  # float32 values
         keep &= torch.isclose(dampratio, torch.full_like(dampratio, dr_nom), rtol=1e-6, atol=0.0)
-        value = torch.stack([timeconst, dampratio], dim=-1)[:, None, :].expand(-1, len(self.cols), 2)
+        value = torch.stack([timeconst, dampratio], dim=-1)  # (n, C, 2)
         rows = ids[:, None]
         with torch_stream_order(self.env.device):  # a torch write into Newton's arrays: ordered like every DR writer
-            self.solref[rows, self.cols] = torch.where(keep[:, None, None], self.nominal[ids], value)
-            self.solmix[rows, self.cols] = torch.where(keep[:, None], self.nominal_solmix[ids], DOMINANT_SOLMIX)
+            self.solref[rows, self.cols] = torch.where(keep[..., None], self.nominal[ids], value)
+            self.solmix[rows, self.cols] = torch.where(keep, self.nominal_solmix[ids], DOMINANT_SOLMIX)
         self.env.sim.physics_manager.add_model_change(ModelFlags.SHAPE_PROPERTIES)
 
 

@@ -17,6 +17,7 @@ import yaml
 from realgap.envs.dr.profile_schema import (  # noqa: F401  (the schema, re-exported)
     INERTIA_BOUNDS,
     MAX_LUMP_TRAVEL_M,
+    MIN_TIMECONST_STEPS,
     PROFILE_DIR,
     PROFILE_PACKAGE,
     TASKS,
@@ -24,12 +25,14 @@ from realgap.envs.dr.profile_schema import (  # noqa: F401  (the schema, re-expo
     ActuatorStagesGroup,
     ContactFrictionGroup,
     ContactGeometryGroup,
+    ContactSolrefGroup,
     DRProfile,
     InertiaGroup,
     InitialPoseGroup,
     JointFrictionGroup,
     PushSpec,
     check_inertia_bounds,
+    check_timeconst_range,
     parse_dr_profile,
 )
 

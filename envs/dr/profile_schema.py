@@ -2,9 +2,10 @@
 
 A profile lists, in priority order (largest expected sim-to-real error first), what is randomized and
 over which *plausible* real-world range: payload mass and CoM, link mass/inertia, joint friction, actuator gains and
-torque limit, command delay, contact friction, contact geometry, initial object pose, and (balance) pushes. Every
-top-level key must be present (an empty list says "considered, not randomized") except ``actuator_stages`` (the
-actuator chain's optional stages: absent or ``[]`` leaves every chain as its specs built it); inside a group,
+torque limit, command delay, contact friction, contact solref, contact geometry, initial object pose, and (balance)
+pushes. Every top-level key must be present (an empty list says "considered, not randomized") except
+``actuator_stages`` (the actuator chain's optional stages: absent or ``[]`` leaves every chain as its specs built it)
+and ``contact_solref`` (absent or ``[]``: every collider keeps the task's solref); inside a group,
 omitted fields mean "not randomized". Body / joint selectors are full-match regular expressions (Isaac Lab's
 convention) on the names of the scene entity ``asset`` (``robot``, ``object``). Ranges are ``[lo, hi]`` and uniform;
 unit suffixes are part of the key names (``_m``, ``_kg``, ``_s``, ``_nm``, ``_nms_per_rad``, ``_mps``, ``_rad``,
@@ -120,6 +121,20 @@ class ContactFrictionGroup:
 
 
 @dataclass(frozen=True)
+class ContactSolrefGroup:
+    """MuJoCo contact solref of the colliders of the matching bodies: time constant [s] (smaller: stiffer) and damping
+    ratio (1: critical, < 1: the contact rebounds), both > 0; a field left out (``None``) keeps each collider's own
+    value. The written value is the pair's against partners of equal or lower priority (MuJoCo's mixing rule, see
+    :class:`realgap.envs.dr.contact.ColliderSolref`). The time constant must span 2 physics steps
+    (:func:`check_timeconst_range`, checked when the profile is applied to a task: the step is the task's)."""
+
+    asset: str = _f("name")
+    bodies: tuple[str, ...] = _f("regex")
+    timeconst_s: Range | None = _f("positive", "s", None)
+    dampratio: Range | None = _f("positive", default=None)
+
+
+@dataclass(frozen=True)
 class ContactGeometryGroup:
     """Collider size error of the matching bodies: every collider dimension × ``size_scale`` (unit-less, > 0).
     Mass and inertia are randomized separately (they are measured independently of the collider's size)."""
@@ -163,6 +178,7 @@ class DRProfile:
     initial_pose: tuple[InitialPoseGroup, ...] = _f("groups")
     push: PushSpec | None = _f("push")
     actuator_stages: tuple[ActuatorStagesGroup, ...] = _f("groups", default=())
+    contact_solref: tuple[ContactSolrefGroup, ...] = _f("groups", default=())
 
     def to_dict(self) -> dict[str, Any]:
         """Plain YAML/JSON-ready dict with every field resolved; ``parse_dr_profile(p.to_dict()) == p``."""
@@ -192,6 +208,25 @@ MAX_LUMP_TRAVEL_M = 1.0
 """Farthest the moved lump of a CoM shift may travel, m: ‖max |Δ| per axis‖ / com_moved_fraction (the lump f·m moves
 by Δ/f). A 1 cm shift made with f = 0.003 moves 0.3 % of the mass 3.3 m away from a 5 cm cube: a rod-like body whose
 smallest principal moment drowns in float32 round-off of the largest."""
+
+
+MIN_TIMECONST_STEPS = 2.0
+"""Shortest contact time constant, in physics steps: MuJoCo silently clamps a solref time constant below ``2·dt`` up to
+it, so a shorter sample would not be the contact it claims to be."""
+
+
+def check_timeconst_range(where: str, timeconst_s: Range, physics_dt: float) -> None:
+    """Refuse a solref time-constant range ``[lo, hi]`` [s] whose ``lo`` is under :data:`MIN_TIMECONST_STEPS` physics
+    steps of ``physics_dt`` [s] (float32 round-off of ``lo`` is tolerated).
+
+    Raises:
+        ValueError: ``lo`` < 2·dt; the message names ``where``, the step and the shortest admissible value.
+    """
+    shortest = MIN_TIMECONST_STEPS * physics_dt
+    if timeconst_s[0] < shortest * (1.0 - 1e-6):
+        raise ValueError(f"{where}: lo {timeconst_s[0]:g} s is shorter than {MIN_TIMECONST_STEPS:g} physics steps "
+                         f"(2 × dt = {shortest:g} s at the task's physics step dt = {physics_dt:g} s): MuJoCo would "
+                         f"silently clamp it up to {shortest:g} s; use lo >= {shortest:g} s")  # fmt: skip
 
 
 def check_inertia_bounds(group: InertiaGroup) -> None:
@@ -228,6 +263,7 @@ _GROUP_TYPES: dict[str, type] = {
     "actuator": ActuatorGroup,
     "actuator_stages": ActuatorStagesGroup,
     "contact_friction": ContactFrictionGroup,
+    "contact_solref": ContactSolrefGroup,
     "contact_geometry": ContactGeometryGroup,
     "initial_pose": InitialPoseGroup,
 }
@@ -307,6 +343,8 @@ def _parse_dataclass(cls: type, data: Any, where: str) -> Any:
         if isinstance(obj, ActuatorStagesGroup) and not obj.ranges():
             known = [f.name for f in dataclasses.fields(obj)][2:]
             raise ValueError(f"the group randomizes nothing; give at least one of {known}")
+        if isinstance(obj, ContactSolrefGroup) and obj.timeconst_s is None and obj.dampratio is None:
+            raise ValueError("the group randomizes nothing; give at least one of ['timeconst_s', 'dampratio']")
     except ValueError as err:
         raise ValueError(f"{where}: {err}") from None
     return obj

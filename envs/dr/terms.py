@@ -12,9 +12,10 @@ from isaaclab.managers import EventTermCfg, SceneEntityCfg
 
 from realgap.envs.dr.actuation import randomize_actuator_gains, randomize_actuator_stages, randomize_command_delay
 from realgap.envs.dr.contact import randomize_contact_friction, randomize_contact_geometry, reset_root_pose_uniform
+from realgap.envs.dr.contact_solref import SOLREF_KEYS, randomize_contact_solref
 from realgap.envs.dr.events import randomize_body_inertia
 from realgap.envs.dr.friction import randomize_joint_friction
-from realgap.envs.dr.profile import DRProfile
+from realgap.envs.dr.profile import DRProfile, check_timeconst_range
 from realgap.envs.dr.sampling import check_disjoint, push_magnitude, randomization_to_params, resolve_names
 from realgap.envs.dr.stages import NEEDS_COMPLIANT, check_stage_ranges, with_transmission
 from realgap.envs.dr.targets import asset_names, check_actuated, check_scalable, joint_specs
@@ -28,6 +29,7 @@ SECTIONS = (
     "actuator_stages",
     "command_delay",
     "contact_friction",
+    "contact_solref",
     "contact_geometry",
     "initial_pose",
 )
@@ -74,14 +76,17 @@ def build_dr_terms(env_cfg: Any, profile: DRProfile, mode: str = "reset", sync: 
             terms[name] = _term(func, mode, asset, groups=entries, seed_key=name, **extra)
     terms |= _stage_terms(env_cfg, profile, mode)
     terms |= _command_delay_terms(env_cfg, profile)
-    for section, func, key in (
-        ("contact_friction", randomize_contact_friction, "friction"),
-        ("contact_geometry", randomize_contact_geometry, "size_scale"),
+    for section, func, keys in (
+        ("contact_friction", randomize_contact_friction, ("friction",)),
+        ("contact_solref", randomize_contact_solref, SOLREF_KEYS),
+        ("contact_geometry", randomize_contact_geometry, ("size_scale",)),
     ):
         by_asset = _by_asset(getattr(profile, section), section)
+        if section == "contact_solref":
+            _check_solref(env_cfg, src, by_asset)
         for asset, groups in by_asset.items():
             name = _name(section, asset, by_asset)
-            entries = _entries(env_cfg, src, groups, "bodies", (key,))
+            entries = _entries(env_cfg, src, groups, "bodies", keys)
             terms[name] = _term(func, mode, asset, groups=entries, seed_key=name)
     terms |= _initial_pose_terms(env_cfg, profile)
     if profile.push is not None:
@@ -90,6 +95,21 @@ def build_dr_terms(env_cfg: Any, profile: DRProfile, mode: str = "reset", sync: 
             "magnitude_mps": push_magnitude(profile.push.velocity_mps, f"{src}: push.velocity_mps"),
         }
     return terms
+
+
+def _check_solref(env_cfg: Any, src: str, by_asset: dict[str, list]) -> None:
+    """``contact_solref`` groups: on one asset (two dominant colliders that touch would mix their solrefs, and neither
+    would be the pair's), time constants of at least 2 physics steps of the task (MuJoCo clamps shorter ones)."""
+    if len(by_asset) > 1:
+        raise ValueError(f"{src}: contact_solref has groups on assets {sorted(by_asset)}: where their colliders touch, "
+                         "MuJoCo would average the two written solrefs; randomize one side of each contact "
+                         "pair")  # fmt: skip
+    dt = getattr(getattr(env_cfg, "sim", None), "dt", None)
+    if dt is None:
+        return
+    for where, g in (wg for groups in by_asset.values() for wg in groups):
+        if g.timeconst_s is not None:
+            check_timeconst_range(f"{src}: {where}.timeconst_s", g.timeconst_s, float(dt))
 
 
 def _entries(env_cfg: Any, src: str, groups: list, selector: str, keys: tuple[str, ...]) -> list[dict]:

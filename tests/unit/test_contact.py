@@ -111,6 +111,13 @@ def test_identify_recovers_hidden_drop_parameters():
     assert abs(fit["timeconst"] - 0.012) < 3 * fit["timeconst_se"]
     assert abs(fit["dampratio"] - 0.6) < 3 * fit["dampratio_se"]
     assert fit["timeconst_se"] < 1e-3 and fit["dampratio_se"] < 0.05  # informative, not wide
+    # the DR profile centred on both fits: the hidden values inside its ranges, the 2-step floor applied at 5 ms
+    friction = {"mu": 0.8, "mu_se": 0.01}
+    prof = parse_dr_profile(identify.dr_profile("fit", ".*_ankle_roll_link", **friction, drop_fit=fit))
+    group = prof.contact_solref[0]
+    assert group.timeconst_s[0] < 0.012 < group.timeconst_s[1] and group.dampratio[0] < 0.6 < group.dampratio[1]
+    floored = parse_dr_profile(identify.dr_profile("fit", ".*", **friction, drop_fit=fit, physics_dt=0.01))
+    assert floored.contact_solref[0].timeconst_s == (0.02, 0.02)  # the whole fitted range lies below 2 x 10 ms
 
 
 def test_identify_recovers_friction_and_writes_dr_profile():

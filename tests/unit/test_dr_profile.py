@@ -9,8 +9,10 @@ import yaml
 from realgap.envs.dr.inertia import BodyInertia, box_inertia_c, consistency_mask
 from realgap.envs.dr.inertia_sampling import sample_inertia
 from realgap.envs.dr.profile import (
+    ContactSolrefGroup,
     DRProfile,
     InertiaGroup,
+    check_timeconst_range,
     list_dr_profiles,
     load_dr_profile,
     parse_dr_profile,
@@ -30,6 +32,9 @@ PRIORITY = (
     "initial_pose",
     "push",
 )
+
+
+SOLREF = {"asset": "robot", "bodies": ".*_ankle_roll_link", "timeconst_s": [0.01, 0.04], "dampratio": [0.5, 1.5]}
 
 
 def minimal(**overrides) -> dict:
@@ -66,14 +71,14 @@ def test_shipped_profiles_load_validate_and_round_trip():
         assert parse_dr_profile(profile.to_dict()) == profile
         assert parse_dr_profile(yaml.safe_load(yaml.safe_dump(profile.to_dict()))) == profile  # run-folder copy
     field_names = [f.name for f in dataclasses.fields(DRProfile)]
-    # the optional actuator_stages comes last (a field with a default); its event term follows dr_actuator
-    assert tuple(field_names[3:]) == (*PRIORITY, "actuator_stages")
+    # the optional sections come last (fields with a default); their terms follow dr_actuator / dr_contact_friction
+    assert tuple(field_names[3:]) == (*PRIORITY, "actuator_stages", "contact_solref")
 
 
 @pytest.mark.unit
 def test_none_profile_randomizes_nothing():
     profile = load_dr_profile("none")
-    groups = [getattr(profile, f) for f in PRIORITY if f not in ("command_delay_s", "push")]
+    groups = [getattr(profile, f) for f in (*PRIORITY, "contact_solref") if f not in ("command_delay_s", "push")]
     assert all(g == () for g in groups) and profile.command_delay_s == (0.0, 0.0) and profile.push is None
 
 
@@ -126,6 +131,14 @@ def test_unknown_keys_are_rejected_listing_the_known_ones():
         ({"task": "walk"}, "expected one of ['balance', 'grasp'] or null"),
         ({"payload": {"asset": "robot"}}, "expected a list of groups"),
         ({"initial_pose": [{"asset": "object", "yaw_rad": [-1]}]}, "expected a range [lo, hi]"),
+        ({"contact_solref": [SOLREF | {"timeconst_s": [0.04, 0.02]}]}, "contact_solref[0].timeconst_s: lo 0.04 > hi"),
+        ({"contact_solref": [SOLREF | {"timeconst_s": [0.0, 0.02]}]}, "timeconst_s: lo 0 s must be > 0"),
+        ({"contact_solref": [SOLREF | {"dampratio": [-0.5, 1.0]}]}, "contact_solref[0].dampratio: lo -0.5 must be > 0"),
+        ({"contact_solref": [SOLREF | {"dampratio": [1.2, 0.8]}]}, "dampratio: lo 1.2 > hi 0.8"),
+        ({"contact_solref": [SOLREF | {"dampratio": [0.5, float("inf")]}]}, "range bounds must be finite"),
+        ({"contact_solref": [SOLREF | {"timeconst_s": 0.02}]}, "timeconst_s: expected a range [lo, hi], got 0.02"),
+        ({"contact_solref": [{"asset": "robot", "bodies": ".*"}]}, "randomizes nothing; give at least one of"),
+        ({"contact_solref": [SOLREF | {"stiffness": [1, 2]}]}, "unknown key(s) ['stiffness']"),
     ],
 )
 def test_invalid_profiles_are_rejected_with_reason(overrides, fragment):
@@ -154,3 +167,37 @@ def test_load_by_path_and_duplicate_keys(tmp_path):
     path.write_text(yaml.safe_dump(data) + "push: null\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"duplicate key\(s\) \['push'\]"):
         load_dr_profile(str(path))
+
+
+@pytest.mark.unit
+def test_contact_solref_is_optional_round_trips_and_keeps_left_out_keys():
+    assert parse_dr_profile(minimal()).contact_solref == ()  # absent: shipped profiles stay valid
+    profile = parse_dr_profile(minimal(contact_solref=[SOLREF, {"asset": "robot", "bodies": "x", "dampratio": [1, 2]}]))
+    first, second = profile.contact_solref
+    assert first == ContactSolrefGroup("robot", (".*_ankle_roll_link",), (0.01, 0.04), (0.5, 1.5))
+    assert second.timeconst_s is None and second.dampratio == (1.0, 2.0)  # left out: each collider keeps its own
+    assert "timeconst_s" not in profile.to_dict()["contact_solref"][1]
+    assert parse_dr_profile(yaml.safe_load(yaml.safe_dump(profile.to_dict()))) == profile
+
+
+@pytest.mark.unit
+def test_timeconst_under_two_physics_steps_is_refused_naming_the_step():
+    # dt = 5 ms: MuJoCo clamps a time constant under 2 * 0.005 = 0.01 s up to 0.01 s
+    check_timeconst_range("p: contact_solref[0].timeconst_s", (0.01, 0.04), 0.005)  # exactly 2 dt: accepted
+    check_timeconst_range("p: contact_solref[0].timeconst_s", (0.0099999998, 0.04), 0.005)  # float32 0.01
+    with pytest.raises(ValueError) as info:
+        check_timeconst_range("p: contact_solref[0].timeconst_s", (0.008, 0.04), 0.005)
+    message = str(info.value)
+    assert message.startswith("p: contact_solref[0].timeconst_s: lo 0.008 s is shorter than 2 physics steps"), message
+    assert "dt = 0.005 s" in message and "lo >= 0.01 s" in message
+
+
+@pytest.mark.unit
+def test_docs_contact_solref_example_parses():
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "randomization.md").read_text(encoding="utf-8")
+    block = next(b.split("\n", 1)[1] for b in text.split("```")[1::2] if b.startswith("yaml\ncontact_solref:"))
+    profile = parse_dr_profile(minimal(**yaml.safe_load(block)), "docs/randomization.md")
+    (group,) = profile.contact_solref
+    check_timeconst_range("docs", group.timeconst_s, 0.005)  # admissible at the tasks' 5 ms step
