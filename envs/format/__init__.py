@@ -6,10 +6,11 @@
 Modules: :mod:`~realgap.envs.format.schema` (format id, JSON Schema check, the fixed texts every file carries),
 :mod:`~realgap.envs.format.metadata` (:class:`PolicyMetadata` and its parts: :mod:`~realgap.envs.format.actions`,
 :mod:`~realgap.envs.format.observations`, :mod:`~realgap.envs.format.groups`, :mod:`~realgap.envs.format.stages`),
-:mod:`~realgap.envs.format.description` (the robot description's hash rule), :mod:`~realgap.envs.format.verify` (the
-one verifying loader), :mod:`~realgap.envs.format.integrity` and :mod:`~realgap.envs.format.provenance` (digest and
-relative provenance paths). The exporter (:mod:`realgap.envs.export`) writes it and the deploy runtime
-(:mod:`realgap.envs.deploy`) runs it; this package imports neither (numpy, jsonschema, onnxruntime to load a graph).
+:mod:`~realgap.envs.format.description` (the robot description's hash rule), :mod:`~realgap.envs.format.contacts` (the
+rules recorded contact parameters are checked by), :mod:`~realgap.envs.format.verify` (the one verifying loader),
+:mod:`~realgap.envs.format.integrity` and :mod:`~realgap.envs.format.provenance` (digest and relative provenance paths).
+The exporter (:mod:`realgap.envs.export`) writes it and the deploy runtime (:mod:`realgap.envs.deploy`) runs it; this
+package imports neither (numpy, jsonschema, onnxruntime to load a graph).
 """
 
 from realgap.envs.format.description import DescriptionError, description_sha256, locate_description
