@@ -179,6 +179,20 @@ def compare_action_spaces(args: argparse.Namespace) -> tuple[Path, str]:
         compare.keep_training_record(run_dir, out / "eval" / tag / "run")  # the output folder stands on its own
         return compare.RunResult(space, seed, run_dir, train_s, report)
 
+    order = {space: i for i, space in enumerate(ACTION_SPACE_IDS)}
+
+    def record(finished: list[compare.RunResult]) -> list[dict[str, Any]]:
+        """Write comparison.json of ``finished`` + the included runs; rewritten after every run, so a sitting stopped
+        part-way keeps each run it finished joinable by ``--include``."""
+        results = sorted([*included, *finished], key=lambda r: (order[r.space], r.seed))
+        rows = compare.table_rows(results)
+        # the table's seeds (trained here or included) and those trained in this sitting
+        settings = vars(args) | {"spaces": spaces, "seeds": sorted({r.seed for r in results}), "factors": factors,
+                                 "trained_seeds": seeds}  # fmt: skip
+        (out / "comparison.json").write_text(json.dumps(finite_or_none({"settings": settings, "rows": rows}),
+                                                        indent=2, default=str))  # fmt: skip
+        return rows
+
     jobs = [(space, seed) for space in spaces for seed in seeds]
     done = {}
     if jobs:  # --seeds none: nothing to train, the table is rebuilt from --include
@@ -188,12 +202,11 @@ def compare_action_spaces(args: argparse.Namespace) -> tuple[Path, str]:
             futures = {pool.submit(train_and_evaluate, *job): job for job in jobs}
             for future in as_completed(futures):
                 done[futures[future]] = future.result()
+                record(list(done.values()))
                 with _PRINT:  # its line must not land inside a worker's line
                     progress.update(1, finished=f"{futures[future][0]}_s{futures[future][1]}")
-    order = {space: i for i, space in enumerate(ACTION_SPACE_IDS)}
-    results = sorted([*included, *(done[job] for job in jobs)], key=lambda r: (order[r.space], r.seed))
-
-    rows = compare.table_rows(results)
+    results = sorted([*included, *done.values()], key=lambda r: (order[r.space], r.seed))
+    rows = record(list(done.values()))
     compare.write_csv(rows, out / "comparison.csv")
     text = compare.markdown(rows, factors) + "\n" + compare_seeds.markdown(results, rows)
     (out / "comparison.md").write_text(text)
@@ -201,9 +214,4 @@ def compare_action_spaces(args: argparse.Namespace) -> tuple[Path, str]:
     compare_seeds.plot_bands(results, out / "learning_curves_seeds.png")
     compare.plot_success(rows, out / "success.png")
     compare.plot_robustness(results, out / "robustness.png")
-    # the table's seeds (trained here or included) and those trained in this sitting
-    settings = vars(args) | {"spaces": spaces, "seeds": sorted({r.seed for r in results}), "factors": factors,
-                             "trained_seeds": seeds}  # fmt: skip
-    record = finite_or_none({"settings": settings, "rows": rows})
-    (out / "comparison.json").write_text(json.dumps(record, indent=2, default=str))
     return out, text

@@ -83,3 +83,35 @@ def test_compare_all_eight_action_spaces_on_a_tiny_budget(tmp_path):
     assert without_run_dir(again_rows) == without_run_dir(record["rows"])
     summary = (tmp_path / "rebuilt" / "comparison.md").read_text().split("Per run:")[0]
     assert all(f"| `{space}` | 0 | " in summary for space in spaces)
+
+
+def test_a_sitting_stopped_part_way_keeps_the_runs_it_finished(tmp_path):
+    """comparison.json is rewritten after every finished run: a sitting killed during its second run still joins
+    the first to a later table (--include), and the run in progress is simply absent."""
+    import os
+    import signal
+    import time
+
+    out = tmp_path / "stopped"
+    cmd = [sys.executable, str(REPO / "scripts/compare_actions.py"), "--spaces", "joint_pos,joint_vel",
+           "--max_iterations", "2", "--num_envs", "8", "--episodes", "2", "--eval_envs", "8", "--episode_s", "1",
+           "--factors", "command_delay_s", "--values", "command_delay_s=0,0.02", "--jobs", "1"]  # fmt: skip
+    proc = subprocess.Popen([*cmd, "--out", str(out)], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 900
+        while not (out / "comparison.json").is_file() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert proc.poll() is None, "the sitting ended before its second run: nothing was stopped part-way"
+        os.killpg(proc.pid, signal.SIGKILL)  # the whole sitting, its training child included
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    record = json.loads((out / "comparison.json").read_text())
+    assert [r["action_space"] for r in record["rows"]] == ["joint_pos"]
+    rebuilt = subprocess.run([*cmd, "--seeds", "none", "--include", str(out), "--out", str(tmp_path / "rebuilt")],
+                             cwd=tmp_path, capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert rebuilt.returncode == 0, rebuilt.stderr[-2000:]
+    rows = list(csv.DictReader(open(tmp_path / "rebuilt" / "comparison.csv")))
+    assert [(r["action_space"], r["seed"]) for r in rows] == [("joint_pos", "0")]
