@@ -1,7 +1,8 @@
 """The contact drop lab: sweeps of MuJoCo contact parameters on a box drop and the passive G1, JSON + plots.
 
 Usage: python scripts/contact_lab.py [--factors timeconst dampratio ...] [--out docs/results/contact]
-       python scripts/contact_lab.py --engines   # MuJoCo C beside the training engine (Newton): engines.json
+       python scripts/contact_lab.py --engines   # MuJoCo C beside the training engine (Newton): engines.json,
+                                                 # box, G1 foot and the passive whole G1
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from realgap.envs.contact import engines, lab
+from realgap.envs.contact import engines, engines_g1, lab
 from realgap.envs.contact.params import load
 
 
@@ -25,13 +26,18 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     if args.engines:
         box = replace(lab.BASE_DROP, duration=0.6)
-        rows = engines.side_by_side(lab.BASE, box, next(iter(load(args.g1).values())))
-        (args.out / "engines.json").write_text(json.dumps({"tolerances": engines.TOLERANCES, "rows": rows}, indent=1))
-        for r in rows:
+        feet = next(iter(load(args.g1).values()))
+        rows = engines.side_by_side(lab.BASE, box, feet)
+        g1 = [engines_g1.compare_g1(replace(feet, timestep=dt)) for dt in (0.005, 0.001)]
+        out = {"tolerances": engines.TOLERANCES, "rows": rows}
+        out["g1_passive"] = {"tolerances": engines_g1.G1_TOLERANCES, "early_s": engines_g1.EARLY_S, "rows": g1}
+        (args.out / "engines.json").write_text(json.dumps(out, indent=1))
+        for r in rows + g1:
             mj, nw = r["mujoco_c"], r["newton"]
             print(
                 f"{r['case']:>16}: pen_max {mj['max_penetration'] * 1e3:.4f} / {nw['max_penetration'] * 1e3:.4f} mm, "
-                f"F_peak {mj['peak_force']:.2f} / {nw['peak_force']:.2f} N, agree: {all(r['agree'].values())}"
+                f"F_peak {mj['peak_force']:.2f} / {nw['peak_force']:.2f} N, "
+                f"disagree: {[k for k, ok in r['agree'].items() if not ok]}"
             )
         return
     result = {f: lab.sweep(f) for f in args.factors}

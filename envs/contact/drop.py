@@ -40,6 +40,8 @@ class DropLog:
     force: np.ndarray
     niter: np.ndarray
     x: np.ndarray
+    root_z: np.ndarray | None = None
+    """Pelvis height (m), for the whole-robot drop (:func:`run_g1`); None for a single body."""
 
 
 def scene_xml(p: ContactParams, spec: DropSpec) -> str:
@@ -177,19 +179,35 @@ def ringing_period(log: DropLog) -> float:
     return float(np.diff(tc).mean())
 
 
-def run_g1(p: ContactParams, height: float, duration: float, scene: str | None = None) -> DropLog:
-    """Drop the passive G1 (zero command to its motors) from ``height`` m above its standing pose, on its soles.
+def run_g1(
+    p: ContactParams,
+    height: float,
+    duration: float,
+    scene: str | None = None,
+    *,
+    xml: str | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> DropLog:
+    """Drop the G1 from ``height`` m above its "stand" keyframe, on its soles.
 
     ``p`` is written to the foot spheres (priority 1 in the Menagerie model, so they set the foot-ground pair) and its
-    step to the model. z is the lowest sole sphere's lowest point (m), vz the pelvis's vertical velocity.
+    step to the model. z is the lowest sole sphere's lowest point (m), vz the pelvis's vertical velocity, root_z its
+    height. The Menagerie scene keeps its position servos at the keyframe's ctrl (they hold the standing pose); pass an
+    MJCF string as ``xml`` (e.g. :func:`realgap.envs.contact.engines_g1.passive_xml`, without actuators) instead of the
+    ``scene`` file for a passive robot. ``options`` set ``mjModel.opt`` fields over the MJCF's, as in :func:`run`.
     """
     import mujoco
 
-    if scene is None:
-        from realgap.envs.robots.g1 import G1
+    if xml is not None:
+        m = mujoco.MjModel.from_xml_string(xml)
+    else:
+        if scene is None:
+            from realgap.envs.robots.g1 import G1
 
-        scene = str(G1.mjcf_path().with_name("scene.xml"))
-    m = mujoco.MjModel.from_xml_path(scene)
+            scene = str(G1.mjcf_path().with_name("scene.xml"))
+        m = mujoco.MjModel.from_xml_path(scene)
+    for name, value in (options or {}).items():
+        setattr(m.opt, name, value)
     m.opt.timestep = p.timestep
     feet = [g for g in range(m.ngeom) if m.geom_type[g] == mujoco.mjtGeom.mjGEOM_SPHERE and m.geom_priority[g] == 1]
     if not feet:
@@ -205,16 +223,16 @@ def run_g1(p: ContactParams, height: float, duration: float, scene: str | None =
     lowest = min(d.geom_xpos[g][2] - m.geom_size[g][0] for g in feet)
     d.qpos[2] += height - lowest
     n = int(round(duration / p.timestep))
-    t, z, vz, fz, it, x = (np.zeros(n) for _ in range(6))
+    t, z, vz, fz, it, x, root_z = (np.zeros(n) for _ in range(7))
     f6 = np.zeros(6)
     for i in range(n):
         mujoco.mj_step(m, d)
         z[i] = min(d.geom_xpos[g][2] - m.geom_size[g][0] for g in feet)
-        vz[i], x[i] = d.qvel[2], d.qpos[0]
+        vz[i], x[i], root_z[i] = d.qvel[2], d.qpos[0], d.qpos[2]
         tot = 0.0
         for j in range(d.ncon):
             if d.contact.geom1[j] in feet or d.contact.geom2[j] in feet:
                 mujoco.mj_contactForce(m, d, j, f6)
                 tot += f6[0]
         fz[i], it[i], t[i] = tot, int(d.solver_niter[0]), d.time
-    return DropLog(t, z, vz, fz, it, x)
+    return DropLog(t, z, vz, fz, it, x, root_z)
