@@ -49,7 +49,9 @@ def run_child(train_json: str, eval_json: str, result_path: str) -> None:
         from realgap.envs.eval.evaluation import EvalRequest, evaluate, summary_lines
         from realgap.envs.run.training import train
 
-        run_dir = train(train_request(**json.loads(train_json)))
+        training = json.loads(train_json)
+        done = training.pop("finished_run", None)  # a sitting run again: its training had ended, only evaluate
+        run_dir = Path(done) if done else train(train_request(**training))
         print(f"[realgap] done: {run_dir}", flush=True)  # the comparison's progress: the training has ended
         report, out, plots = evaluate(EvalRequest(checkpoint=[str(run_dir)], **json.loads(eval_json)))
         print("\n".join(summary_lines(report, out, plots)), flush=True)
@@ -93,6 +95,27 @@ def run(cmd: list[str], log: Path, tag: str, forward_s: float = 30.0) -> float:
         tail = "".join(lines)[-2000:]
         raise RuntimeError(f"run {tag} failed (exit {proc.returncode}), log {log}:\n{tail}")
     return train_s
+
+
+def finished_training(runs: Path, tag: str, max_iterations: int, max_minutes: float | None) -> Path | None:
+    """The run folder of ``tag`` under ``runs`` whose training ended at the whole budget (``max_iterations`` rows in
+    its progress.csv and the last checkpoint saved), or ``None`` (none yet, or a wall-clock budget: train again)."""
+    if max_minutes is not None:
+        return None
+    for run_dir in sorted(runs.glob(f"*/*_{tag}")):
+        progress = run_dir / "progress.csv"
+        if (run_dir / f"model_{max_iterations - 1}.pt").is_file() and progress.is_file():
+            if len(progress.read_text().splitlines()) - 1 >= max_iterations:
+                return run_dir
+    return None
+
+
+def loop_seconds(run_dir: Path) -> float:
+    """Seconds the training loop of ``run_dir`` spent collecting and learning (its progress.csv)."""
+    import csv
+
+    with open(run_dir / "progress.csv") as fh:
+        return sum(float(r["collect_s"]) + float(r["learn_s"]) for r in csv.DictReader(fh))
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -160,10 +183,18 @@ def compare_action_spaces(args: argparse.Namespace) -> tuple[Path, str]:
     spaces, seeds, factors, included = check_request(args)
     out = Path(args.out or Path("runs") / "compare_actions" / f"{datetime.datetime.now():%Y-%m-%d_%H-%M-%S}")
     (out / "logs").mkdir(parents=True, exist_ok=True)
+    # the same command run again into the same folder goes on where a stopped sitting ended (settings checked equal):
+    # finished runs are kept, a run whose training ended is only evaluated, the others train from the start
+    kept = {(r.space, r.seed): r for r in compare.load_comparison(out, vars(args) | {"factors": factors})} if (
+        out / "comparison.json").is_file() else {}  # fmt: skip
 
     def train_and_evaluate(space: str, seed: int) -> compare.RunResult:
         tag = f"{space}_s{seed}"
-        say(f"[realgap] train {tag}: {args.max_iterations} it x {args.num_envs} envs")
+        finished = finished_training(out / "runs", tag, args.max_iterations, args.max_minutes)
+        if finished is not None:
+            say(f"[realgap] {tag}: its training had ended ({finished}): evaluating it")
+        else:
+            say(f"[realgap] train {tag}: {args.max_iterations} it x {args.num_envs} envs")
         training = dict(task=ACTION_SPACE_IDS[space], num_envs=args.num_envs, max_iterations=args.max_iterations,
                         seed=seed, log_root=str(out / "runs"), run_name=tag, save_interval=args.max_iterations,
                         device=args.device, max_minutes=args.max_minutes)  # fmt: skip
@@ -171,8 +202,15 @@ def compare_action_spaces(args: argparse.Namespace) -> tuple[Path, str]:
                           num_envs=args.eval_envs, seed=seed, device=args.device, out=str(out / "eval" / tag),
                           values=list(args.values), episode_s=args.episode_s)  # fmt: skip
         result = out / "logs" / f"{tag}.result.json"
+        if finished is not None:
+            training["finished_run"] = str(finished)
         cmd = [sys.executable, "-c", CHILD, json.dumps(training), json.dumps(evaluation), str(result)]
+        timing = out / "logs" / f"{tag}.train_s.json"
         train_s = run(cmd, out / "logs" / f"{tag}.log", tag)
+        if finished is None:
+            timing.write_text(json.dumps({"train_wall_s": train_s}))
+        else:  # the first attempt's measured time, else the training loop's own (progress.csv, no env build)
+            train_s = json.loads(timing.read_text())["train_wall_s"] if timing.is_file() else loop_seconds(finished)
         run_dir = Path(json.loads(result.read_text())["run_dir"])
         result.unlink()
         report = json.loads((out / "eval" / tag / "report.json").read_text())
@@ -193,8 +231,10 @@ def compare_action_spaces(args: argparse.Namespace) -> tuple[Path, str]:
                                                         indent=2, default=str))  # fmt: skip
         return rows
 
-    jobs = [(space, seed) for space in spaces for seed in seeds]
-    done = {}
+    jobs = [(space, seed) for space in spaces for seed in seeds if (space, seed) not in kept]
+    done = {job: kept[job] for job in kept if job[1] in seeds and job[0] in spaces}
+    if done:
+        say(f"[realgap] compare: {len(done)} runs kept from the stopped sitting in {out}")
     if jobs:  # --seeds none: nothing to train, the table is rebuilt from --include
         progress = Progress("[realgap] compare", len(jobs), unit="runs", interval_s=0.0, bar=False)
         # one training per core: each process steps its physics on one core (--jobs 2 on a 2-core machine)

@@ -115,3 +115,19 @@ def test_a_sitting_stopped_part_way_keeps_the_runs_it_finished(tmp_path):
     assert rebuilt.returncode == 0, rebuilt.stderr[-2000:]
     rows = list(csv.DictReader(open(tmp_path / "rebuilt" / "comparison.csv")))
     assert [(r["action_space"], r["seed"]) for r in rows] == [("joint_pos", "0")]
+    # the same command again into the same folder goes on: here as if stopped after joint_pos's training, before its
+    # evaluation (its evaluation and the table removed): it is evaluated, not trained again, with its first time
+    import shutil
+
+    first_s = json.loads((out / "logs" / "joint_pos_s0.train_s.json").read_text())["train_wall_s"]
+    shutil.rmtree(out / "eval" / "joint_pos_s0")
+    (out / "comparison.json").unlink()
+    again = subprocess.run([*cmd, "--out", str(out)], cwd=tmp_path, capture_output=True, text=True, timeout=1200)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert "joint_pos_s0: its training had ended" in again.stdout and "train joint_pos_s0" not in again.stdout
+    rows = {r["action_space"]: r for r in csv.DictReader(open(out / "comparison.csv"))}
+    assert sorted(rows) == ["joint_pos", "joint_vel"] and float(rows["joint_pos"]["train_wall_s"]) == round(first_s, 1)
+    # and once more: both runs are kept, nothing is trained or evaluated
+    third = subprocess.run([*cmd, "--out", str(out)], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert third.returncode == 0 and "2 runs kept" in third.stdout, third.stdout[-2000:]
+    assert "[realgap] train " not in third.stdout and "evaluating it" not in third.stdout
