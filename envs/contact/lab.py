@@ -54,10 +54,13 @@ def sweep(factor: str) -> list[dict[str, Any]]:
 
 
 def g1_drop(p: ContactParams, heights: tuple[float, ...] = (0.02, 0.05)) -> list[dict[str, Any]]:
-    """The passive G1 dropped on its soles from each height with ``p`` at the feet."""
+    """The passive G1 (no actuators: :func:`realgap.envs.contact.engines_g1.passive_xml`) dropped on its soles from
+    each height with ``p`` at the feet."""
+    from realgap.envs.contact.engines_g1 import passive_xml
+
     out = []
     for h in heights:
-        log = drop.run_g1(p, h, 1.0)
+        log = drop.run_g1(p, h, 1.0, xml=passive_xml(p))
         out.append({"contact": p.to_dict(), "height": h, "figures": drop.measure(log, drop.DropSpec(mass=0.0))})
     return out
 

@@ -180,9 +180,11 @@ def test_lab_sweep_and_committed_results_agree_with_theory():
 
 
 def test_passive_g1_drop():
+    from realgap.envs.contact.engines_g1 import passive_xml
     from realgap.envs.contact.params import load
 
-    log = drop.run_g1(load("g1_ground")["foot_ground"], 0.02, 0.4)
+    foot = load("g1_ground")["foot_ground"]
+    log = drop.run_g1(foot, 0.02, 0.4, xml=passive_xml(foot))
     m = drop.measure(log, drop.DropSpec(mass=0.0))
     assert 1e-4 < m["max_penetration"] < 0.02 and m["peak_force"] > 35 * 9.81 * 0.5  # G1 ~35 kg
 
