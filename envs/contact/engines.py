@@ -40,7 +40,7 @@ or the absolute floor (20 µm of penetration is below the solver's own tolerance
 contact within a step and a half)."""
 
 
-def _mujoco_options() -> dict[str, Any]:
+def mujoco_options() -> dict[str, Any]:
     import mujoco
 
     return {
@@ -56,7 +56,7 @@ def _mujoco_options() -> dict[str, Any]:
 
 def run_mujoco(p: ContactParams, spec: drop.DropSpec) -> drop.DropLog:
     """The drop in MuJoCo C with the training engine's solver options."""
-    return drop.run(p, spec, _mujoco_options())
+    return drop.run(p, spec, mujoco_options())
 
 
 def _newton_solver(p: ContactParams, spec: drop.DropSpec) -> tuple[Any, Any]:
@@ -68,7 +68,7 @@ def _newton_solver(p: ContactParams, spec: drop.DropSpec) -> tuple[Any, Any]:
     return model, newton.solvers.SolverMuJoCo(model, solver="newton", **TRAINING_SOLVER)
 
 
-def _contact_of(m: Any) -> dict[str, Any]:
+def contact_of(m: Any) -> dict[str, Any]:
     """What Newton hands MuJoCo-Warp for the plane and the body's geom (solref, solimp, friction, condim, margin, gap,
     priority) and the solver options, read from the engine's own model ``m``."""
     geoms = {}
@@ -111,7 +111,7 @@ def _run_newton(p: ContactParams, spec: drop.DropSpec) -> tuple[drop.DropLog, di
         it[i], t[i] = int(solver.mjw_data.solver_niter.numpy()[0]), (i + 1) * p.timestep
     # free fall: float32 round-off of Δv/dt (~1e-4 N per kg at 1 ms), not contact
     fz[fz < 1e-3 * spec.mass * 9.81] = 0.0
-    return drop.DropLog(t, z, vz, fz, it, x), _contact_of(solver.mj_model)
+    return drop.DropLog(t, z, vz, fz, it, x), contact_of(solver.mj_model)
 
 
 def _figures(log: drop.DropLog, spec: drop.DropSpec) -> dict[str, float]:

@@ -72,7 +72,7 @@ def passive_xml(p: ContactParams, mjcf: Path | None = None) -> str:
 
 def run_mujoco_g1(p: ContactParams, height: float, duration: float) -> drop.DropLog:
     """The passive drop in MuJoCo C under the training solver options."""
-    return drop.run_g1(p, height, duration, xml=passive_xml(p), options=engines._mujoco_options())
+    return drop.run_g1(p, height, duration, xml=passive_xml(p), options=engines.mujoco_options())
 
 
 def _start_qpos(xml: str, height: float) -> np.ndarray:
@@ -148,7 +148,7 @@ def run_newton_g1(p: ContactParams, height: float, duration: float) -> tuple[dro
         "self_contacts": self_contacts,
         "floor_excluded": [int(sig) for sig in mm.exclude_signature if 0 in (int(sig) >> 16, int(sig) & 0xFFFF)],
         "peak_contacts_rows": list(peak),
-        "option": engines._contact_of(mm)["option"],
+        "option": engines.contact_of(mm)["option"],
     }
     return drop.DropLog(t, z, vz, fz, it, x, root_z), held
 
