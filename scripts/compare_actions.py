@@ -5,6 +5,7 @@
     python scripts/compare_actions.py --max_iterations 2 --num_envs 8 --episodes 2        # smoke test
     python scripts/compare_actions.py --seeds 1 --include runs/compare_actions/<seed-0 folder>  # add a seed later
     python scripts/compare_actions.py --seeds none --include DIR --out NEW    # rebuild DIR's tables, train nothing
+    python scripts/compare_actions.py ... --out DIR   # the same command again: goes on where a stopped sitting ended
 
 For every action space and seed, one subprocess (``--jobs`` at a time: the physics of one takes a core, so 2 on a
 2-core CPU) trains as ``scripts/train.py`` does with identical ``--max_iterations``, ``--num_envs`` and ``--seed``
@@ -20,6 +21,8 @@ eval/<space>_s<seed>/run/, so the folder stands on its own), each run's log in <
 ``--include DIR`` joins an earlier comparison's runs (same
 budget and evaluation settings, checked) to this one's table and plots: seeds can be added in another sitting; with
 ``--seeds none`` nothing is trained and the tables and plots are rebuilt from the included folders alone.
+comparison.json is rewritten after every finished run; the same command into the same <out> keeps those runs,
+evaluates a run whose training had ended, and trains the rest.
 comparison.md opens with one row per action space over its seeds (evaluation episodes of all seeds pooled, per-seed
 success and env steps to 40 % training success), then one row per run.
 
