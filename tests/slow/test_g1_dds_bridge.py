@@ -26,17 +26,33 @@ def _domain(k: int) -> int:
     return 100 + (os.getpid() * 7 + k) % 120  # away from 0 (a real robot) and from other test processes
 
 
+_STARTED: list[subprocess.Popen] = []
+
+
+@pytest.fixture(autouse=True)
+def _no_orphans():
+    """A failed test must not leave its simulator or driver running (they would outlive the suite)."""
+    yield
+    while _STARTED:
+        proc = _STARTED.pop()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
+
+
 def _sim(tmp: Path, domain: int, duration_s: float, push: str = "0,0") -> tuple[subprocess.Popen, Path]:
     report = tmp / f"sim_{domain}.json"
     cmd = [sys.executable, "-m", "realgap.envs.deploy.drivers.g1_dds_sim", "--policy", POLICY, "--domain",
            str(domain), "--duration_s", str(duration_s), "--push_mps", push, "--report", str(report)]  # fmt: skip
-    return subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True), report
+    _STARTED.append(subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+    return _STARTED[-1], report
 
 
 def _driver(domain: int, *extra: str) -> subprocess.Popen:
     cmd = [sys.executable, "-m", "realgap.envs.deploy", "--policy", POLICY, "--robot", "unitree_g1", "--domain",
            str(domain), "--connect_timeout_s", "60", *extra]  # fmt: skip
-    return subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    _STARTED.append(subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+    return _STARTED[-1]
 
 
 def _finish(sim: subprocess.Popen, report: Path) -> dict:
