@@ -107,12 +107,17 @@ def test_missing_robot_is_a_clear_error_after_the_timeout() -> None:
 def test_ctrl_c_stops_the_arm(franky_sim) -> None:
     drv = subprocess.Popen(_driver("--duration_s", "60"), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            text=True)  # fmt: skip
-    for line in drv.stdout:
-        if line.startswith("[realgap] Franka over franky"):
-            break
-    time.sleep(4.0)
-    drv.send_signal(signal.SIGINT)
-    out, _ = drv.communicate(timeout=120)
+    try:
+        for line in drv.stdout:
+            if line.startswith("[realgap] Franka over franky"):
+                break
+        time.sleep(4.0)
+        drv.send_signal(signal.SIGINT)
+        out, _ = drv.communicate(timeout=120)
+    finally:  # a failed test must not leave its driver commanding the simulator
+        if drv.poll() is None:
+            drv.kill()
+            drv.wait(timeout=30)
     assert drv.returncode == 130 and "Ctrl-C: arm stopped" in out and "ended stopped (Ctrl-C)" in out, out
 
 
