@@ -51,7 +51,9 @@ def _sim(tmp: Path, domain: int, duration_s: float, push: str = "0,0") -> tuple[
 def _driver(domain: int, *extra: str) -> subprocess.Popen:
     cmd = [sys.executable, "-m", "realgap.envs.deploy", "--policy", POLICY, "--robot", "unitree_g1", "--domain",
            str(domain), "--connect_timeout_s", "60", *extra]  # fmt: skip
-    _STARTED.append(subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+    # Ctrl-C reaches the driver as from a terminal even where the test runner ignores SIGINT (inherited over exec)
+    _STARTED.append(subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)))  # fmt: skip
     return _STARTED[-1]
 
 
