@@ -19,7 +19,8 @@ robustness.png; comparison.md ends with the seed-level ranks (envs/eval/compare_
 the evaluations under <out>/eval (each with the run's training record, progress.csv and params, in
 eval/<space>_s<seed>/run/, so the folder stands on its own), each run's log in <out>/logs/<space>_s<seed>.log.
 ``--include DIR`` joins an earlier comparison's runs (same
-budget and evaluation settings, checked) to this one's table and plots: seeds can be added in another sitting; with
+budget and evaluation settings, checked) to this one's table and plots, their evaluation folders copied into
+<out>/eval so that <out> holds every run: seeds can be added in another sitting; with
 ``--seeds none`` nothing is trained and the tables and plots are rebuilt from the included folders alone.
 comparison.json is rewritten after every finished run; the same command into the same <out> keeps those runs,
 evaluates a run whose training had ended, and trains the rest.

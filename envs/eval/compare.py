@@ -13,7 +13,7 @@ import itertools
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -118,6 +118,26 @@ def load_comparison(folder: Path, settings: Mapping[str, Any]) -> list[RunResult
         report = json.loads((evaluation / "report.json").read_text())
         results.append(RunResult(row["action_space"], int(row["seed"]), run, float(row["train_wall_s"]), report))
     return results
+
+
+def adopt(results: Sequence[RunResult], out: Path) -> list[RunResult]:
+    """Copy each included run's evaluation folder (report, plots, training record) into ``out/eval/<space>_s<seed>``
+    and point the run there: the joined comparison then stands on its own, with no path into a sitting's folder.
+
+    A run already under ``out/eval`` is kept as it is. Expects runs as :func:`load_comparison` returns them (the
+    training record in ``<folder>/eval/<tag>/run``).
+    """
+    import shutil
+
+    adopted = []
+    for r in results:
+        tag = f"{r.space}_s{r.seed}"
+        target = Path(out) / "eval" / tag
+        source = Path(r.run_dir).parent
+        if source.resolve() != target.resolve():
+            shutil.copytree(source, target, dirs_exist_ok=True)
+        adopted.append(replace(r, run_dir=target / "run"))
+    return adopted
 
 
 def table_rows(results: Sequence[RunResult]) -> list[dict[str, Any]]:

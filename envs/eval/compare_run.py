@@ -183,6 +183,7 @@ def compare_action_spaces(args: argparse.Namespace) -> tuple[Path, str]:
     spaces, seeds, factors, included = check_request(args)
     out = Path(args.out or Path("runs") / "compare_actions" / f"{datetime.datetime.now():%Y-%m-%d_%H-%M-%S}")
     (out / "logs").mkdir(parents=True, exist_ok=True)
+    included = compare.adopt(included, out)  # every run's evaluation and record in <out>/eval, none left outside it
     # the same command run again into the same folder goes on where a stopped sitting ended (settings checked equal):
     # finished runs are kept, a run whose training ended is only evaluated, the others train from the start
     kept = {(r.space, r.seed): r for r in compare.load_comparison(out, vars(args) | {"factors": factors})} if (

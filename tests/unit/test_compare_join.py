@@ -115,3 +115,25 @@ def test_a_run_in_two_included_folders_is_refused_before_anything_is_written(tmp
     with pytest.raises(ValueError, match="joint_pos_s0 are in more than one --include folder"):
         main(argv)
     assert not (tmp_path / "out").exists()
+
+
+def test_a_rebuild_copies_every_included_run_into_its_own_folder(tmp_path):
+    import runpy
+
+    main = runpy.run_path(str(Path(__file__).resolve().parents[2] / "scripts" / "compare_actions.py"))["main"]
+    a = _comparison(tmp_path / "a")
+    b = _comparison(tmp_path / "b", seed=1)  # another sitting: joint_pos seed 1
+    out = tmp_path / "out"
+    argv = ["--seeds", "none", "--include", str(a), "--include", str(b), "--out", str(out),
+            "--max_iterations", "3", "--num_envs", "8", "--episodes", "4", "--eval_envs", "4",
+            "--factors", "object_mass_scale", "--device", "cpu"]  # fmt: skip
+    main(argv)
+    import shutil
+
+    shutil.rmtree(a)
+    shutil.rmtree(b)  # the sittings are gone: the joined folder must still hold both runs
+    rows = json.loads((out / "comparison.json").read_text())["rows"]
+    assert [(r["action_space"], r["seed"]) for r in rows] == [("joint_pos", 0), ("joint_pos", 1)]
+    assert all(Path(r["run_dir"]) == out / "eval" / f"joint_pos_s{r['seed']}" / "run" for r in rows)
+    settings = json.loads((out / "comparison.json").read_text())["settings"]
+    assert len(compare.load_comparison(out, settings)) == 2  # it joins a later rebuild on its own
