@@ -20,7 +20,14 @@ matplotlib.use("Agg")  # files only
 import matplotlib.pyplot as plt  # noqa: E402
 
 from realgap.envs.eval.compare import RunResult, read_progress  # noqa: E402
-from realgap.envs.eval.seed_stats import binomial_floor, mean_band, pairwise, summarize, tiers  # noqa: E402
+from realgap.envs.eval.seed_stats import (  # noqa: E402
+    SeedSummary,
+    binomial_floor,
+    mean_band,
+    pairwise,
+    summarize,
+    tiers,
+)
 from realgap.envs.run.run_dir import env_steps_per_iteration  # noqa: E402
 
 LEVELS = (0.4, 0.8)
@@ -71,29 +78,77 @@ def _episodes(rows: Sequence[Mapping[str, Any]], space: str) -> int:
 
 
 def _fmt(metric: str, value: float) -> str:
-    """Env steps in millions; rates in percent, clipped to [0, 100] % (a t interval over few seeds can leave it)."""
+    """Env steps in millions, clipped at 0; rates in percent, clipped to [0, 100] % (a t interval over few seeds can
+    leave either range)."""
     if math.isnan(value):
         return "–"
-    return f"{value / 1e6:.2f} M" if metric.startswith("steps_to") else f"{100 * min(max(value, 0.0), 1.0):.0f} %"
+    if metric.startswith("steps_to"):
+        return f"{max(value, 0.0) / 1e6:.2f} M"
+    return f"{100 * min(max(value, 0.0), 1.0):.0f} %"
+
+
+def _summaries(
+    metric: str, groups: Mapping[str, list[float]], budget: float, rows: Sequence[Mapping[str, Any]]
+) -> tuple[list[SeedSummary], dict[str, float]]:
+    """Each space's :class:`SeedSummary` of ``metric`` and the variance floors its pairs are compared with."""
+    steps = metric.startswith("steps_to")
+    # a success rate over m episodes carries at least its binomial variance (no zero-width interval from 2 seeds)
+    floors = {} if steps else {n: binomial_floor(v, _episodes(rows, n)) for n, v in groups.items()}
+    bound = budget if steps else None
+    return [summarize(space, values, bound, floor=floors.get(space, 0.0)) for space, values in groups.items()], floors
+
+
+def _cell(metric: str, s: SeedSummary) -> str:
+    """``mean (lo to hi)``, with ``k/n reached`` for a steps metric."""
+    if metric.startswith("steps_to") and s.reached == 0:
+        return f"never (0/{len(s.values)} reached)"
+    reached = f", {s.reached}/{len(s.values)} reached" if metric.startswith("steps_to") else ""
+    return f"{_fmt(metric, s.mean)} ({_fmt(metric, s.lo)} to {_fmt(metric, s.hi)}{reached})"
+
+
+def glance(results: Sequence[RunResult], rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One row per action space over its seeds: every metric's mean and 95 % t interval, and the spaces it is ahead
+    of in Play success (Welch interval excluding zero): the comparison's answer in one table."""
+    budget = _budget(results)
+    table = metrics(results, rows)
+    cols = {m: {s.name: s for s in _summaries(m, groups, budget, rows)[0]} for m, groups in table.items()}
+    play, floors = table["play_success"], _summaries("play_success", table["play_success"], budget, rows)[1]
+    ahead: dict[str, list[str]] = {n: [] for n in play}
+    for v in pairwise(play, floors=floors):
+        if v.separated:
+            ahead[v.better].append(v.worse)
+    heads = ["Play success" if m == "play_success" else
+             f"env steps to {100 * float(m.rsplit('_', 1)[1]):.0f} % training success" if m.startswith("steps_to") else
+             f"{m.removesuffix('_mean_success')}: mean success over the sweep" for m in cols]  # fmt: skip
+    lines = [
+        "| action space | seeds | " + " | ".join(heads) + " | ahead of, in Play success |",
+        "|---|---|" + "---|" * len(heads) + "---|",
+    ]
+    for name in play:
+        cells = [_cell(m, cols[m][name]) for m in cols]
+        better = ", ".join(f"`{n}`" for n in ahead[name]) or "none"
+        lines.append(f"| `{name}` | {len(play[name])} | " + " | ".join(cells) + f" | {better} |")
+    return lines
 
 
 def markdown(results: Sequence[RunResult], rows: Sequence[Mapping[str, Any]]) -> str:
-    """The seed-level section of comparison.md: per metric, a table of each space's mean and 95 % t interval over
-    seeds, then tiers and every pair's verdict in words (rank only where the Welch interval excludes zero)."""
+    """The seed-level section of comparison.md: the :func:`glance` table, then per metric a table of each space's
+    mean and 95 % t interval over seeds, tiers and every pair's verdict in words (rank only where the Welch interval
+    excludes zero)."""
     budget = _budget(results)
     lines = [
         "Seed level: the unit is a training seed; intervals are Student-t 95 % over seeds (rates shown clipped to",
         "0–100 %); a pair is ranked only where the Welch 95 % interval of its difference excludes zero, otherwise",
         "it is called tied. No multiplicity correction: among many pairs, about one in twenty true ties can look",
-        "separated by chance.",
+        "separated by chance. Env steps: a seed that never reached the level counts as the whole budget",
+        f"({budget / 1e6:.2f} M), fewer is better.",
+        "",
+        *glance(results, rows),
         "",
     ]
     for metric, groups in metrics(results, rows).items():
         steps = metric.startswith("steps_to")
-        bound = budget if steps else None
-        # a success rate over m episodes carries at least its binomial variance (no zero-width interval from 2 seeds)
-        floors = {} if steps else {n: binomial_floor(v, _episodes(rows, n)) for n, v in groups.items()}
-        summaries = [summarize(space, values, bound, floor=floors.get(space, 0.0)) for space, values in groups.items()]
+        summaries, floors = _summaries(metric, groups, budget, rows)
         title = (
             f"env steps to {100 * float(metric.rsplit('_', 1)[1]):.0f} % training success (a seed that never "
             f"reached it counts as the budget, {budget / 1e6:.2f} M: fewer is better)"

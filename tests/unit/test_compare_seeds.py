@@ -44,3 +44,16 @@ def test_plot_bands_writes_a_png(committed, tmp_path):
     results, _ = committed
     path = compare_seeds.plot_bands(results, tmp_path / "bands.png")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_glance_table_has_one_row_per_space_and_ranks_only_separated_pairs(committed):
+    results, rows = committed
+    lines = compare_seeds.glance(results, rows)
+    spaces = list(dict.fromkeys(r.space for r in results))
+    body = {line.split("|")[1].strip().strip("`"): line for line in lines[2:]}
+    assert list(body) == spaces and len(lines) == len(spaces) + 2
+    ahead = body["joint_vel"].rsplit("|", 2)[1]
+    assert "`joint_pos`" in ahead and "`ee_pose_delta`" not in ahead  # 62/64 vs 0/64 separates; 97 % vs 91 % ties
+    assert body["joint_pos"].rsplit("|", 2)[1].strip() == "none"  # never lifted: ahead of nothing
+    cells = body["joint_vel"].split("|")[3:-2]
+    assert len(cells) == 5 and "reached" in cells[1]  # Play, steps to 40 % and 80 %, two sweeps
