@@ -57,3 +57,11 @@ def test_the_glance_table_has_one_row_per_space_and_ranks_only_separated_pairs(c
     assert body["joint_pos"].rsplit("|", 2)[1].strip() == "none"  # never lifted: ahead of nothing
     cells = body["joint_vel"].split("|")[3:-2]
     assert len(cells) == 5 and "reached" in cells[1]  # Play, steps to 40 % and 80 %, two sweeps
+
+
+def test_the_results_page_shows_the_committed_comparisons_table(committed):
+    # the page's seed-level table is the one the committed runs give: a sitting joined without updating the page fails
+    results, rows = committed
+    page = (FOLDER.parent / "action_spaces.md").read_text()
+    for line in compare_seeds.glance(results, rows):
+        assert line in page, f"docs/results/action_spaces.md lacks: {line[:80]}"
