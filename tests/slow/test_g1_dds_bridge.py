@@ -30,8 +30,10 @@ _STARTED: list[subprocess.Popen] = []
 
 
 @pytest.fixture(autouse=True)
-def _no_orphans():
-    """A failed test must not leave its simulator or driver running (they would outlive the suite)."""
+def _no_orphans(bridge_lock):
+    """A failed test must not leave its simulator or driver running (they would outlive the suite); killed before
+    the bridge lock is released (this fixture asks for it, so it tears down first): the next bridge test on the other
+    worker must not start beside them."""
     yield
     while _STARTED:
         proc = _STARTED.pop()

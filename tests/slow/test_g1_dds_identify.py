@@ -11,6 +11,7 @@ is reported as not identifiable (in-process, with no clamp, it saturates): the l
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -53,6 +54,9 @@ def test_identification_over_dds_recovers_the_hidden_drives(tmp_path: Path) -> N
     from realgap.envs.sim2sim.hidden_robot import HiddenRobot
     from realgap.envs.sim2sim.identify import identify
 
+    # a real-time test process passes SCHED_FIFO to the simulator and driver, and their log then differs (knee kp
+    # 160-179 instead of 228): say so rather than fail on a fit
+    assert os.sched_getscheduler(0) == os.SCHED_OTHER, "the test process is real-time: an earlier test leaked it"
     path, drv_out, sim_out = _record_over_dds(tmp_path)
     assert "ended in damping" in drv_out and '"crc_failures": 0' in sim_out and '"last_kp_max": 0.0' in sim_out
     meta = load_metadata(ROOT / POLICY / "policy.json")
@@ -70,7 +74,7 @@ def test_identification_over_dds_recovers_the_hidden_drives(tmp_path: Path) -> N
                 assert not est.identifiable and "never saturated" in est.reason, (fit.joint, est)
                 continue
             assert est.identifiable, (fit.joint, name, est.reason)
-            assert est.value == pytest.approx(want[name], rel=TOL[name]), (fit.joint, name)
+            assert est.value == pytest.approx(want[name], rel=TOL[name]), (fit.joint, name, sim_out[-400:])
             other = ref.estimates[name]
             se = float(np.hypot(est.std, other.std))
             assert abs(est.value - other.value) <= SE_FACTOR * se, (fit.joint, name, est, other)

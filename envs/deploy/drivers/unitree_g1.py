@@ -120,11 +120,11 @@ class UnitreeG1Robot(Robot):
 
     def _on_state(self, msg) -> None:
         with self._lock:
+            self._state = msg  # first: a reader that sees the new tick must see this state, never the one before
             if msg.tick != self._last_tick:
                 self._last_tick, self._tick_time = msg.tick, time.monotonic()
                 if self.record_timing:
                     self.state_log.append((int(msg.tick), self._tick_time))
-            self._state = msg
 
     # -- Robot interface ---------------------------------------------------------------------------------------------
     @property
@@ -201,13 +201,17 @@ class UnitreeG1Robot(Robot):
             start = time.monotonic()
             self._steps += 1
             due = round(self._steps * self._ticks_per_step)  # cumulative: the mean period is exact
-            while (self._last_tick - self._step_tick) % 2**32 < due:
+            while True:
+                with self._lock:  # the tick and the state it came with, read together (the reader thread writes both)
+                    advanced, state = (self._last_tick - self._step_tick) % 2**32 >= due, self._state
+                if advanced:
+                    break
                 if time.monotonic() - start > self.watchdog_s:
                     self.damp(f"watchdog: LowState tick did not advance for {self.watchdog_s * 1e3:g} ms")
                     break
                 time.sleep(0.0002)
             self.step_times.append(time.monotonic())
-            self._snap = self._state
+            self._snap = state
         if self.fault is not None:
             raise SafetyStop(self.fault)
 
