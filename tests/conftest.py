@@ -41,11 +41,22 @@ def build_env(task: str, num_envs: int = 4, seed: int = 0, prepare: Callable[[An
             env.close()
 
 
+@pytest.fixture(autouse=True)
+def _scheduling_restored() -> Iterator[None]:
+    """No test leaves its worker real-time. libfranka puts the thread that connects under SCHED_FIFO
+    (``RealtimeConfig.Ignore`` still tries, and root succeeds), and every process the worker starts afterwards inherits
+    the policy: the G1 DDS identification test, run after the in-process Franka tests in one worker, logged a knee
+    kp of 160-179 instead of 228."""
+    policy, param = os.sched_getscheduler(0), os.sched_getparam(0)
+    yield
+    if os.sched_getscheduler(0) != policy:
+        os.sched_setscheduler(0, policy, param)
+
+
 @pytest.fixture
 def bridge_lock() -> Iterator[None]:
     """Run the two-process robot-bridge tests (DDS, libfranka) one at a time across pytest-xdist workers: their
-    simulators pace against the wall clock, and two bridges at once on two cores corrupted an identification log
-    (knee kp 178 instead of 228) that each bridge alone records right."""
+    simulators pace against the wall clock, and the timing tests (watchdog, Ctrl-C) read that pace."""
     import fcntl
     import tempfile
 

@@ -87,15 +87,31 @@ def _fmt(metric: str, value: float) -> str:
     return f"{100 * min(max(value, 0.0), 1.0):.0f} %"
 
 
-def _summaries(
-    metric: str, groups: Mapping[str, list[float]], budget: float, rows: Sequence[Mapping[str, Any]]
-) -> tuple[list[SeedSummary], dict[str, float]]:
-    """Each space's :class:`SeedSummary` of ``metric`` and the variance floors its pairs are compared with."""
-    steps = metric.startswith("steps_to")
-    # a success rate over m episodes carries at least its binomial variance (no zero-width interval from 2 seeds)
-    floors = {} if steps else {n: binomial_floor(v, _episodes(rows, n)) for n, v in groups.items()}
-    bound = budget if steps else None
-    return [summarize(space, values, bound, floor=floors.get(space, 0.0)) for space, values in groups.items()], floors
+Section = tuple[list[SeedSummary], dict[str, float]]
+"""One metric over the spaces: each space's :class:`SeedSummary` and the variance floors its pairs are compared with."""
+
+
+def _sections(results: Sequence[RunResult], rows: Sequence[Mapping[str, Any]]) -> tuple[float, dict[str, Section]]:
+    """The censoring budget and, per metric of :func:`metrics`, its :data:`Section` (computed once for the whole
+    seed-level section: the metrics read every run's progress.csv)."""
+    budget = _budget(results)
+    out = {}
+    for metric, groups in metrics(results, rows).items():
+        steps = metric.startswith("steps_to")
+        # a success rate over m episodes carries at least its binomial variance (no zero-width interval from 2 seeds)
+        floors = {} if steps else {n: binomial_floor(v, _episodes(rows, n)) for n, v in groups.items()}
+        bound = budget if steps else None
+        out[metric] = [summarize(n, v, bound, floor=floors.get(n, 0.0)) for n, v in groups.items()], floors
+    return budget, out
+
+
+def _title(metric: str) -> str:
+    """A metric's name in words."""
+    if metric == "play_success":
+        return "Play success"
+    if metric.startswith("steps_to"):
+        return f"env steps to {100 * float(metric.rsplit('_', 1)[1]):.0f} % training success"
+    return f"{metric.removesuffix('_mean_success')}: mean success over the sweep"
 
 
 def _cell(metric: str, s: SeedSummary) -> str:
@@ -106,36 +122,36 @@ def _cell(metric: str, s: SeedSummary) -> str:
     return f"{_fmt(metric, s.mean)} ({_fmt(metric, s.lo)} to {_fmt(metric, s.hi)}{reached})"
 
 
+def _glance(sections: Mapping[str, Section]) -> list[str]:
+    """:func:`glance` of computed sections."""
+    play, floors = sections["play_success"]
+    ahead: dict[str, list[str]] = {s.name: [] for s in play}
+    for v in pairwise({s.name: list(s.values) for s in play}, floors=floors):
+        if v.separated:
+            ahead[v.better].append(v.worse)
+    by_name = {m: {s.name: s for s in summaries} for m, (summaries, _) in sections.items()}
+    lines = [
+        "| action space | seeds | " + " | ".join(map(_title, sections)) + " | ahead of, in Play success |",
+        "|---|---|" + "---|" * len(sections) + "---|",
+    ]
+    for s in play:
+        cells = " | ".join(_cell(m, by_name[m][s.name]) for m in sections)
+        better = ", ".join(f"`{n}`" for n in ahead[s.name]) or "none"
+        lines.append(f"| `{s.name}` | {len(s.values)} | {cells} | {better} |")
+    return lines
+
+
 def glance(results: Sequence[RunResult], rows: Sequence[Mapping[str, Any]]) -> list[str]:
     """One row per action space over its seeds: every metric's mean and 95 % t interval, and the spaces it is ahead
     of in Play success (Welch interval excluding zero): the comparison's answer in one table."""
-    budget = _budget(results)
-    table = metrics(results, rows)
-    cols = {m: {s.name: s for s in _summaries(m, groups, budget, rows)[0]} for m, groups in table.items()}
-    play, floors = table["play_success"], _summaries("play_success", table["play_success"], budget, rows)[1]
-    ahead: dict[str, list[str]] = {n: [] for n in play}
-    for v in pairwise(play, floors=floors):
-        if v.separated:
-            ahead[v.better].append(v.worse)
-    heads = ["Play success" if m == "play_success" else
-             f"env steps to {100 * float(m.rsplit('_', 1)[1]):.0f} % training success" if m.startswith("steps_to") else
-             f"{m.removesuffix('_mean_success')}: mean success over the sweep" for m in cols]  # fmt: skip
-    lines = [
-        "| action space | seeds | " + " | ".join(heads) + " | ahead of, in Play success |",
-        "|---|---|" + "---|" * len(heads) + "---|",
-    ]
-    for name in play:
-        cells = [_cell(m, cols[m][name]) for m in cols]
-        better = ", ".join(f"`{n}`" for n in ahead[name]) or "none"
-        lines.append(f"| `{name}` | {len(play[name])} | " + " | ".join(cells) + f" | {better} |")
-    return lines
+    return _glance(_sections(results, rows)[1])
 
 
 def markdown(results: Sequence[RunResult], rows: Sequence[Mapping[str, Any]]) -> str:
     """The seed-level section of comparison.md: the :func:`glance` table, then per metric a table of each space's
     mean and 95 % t interval over seeds, tiers and every pair's verdict in words (rank only where the Welch interval
     excludes zero)."""
-    budget = _budget(results)
+    budget, sections = _sections(results, rows)
     lines = [
         "Seed level: the unit is a training seed; intervals are Student-t 95 % over seeds (rates shown clipped to",
         "0–100 %); a pair is ranked only where the Welch 95 % interval of its difference excludes zero, otherwise",
@@ -143,18 +159,13 @@ def markdown(results: Sequence[RunResult], rows: Sequence[Mapping[str, Any]]) ->
         "separated by chance. Env steps: a seed that never reached the level counts as the whole budget",
         f"({budget / 1e6:.2f} M), fewer is better.",
         "",
-        *glance(results, rows),
+        *_glance(sections),
         "",
     ]
-    for metric, groups in metrics(results, rows).items():
+    for metric, (summaries, floors) in sections.items():
         steps = metric.startswith("steps_to")
-        summaries, floors = _summaries(metric, groups, budget, rows)
-        title = (
-            f"env steps to {100 * float(metric.rsplit('_', 1)[1]):.0f} % training success (a seed that never "
-            f"reached it counts as the budget, {budget / 1e6:.2f} M: fewer is better)"
-            if steps
-            else metric
-        )
+        title = _title(metric) + (f" (a seed that never reached it counts as the budget, {budget / 1e6:.2f} M: fewer "
+                                  "is better)" if steps else "")  # fmt: skip
         lines += [f"**{title}**", "", "| action space | seeds | mean (95 % interval) | per seed |", "|---|---|---|---|"]
         for s in summaries:
             reached = f" ({s.reached}/{len(s.values)} reached)" if steps else ""

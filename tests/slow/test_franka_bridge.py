@@ -10,7 +10,6 @@ hand closing and opening, the refusals — and the grasp itself is measured in t
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -26,17 +25,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("bridge_lock")]  # one b
 POLICY = "configs/policies/grasp_franka"
 ROOT = Path(__file__).resolve().parents[2]
 HOST = "127.0.0.1"
-
-
-@pytest.fixture(autouse=True)
-def _restore_scheduling():
-    """libfranka puts the thread that connects under SCHED_FIFO (RealtimeConfig.Ignore still tries, and root
-    succeeds); a test that connects in-process must not leave the pytest worker real-time: every process it starts
-    later inherits the policy (the G1 DDS identification test, run after this module in one worker, logged a knee kp
-    of 179 instead of 228)."""
-    policy, param = os.sched_getscheduler(0), os.sched_getparam(0)
-    yield
-    os.sched_setscheduler(0, policy, param)
 
 
 @pytest.fixture(scope="module")

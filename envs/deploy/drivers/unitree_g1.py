@@ -120,11 +120,11 @@ class UnitreeG1Robot(Robot):
 
     def _on_state(self, msg) -> None:
         with self._lock:
-            self._state = msg  # first: a reader that sees the new tick must see this state, never the one before
             if msg.tick != self._last_tick:
                 self._last_tick, self._tick_time = msg.tick, time.monotonic()
                 if self.record_timing:
                     self.state_log.append((int(msg.tick), self._tick_time))
+            self._state = msg
 
     # -- Robot interface ---------------------------------------------------------------------------------------------
     @property
