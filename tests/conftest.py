@@ -45,8 +45,9 @@ def build_env(task: str, num_envs: int = 4, seed: int = 0, prepare: Callable[[An
 def _scheduling_restored() -> Iterator[None]:
     """No test leaves its worker real-time. libfranka puts the thread that connects under SCHED_FIFO
     (``RealtimeConfig.Ignore`` still tries, and root succeeds), and every process the worker starts afterwards inherits
-    the policy: the G1 DDS identification test, run after the in-process Franka tests in one worker, logged a knee
-    kp of 160-179 instead of 228."""
+    the policy (the G1 DDS identification test, run after the in-process Franka tests in one worker, logged a knee
+    kp of 160-179 instead of 228: it exposed the lockstep simulator's start race, since fixed). A test that wants a
+    real-time process asks for it (tests/slow/test_g1_dds_identify.py)."""
     policy, param = os.sched_getscheduler(0), os.sched_getparam(0)
     yield
     if os.sched_getscheduler(0) != policy:

@@ -25,7 +25,12 @@ drives take position commands (``MotorCmd_.tau`` is ignored; the driver sends 0)
 ``--lockstep_wait_s`` is counted in ``lockstep_stalls`` and waited out), and ends 1 s (wall) after the last command:
 the robot's clock follows the controller, so a log over DDS has the drives' delay and nothing of the machine's
 scheduling (why: a loaded machine otherwise adds a varying tick of bridge latency, which identification would fold
-into the delay).
+into the delay). Before the first command the held state is published with ``tick`` standing still: a held tick
+that arrived after the driver's first command counted, for the driver, as that command's step, so two commands were
+in flight and the simulator took only the newer (commands skipped, some inside the logged motion, more of them under
+SCHED_FIFO). The driver's watchdog therefore has to outlast its own start (connect to first command; the
+identification command gives 1 s). ``skipped`` in the report counts sequence numbers never applied (with
+``--lockstep``: only the damping that ends a run, which the driver sends unpaced).
 
 ``--timing_log FILE`` (npz) records, per applied command, its sequence number (``LowCmd_.reserve[0]``), the receive
 time, the ``tick`` of the first LowState that reflects it and the time it was applied, all on ``CLOCK_MONOTONIC``
@@ -98,7 +103,7 @@ def run(args: argparse.Namespace, make_hidden: Callable | None = None) -> dict:
     pushes = list(schedules(1, horizon, push_mps, interval, args.seed)[0]) if push_mps[1] > 0 else []
     crc = CRC()
     latest: dict = {}
-    counts = {"commands": 0, "crc_failures": 0, "pushes": 0, "lockstep_stalls": 0}
+    counts = {"commands": 0, "crc_failures": 0, "pushes": 0, "lockstep_stalls": 0, "skipped": 0}
     new_cmd = threading.Event()
     applied: list[tuple[int, float, int, float]] = []  # (seq, received s, tick reflecting it, applied s)
 
@@ -129,7 +134,9 @@ def run(args: argparse.Namespace, make_hidden: Callable | None = None) -> dict:
           f"{', lockstep' if args.lockstep else ''}, {len(pushes)} pushes scheduled", flush=True)  # fmt: skip
     deadline = time.perf_counter()
     while True:
-        if args.lockstep and t_run is not None and not new_cmd.wait(args.lockstep_wait_s):
+        if args.lockstep and t_run is None:  # held: the clock stands until the first command, taken at once
+            new_cmd.wait(dt)
+        elif args.lockstep and not new_cmd.wait(args.lockstep_wait_s):
             if time.monotonic() - latest["t"] > 1.0:
                 break  # the controller is gone
             # the robot's clock waits for the controller: a step on the held command would put a physics step into
@@ -142,6 +149,8 @@ def run(args: argparse.Namespace, make_hidden: Callable | None = None) -> dict:
             if t_run is None:
                 t_run = 0.0
             if cmd.reserve[0] != last_seq:
+                if last_seq is not None and cmd.reserve[0] != last_seq + 1:
+                    counts["skipped"] += (int(cmd.reserve[0]) - int(last_seq) - 1) % 2**32
                 last_seq = cmd.reserve[0]
                 applied.append((int(last_seq), latest["t"], tick + 1, time.monotonic()))
             mc = cmd.motor_cmd
@@ -169,7 +178,8 @@ def run(args: argparse.Namespace, make_hidden: Callable | None = None) -> dict:
                 fell_at = t_run
                 print(f"[g1_dds_sim] fall at {t_run:.3f} s: root height {robot.root_height():.3f} m, tilt "
                       f"{robot.tilt():.2f} rad", flush=True)  # fmt: skip
-        tick += 1
+        if cmd is not None or not args.lockstep:
+            tick += 1
         d = plant.data
         js = robot.read_joints()
         for i, s in enumerate(slots):
@@ -190,7 +200,7 @@ def run(args: argparse.Namespace, make_hidden: Callable | None = None) -> dict:
         pub.Write(state)
         if t_run is not None and args.duration_s > 0 and t_run >= args.duration_s - 1e-9:
             break
-        if args.lockstep and t_run is not None:
+        if args.lockstep:
             continue
         deadline += dt
         # sleep even when late (0 s): it releases the GIL, so the DDS reader thread takes a command now rather than
