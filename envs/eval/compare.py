@@ -174,6 +174,8 @@ def table_rows(results: Sequence[RunResult]) -> list[dict[str, Any]]:
             # how fast: env steps to the first iteration whose training success reached each level (NaN: never)
             "steps_to_first_success": _steps_to(progress, per_iteration, 0.0),
             f"steps_to_train_success_{LEARNED_AT:g}": _steps_to(progress, per_iteration, LEARNED_AT),
+            # where a run that does not lift stands: its training steps' contact modes over the last quarter
+            **{f"late_{m}": _late_mean(progress, f"mode_{m}") for m in LATE_MODES},
         }
         for name, factor in r.report["factors"].items():
             rates_f = [_num(x["success_rate"]) for x in next(iter(factor["policies"].values()))]
@@ -186,6 +188,17 @@ def table_rows(results: Sequence[RunResult]) -> list[dict[str, Any]]:
 
 LEARNED_AT = 0.4
 """Training success (running mean, exploration on) whose first crossing the table reports as "how fast"."""
+
+
+LATE_MODES = ("no_contact", "sticking", "sliding")
+"""Contact modes (``progress.csv``'s ``mode_*``, each iteration's share of steps), averaged over the last quarter."""
+
+
+def _late_mean(progress: Sequence[Mapping[str, float]], key: str, fraction: float = 0.25) -> float:
+    """Mean of ``key`` over the last ``fraction`` of the logged iterations (NaN: no iterations or no such column)."""
+    tail = progress[len(progress) - math.ceil(len(progress) * fraction) :]
+    values = [row.get(key, math.nan) for row in tail]
+    return sum(values) / len(values) if values else math.nan
 
 
 def _steps_to(progress: Sequence[Mapping[str, float]], per_iteration: int, level: float) -> float:
@@ -290,6 +303,7 @@ def markdown(rows: Sequence[Mapping[str, Any]], factors: Sequence[str]) -> str:
         "training success (last)",
         f"env steps to first / {pct(LEARNED_AT)} training success",
         "speed-reflex episodes: eval / training",
+        "contact, training's last quarter: none / sticking / sliding",
     ]
     head += [f"{f}: mean / worst" for f in factors]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -300,7 +314,8 @@ def markdown(rows: Sequence[Mapping[str, Any]], factors: Sequence[str]) -> str:
                  f"{pct(r['success_rate'])} ({pct(r['success_ci95_lo'])}–{pct(r['success_ci95_hi'])})",
                  pct(r["train_success_rate"]),
                  f"{_mega(r['steps_to_first_success'])} / {_mega(r[learned])}",
-                 f"{pct(r['speed_reflex_rate'])} / {pct(r['train_reflex_rate'])}"]  # fmt: skip
+                 f"{pct(r['speed_reflex_rate'])} / {pct(r['train_reflex_rate'])}",
+                 " / ".join(pct(r[f"late_{m}"]) for m in LATE_MODES)]  # fmt: skip
         cells += [f"{pct(r[f'{f}_mean_success'])} / {pct(r[f'{f}_worst_success'])}" for f in factors]
         lines.append("| " + " | ".join(cells) + " |")
     models = [f"- `{r['action_space']}`: {r['low_level_actuator_model']}" for r in rows if r["seed"] == rows[0]["seed"]]

@@ -137,3 +137,20 @@ def test_a_rebuild_copies_every_included_run_into_its_own_folder(tmp_path):
     assert all(Path(r["run_dir"]) == out / "eval" / f"joint_pos_s{r['seed']}" / "run" for r in rows)
     settings = json.loads((out / "comparison.json").read_text())["settings"]
     assert len(compare.load_comparison(out, settings)) == 2  # it joins a later rebuild on its own
+
+
+def test_the_contact_columns_average_the_last_quarter_of_training(tmp_path):
+    """A run that never lifts still says where it stands: the share of its training steps in each contact mode over
+    the last quarter of iterations (8 iterations: the last 2; a record without the columns gives NaN)."""
+    run = _run_dir(tmp_path / "a", iterations=8)
+    rows = [
+        "iteration,collect_s,learn_s,mean_reward,success_rate,reflex_rate,mode_no_contact,mode_sticking,mode_sliding"
+    ]
+    rows += [f"{i},1.0,0.5,1.0,0.0,0.0,{1 - 0.1 * i:.2f},{0.1 * i:.2f},0.0" for i in range(8)]
+    (run / "progress.csv").write_text("\n".join(rows) + "\n")
+    (row,) = compare.table_rows([compare.RunResult("joint_pos", 0, run, 1.0, _report(0.0))])
+    assert row["late_no_contact"] == pytest.approx((0.4 + 0.3) / 2)
+    assert row["late_sticking"] == pytest.approx((0.6 + 0.7) / 2) and row["late_sliding"] == 0.0
+    assert "35 % / 65 % / 0 %" in compare.markdown([row], ["object_mass_scale"])
+    (bare,) = compare.table_rows([compare.RunResult("joint_pos", 0, _run_dir(tmp_path / "b"), 1.0, _report(0.0))])
+    assert all(math.isnan(bare[f"late_{m}"]) for m in compare.LATE_MODES)
