@@ -175,7 +175,7 @@ def check_request(args: argparse.Namespace) -> tuple[list[str], list[int], list[
 
 def compare_action_spaces(args: argparse.Namespace) -> tuple[Path, str]:
     """Run the comparison scripts/compare_actions.py's flags ``args`` ask for; returns its folder and the markdown."""
-    from realgap.envs.eval import compare, compare_seeds
+    from realgap.envs.eval import compare, compare_plots, compare_seeds
     from realgap.envs.eval.sweep import finite_or_none
     from realgap.envs.run.progress import Progress
     from realgap.tasks.grasp import ACTION_SPACE_IDS
@@ -251,8 +251,8 @@ def compare_action_spaces(args: argparse.Namespace) -> tuple[Path, str]:
     compare.write_csv(rows, out / "comparison.csv")
     text = compare.markdown(rows, factors) + "\n" + compare_seeds.markdown(results, rows)
     (out / "comparison.md").write_text(text)
-    compare.plot_learning_curves(results, out / "learning_curves.png")
+    compare_plots.plot_learning_curves(results, out / "learning_curves.png")
     compare_seeds.plot_bands(results, out / "learning_curves_seeds.png")
-    compare.plot_success(rows, out / "success.png")
-    compare.plot_robustness(results, out / "robustness.png")
+    compare_plots.plot_success(rows, out / "success.png")
+    compare_plots.plot_robustness(results, out / "robustness.png")
     return out, text

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from realgap.envs.eval import compare
+from realgap.envs.eval import compare, compare_plots
 
 pytestmark = pytest.mark.unit
 
@@ -60,7 +60,7 @@ def test_an_earlier_comparison_rebuilds_the_same_rows_from_what_it_kept(tmp_path
     assert same[0] == same[1]  # as JSON: NaN (no task-draw reference here) equals NaN
     assert row["iterations"] == 3 and row["num_envs"] == 8 and row["env_steps"] == 3 * 24 * 8
     assert math.isclose(row["success_rate"], 0.5) and math.isclose(row["train_success_rate"], 0.2)
-    plot = compare.plot_learning_curves([result], tmp_path / "curves.png")  # the learning curve comes back too
+    plot = compare_plots.plot_learning_curves([result], tmp_path / "curves.png")  # the learning curve comes back too
     assert plot.stat().st_size > 1024
 
 
