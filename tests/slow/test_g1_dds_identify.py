@@ -13,6 +13,7 @@ is reported as not identifiable (in-process, with no clamp, it saturates): the l
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -83,6 +84,8 @@ def test_identification_over_dds_recovers_the_hidden_drives(tmp_path: Path, real
     n = round(SOFT_START_S * meta.rates.control_hz) + dds_log.num_samples
     assert np.array_equal(applied["seq"][:n], np.arange(1, n + 1)), "a command was skipped or applied twice"
     assert np.array_equal(np.diff(applied["tick"][:n]), np.ones(n - 1)), "a tick without a command, or two"
+    report = json.loads(sim_out.rsplit("[g1_dds_sim] done: ", 1)[1].splitlines()[0])
+    assert report["skipped"] == int((np.diff(applied["seq"]) - 1).sum())  # the report's count is the timing log's
     robot = HiddenRobot(meta, SEED)  # the in-process reference: the same seed, the same motion, no DDS
     local_log = run_excitation(meta, robot, ExcitationPlan(JOINTS), root_pos_w=robot.root_pos_w)
     truth = robot.truth
