@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from realgap.envs.run.run_dir import env_steps_per_iteration
+from realgap.envs.run.run_dir import env_steps_per_iteration, fill_reward_terms
 
 
 @dataclass(frozen=True)
@@ -77,6 +77,7 @@ def keep_training_record(run_dir: Path, dest: Path) -> Path:
         target = Path(dest) / name
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(Path(run_dir) / name, target)
+    fill_reward_terms(run_dir, Path(dest) / "progress.csv")  # a run trained before progress.csv had reward terms
     return Path(dest)
 
 
@@ -170,6 +171,8 @@ def table_rows(results: Sequence[RunResult]) -> list[dict[str, Any]]:
             f"steps_to_train_success_{LEARNED_AT:g}": _steps_to(progress, per_iteration, LEARNED_AT),
             # where a run that does not lift stands: its training steps' contact modes over the last quarter
             **{f"late_{m}": _late_mean(progress, f"mode_{m}") for m in LATE_MODES},
+            # and the stage its episodes reach: the grasp, first-millimetre and lift reward terms
+            **{f"late_reward_{t}": _late_mean(progress, f"reward_{t}") for t in LATE_REWARDS},
         }
         for name, factor in r.report["factors"].items():
             rates_f = [_num(x["success_rate"]) for x in next(iter(factor["policies"].values()))]
@@ -186,6 +189,11 @@ LEARNED_AT = 0.4
 
 LATE_MODES = ("no_contact", "sticking", "sliding")
 """Contact modes (``progress.csv``'s ``mode_*``, each iteration's share of steps), averaged over the last quarter."""
+
+LATE_REWARDS = ("grasp", "grasped_lift", "lift")
+"""Reward terms (``progress.csv``'s ``reward_*``: episode sum per second of the maximum episode) of the stages pinch,
+first millimetre, lift; averaged over the last quarter. Runs trained before progress.csv recorded reward terms have
+NaN here."""
 
 
 def _late_mean(progress: Sequence[Mapping[str, float]], key: str, fraction: float = 0.25) -> float:
@@ -261,6 +269,10 @@ def write_csv(rows: Sequence[Mapping[str, Any]], path: Path) -> Path:
     return path
 
 
+def _two(value: float) -> str:
+    return "–" if math.isnan(value) else f"{value:.2f}"
+
+
 def _mega(steps: float) -> str:
     return "never" if math.isnan(steps) else f"{steps / 1e6:.2f} M"
 
@@ -298,6 +310,7 @@ def markdown(rows: Sequence[Mapping[str, Any]], factors: Sequence[str]) -> str:
         f"env steps to first / {pct(LEARNED_AT)} training success",
         "speed-reflex episodes: eval / training",
         "contact, training's last quarter: none / sticking / sliding",
+        "reward terms (per episode-second), last quarter: grasp / first mm / lift",
     ]
     head += [f"{f}: mean / worst" for f in factors]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -309,7 +322,8 @@ def markdown(rows: Sequence[Mapping[str, Any]], factors: Sequence[str]) -> str:
                  pct(r["train_success_rate"]),
                  f"{_mega(r['steps_to_first_success'])} / {_mega(r[learned])}",
                  f"{pct(r['speed_reflex_rate'])} / {pct(r['train_reflex_rate'])}",
-                 " / ".join(pct(r[f"late_{m}"]) for m in LATE_MODES)]  # fmt: skip
+                 " / ".join(pct(r[f"late_{m}"]) for m in LATE_MODES),
+                 " / ".join(_two(r[f"late_reward_{t}"]) for t in LATE_REWARDS)]  # fmt: skip
         cells += [f"{pct(r[f'{f}_mean_success'])} / {pct(r[f'{f}_worst_success'])}" for f in factors]
         lines.append("| " + " | ".join(cells) + " |")
     models = [f"- `{r['action_space']}`: {r['low_level_actuator_model']}" for r in rows if r["seed"] == rows[0]["seed"]]

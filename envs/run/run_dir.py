@@ -20,6 +20,8 @@ from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CHECKPOINT_RE = re.compile(r"model_(\d+)\.pt$")
+REWARD_COLUMN = "reward_"
+"""progress.csv's prefix for a reward term's column (``reward_lift``)."""
 
 
 class CheckpointError(RuntimeError):
@@ -164,6 +166,59 @@ def training_seconds(run_dir: str | Path) -> dict[int, float]:
                 total += float(row["collect_s"]) + float(row["learn_s"])
                 out[int(row["iteration"])] = total
     return out
+
+
+def fill_reward_terms(run_dir: str | Path, progress: str | Path | None = None) -> list[str]:
+    """Add ``reward_<term>`` columns to a ``progress.csv`` written before the runner recorded reward terms, from the
+    run's own TensorBoard log (``Episode_Reward/<term>`` at step = iteration: the same per-iteration mean of the
+    episodes' extras). A record that has them, or a run without a log, is left as it is.
+
+    Returns:
+        The columns added (empty: nothing changed).
+    """
+    import csv
+
+    path = Path(progress) if progress is not None else Path(run_dir) / "progress.csv"
+    with open(path, newline="") as fh:
+        reader = csv.DictReader(fh)
+        header, rows = list(reader.fieldnames or []), list(reader)
+    if any(name.startswith(REWARD_COLUMN) for name in header):
+        return []
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator  # only for older records
+
+    terms: dict[str, dict[int, float]] = {}
+    for log in sorted(Path(run_dir).glob("events.out.tfevents.*")):  # a resumed run's later file wins a step
+        events = EventAccumulator(str(log), size_guidance={"scalars": 0})
+        events.Reload()
+        for tag in events.Tags()["scalars"]:
+            if tag.startswith("Episode_Reward/"):
+                column = REWARD_COLUMN + tag.rsplit("/", 1)[-1]
+                terms.setdefault(column, {}).update({e.step: e.value for e in events.Scalars(tag)})
+    if not terms:
+        return []
+    for row in rows:
+        for column, values in terms.items():
+            row[column] = values.get(int(row["iteration"]), "nan")
+    at = header.index("mean_episode_length") + 1 if "mean_episode_length" in header else len(header)
+    header[at:at] = list(terms)  # where the runner puts them: after the episode length
+    write_progress(path, header, rows)
+    return list(terms)
+
+
+def write_progress(path: str | Path, header: list[str], rows: list[dict[str, Any]]) -> None:
+    """Write a progress.csv whole, atomically (a temporary file in the same folder renamed into place); a cell a row
+    lacks is ``nan``."""
+    import csv
+    import os
+    import tempfile
+
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp_", suffix=".csv", dir=path.parent)
+    with os.fdopen(fd, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=header, restval="nan")
+        writer.writeheader()
+        writer.writerows(rows)
+    os.replace(tmp, path)
 
 
 def check_checkpoint(path: str | Path) -> int:

@@ -10,8 +10,8 @@ Everything PPO stays in rsl-rl-lib; this subclass only changes how state reaches
 - ``load`` restores them and continues *after* the saved iteration (rsl-rl alone re-runs the saved iteration); with the
   env state beside the checkpoint the continuation is exact: the same losses and episode statistics as an
   uninterrupted run with the same seed (single process; a multi-process run resumes from freshly reset envs).
-- every iteration appends one row to ``progress.csv`` (mean reward, episode length, task metrics) and prints a
-  one-line summary beside rsl-rl's block.
+- every iteration appends one row to ``progress.csv`` (mean reward, episode length, task metrics, reward terms) and
+  prints a one-line summary beside rsl-rl's block.
 """
 
 from __future__ import annotations
@@ -34,13 +34,25 @@ from realgap.envs.run.progress import Progress, fmt_value
 from realgap.envs.run.rng_state import capture_rng, restore_rng
 from realgap.envs.run.run_dir import (  # noqa: F401  (CHECKPOINT_RE and latest_checkpoint re-exported)
     CHECKPOINT_RE,
+    REWARD_COLUMN,
     CheckpointError,
     latest_checkpoint,
     write_failure,
+    write_progress,
 )
 
-PROGRESS_PREFIXES = ("Curriculum/",)
-"""extras["log"] keys written to progress.csv (the task metrics and curriculum levels), by their last name part."""
+PROGRESS_PREFIXES = {"Curriculum/": "", "Episode_Reward/": REWARD_COLUMN}
+"""extras["log"] keys written to progress.csv, as column prefix + last name part: the task metrics and curriculum
+levels (``success_rate``), and each reward term as Isaac Lab logs it: the episode's sum over the maximum episode length
+in seconds (``reward_lift``: which stage a run has reached)."""
+
+
+def progress_column(key: str) -> str | None:
+    """The progress.csv column of an extras["log"] key, or ``None`` for keys the CSV leaves to TensorBoard."""
+    for prefix, column in PROGRESS_PREFIXES.items():
+        if key.startswith(prefix):
+            return column + key.rsplit("/", 1)[-1]
+    return None
 
 
 def env_state_path(checkpoint: str | Path) -> Path:
@@ -298,7 +310,7 @@ class RealgapRunner(OnPolicyRunner):
             rows = list(csv.DictReader(fh))
         kept = [r for r in rows if int(r["iteration"]) < self.current_learning_iteration]
         if len(kept) != len(rows):
-            self._write_progress(path, list(rows[0]), kept)
+            write_progress(path, list(rows[0]), kept)
 
     # -- progress ----------------------------------------------------------------------------------------------
     def _wrap_logger(self) -> None:
@@ -309,12 +321,12 @@ class RealgapRunner(OnPolicyRunner):
             row = {"iteration": it, "collect_s": round(collect_time, 3), "learn_s": round(learn_time, 3)}
             row["mean_reward"] = statistics.mean(logger.rewbuffer) if logger.rewbuffer else math.nan
             row["mean_episode_length"] = statistics.mean(logger.lenbuffer) if logger.lenbuffer else math.nan
-            keys = dict.fromkeys(k for e in logger.ep_extras for k in e if k.startswith(PROGRESS_PREFIXES))
+            keys = dict.fromkeys(k for e in logger.ep_extras for k in e if progress_column(k) is not None)
             self._progress_keys.update(dict.fromkeys(keys))  # a column, once seen, stays (CSV header is fixed)
             for key in self._progress_keys:
                 values = [float(e[key]) for e in logger.ep_extras if key in e]
                 values = [v for v in values if not math.isnan(v)]
-                row[key.rsplit("/", 1)[-1]] = statistics.mean(values) if values else math.nan
+                row[progress_column(key)] = statistics.mean(values) if values else math.nan
             progress = self._update_progress(row)
             # rsl-rl's block counts its ETA to total_it: give it the end the wall-clock budget predicts, if sooner
             original(it=it, collect_time=collect_time, learn_time=learn_time,
@@ -348,7 +360,8 @@ class RealgapRunner(OnPolicyRunner):
     def _append_progress(self, row: dict[str, Any]) -> None:
         steps = self.cfg["num_steps_per_env"] * self.env.num_envs
         fps = steps / max(row["collect_s"] + row["learn_s"], 1e-9)
-        summary = "  ".join(f"{k}={fmt_value(v)}" for k, v in row.items())
+        # the reward terms stay out of the printed line (rsl-rl's block lists them); the CSV keeps them
+        summary = "  ".join(f"{k}={fmt_value(v)}" for k, v in row.items() if not k.startswith(REWARD_COLUMN))
         fps *= self.gpu_world_size  # every process collects the same number of steps
         if self.logger.disable_logs:  # multi-process: rank 0 reports for all
             return
@@ -368,12 +381,4 @@ class RealgapRunner(OnPolicyRunner):
                 rows = list(reader)
         # first row, or a metric seen for the first time: (re)write the file with the wider header, atomically
         header = list(dict.fromkeys([*(rows[0] if rows else {}), *row]))
-        self._write_progress(path, header, [*rows, row])
-
-    def _write_progress(self, path: Path, header: list[str], rows: list[dict[str, Any]]) -> None:
-        fd, tmp = tempfile.mkstemp(prefix=".tmp_", suffix=".csv", dir=path.parent)
-        with os.fdopen(fd, "w", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=header, restval="nan")
-            writer.writeheader()
-            writer.writerows(rows)
-        os.replace(tmp, path)
+        write_progress(path, header, [*rows, row])

@@ -28,6 +28,8 @@ def test_train_two_iterations_then_play(tiny_run, tmp_path):
     rows = list(csv.DictReader(open(run / "progress.csv")))
     assert [int(r["iteration"]) for r in rows] == [0, 1]
     assert {"collect_s", "learn_s", "mean_reward", "mean_episode_length"} <= set(rows[0])
+    assert {"reward_alive", "reward_fall"} <= set(rows[0])  # each reward term: in the CSV, not the line
+    assert not [line for line in ours if "reward_alive=" in line]
     assert (run / "params" / "env.yaml").is_file() and (run / "params" / "agent.yaml").is_file()
     record = json.loads((run / "params" / "run.json").read_text())
     assert record["task"] == "Realgap-Balance-G1-v0" and "--max_iterations" in record["argv"]

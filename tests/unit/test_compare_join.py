@@ -154,3 +154,20 @@ def test_the_contact_columns_average_the_last_quarter_of_training(tmp_path):
     assert "35 % / 65 % / 0 %" in compare.markdown([row], ["object_mass_scale"])
     (bare,) = compare.table_rows([compare.RunResult("joint_pos", 0, _run_dir(tmp_path / "b"), 1.0, _report(0.0))])
     assert all(math.isnan(bare[f"late_{m}"]) for m in compare.LATE_MODES)
+
+
+def test_the_stage_columns_say_how_far_a_run_that_never_lifts_got(tmp_path):
+    """The grasp, first-millimetre and lift reward terms over the last quarter: a run that pinches
+    but never lifts (grasp high, lift zero) reads apart from one that lifts; a record from before progress.csv had
+    reward columns gives NaN and a dash, not a zero."""
+    run = _run_dir(tmp_path / "a", iterations=4)
+    rows = ["iteration,collect_s,learn_s,mean_reward,success_rate,reward_grasp,reward_grasped_lift,reward_lift"]
+    rows += [f"{i},1.0,0.5,1.0,0.0,{0.5 * i:.2f},0.1,0.0" for i in range(4)]
+    (run / "progress.csv").write_text("\n".join(rows) + "\n")
+    (row,) = compare.table_rows([compare.RunResult("joint_pos", 0, run, 1.0, _report(0.0))])
+    assert row["late_reward_grasp"] == pytest.approx(1.5)  # 4 iterations: the last one
+    assert row["late_reward_grasped_lift"] == pytest.approx(0.1) and row["late_reward_lift"] == 0.0
+    assert "| 1.50 / 0.10 / 0.00 |" in compare.markdown([row], ["object_mass_scale"])
+    (bare,) = compare.table_rows([compare.RunResult("joint_pos", 0, _run_dir(tmp_path / "b"), 1.0, _report(0.0))])
+    assert all(math.isnan(bare[f"late_reward_{t}"]) for t in compare.LATE_REWARDS)
+    assert "| – / – / – |" in compare.markdown([bare], ["object_mass_scale"])

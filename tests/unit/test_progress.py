@@ -59,3 +59,13 @@ def test_resumed_progress_counts_from_its_start_and_refuses_empty_totals():
     assert "7/10" in out.getvalue()
     with pytest.raises(ValueError, match="total must be >= 1"):
         Progress("x", 0)
+
+
+def test_progress_columns_keep_task_metrics_and_reward_terms():
+    # the CSV's columns: a metric by its last name part, a reward term prefixed (which stage a run reached)
+    from realgap.envs.run.runner import progress_column
+
+    assert progress_column("Curriculum/metrics/success_rate") == "success_rate"
+    assert progress_column("Episode_Reward/lift") == "reward_lift"
+    assert progress_column("Episode_Termination/time_out") is None  # TensorBoard keeps the rest
+    assert progress_column("Loss/value") is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import sys
 
@@ -66,3 +67,36 @@ def test_policy_settings_keep_the_runs_rates_and_interface_overrides(tmp_path):
                              "env.actions.arm.max_velocity=1.0")  # fmt: skip
     bare = policy_settings(tmp_path / "elsewhere" / "model_1.pt")  # no run record: the task's defaults
     assert bare.rates is None and bare.overrides == ()
+
+
+def test_reward_terms_of_an_older_record_are_read_from_the_runs_own_tensorboard_log(tmp_path):
+    """A progress.csv written before the runner recorded reward terms gets them from the run's TensorBoard log
+    (as rsl-rl writes it: Episode_Reward/<term> at step = iteration; a resumed run's later file wins a step it
+    repeats); a record that has them, or a run without a log, is left as it is."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    from realgap.envs.run.run_dir import fill_reward_terms
+
+    progress = tmp_path / "progress.csv"
+    older = "iteration,collect_s,learn_s,mean_reward,mean_episode_length,success_rate\n"
+    older += "".join(f"{i},1.0,0.5,2.0,250.0,0.0\n" for i in range(3))
+    progress.write_text(older)
+    assert fill_reward_terms(tmp_path) == [] and progress.read_text() == older  # no log: unchanged
+    for name, steps in (("a", range(3)), ("b", [2])):  # b: a resumed run's file, logged iteration 2 again
+        writer = SummaryWriter(log_dir=str(tmp_path), filename_suffix=name)
+        for it in steps:
+            writer.add_scalar("Episode_Reward/lift", 0.5 * it + (name == "b"), it)
+            writer.add_scalar("Episode_Reward/grasp", 1.0, it)
+            writer.add_scalar("Loss/value", 9.0, it)
+        writer.close()
+    assert sorted(fill_reward_terms(tmp_path)) == ["reward_grasp", "reward_lift"]
+    with open(progress) as fh:
+        rows = list(csv.DictReader(fh))
+    header = list(rows[0])
+    assert header[:5] == ["iteration", "collect_s", "learn_s", "mean_reward", "mean_episode_length"]
+    assert set(header[5:7]) == {"reward_grasp", "reward_lift"} and header[7:] == ["success_rate"]  # runner's order
+    assert [float(r["reward_lift"]) for r in rows] == [0.0, 0.5, 2.0]  # iteration 2 from the resumed file
+    assert all(float(r["reward_grasp"]) == 1.0 and r["success_rate"] == "0.0" for r in rows)
+    assert "Loss" not in progress.read_text()
+    kept = progress.read_text()
+    assert fill_reward_terms(tmp_path) == [] and progress.read_text() == kept  # has them: unchanged
