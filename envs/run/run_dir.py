@@ -9,11 +9,14 @@ leaves a half-written run behind.
 
 from __future__ import annotations
 
+import csv
 import datetime
 import json
+import os
 import re
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +25,19 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 CHECKPOINT_RE = re.compile(r"model_(\d+)\.pt$")
 REWARD_COLUMN = "reward_"
 """progress.csv's prefix for a reward term's column (``reward_lift``)."""
+PROGRESS_PREFIXES = {"Curriculum/": "", "Episode_Reward/": REWARD_COLUMN}
+"""extras["log"] keys written to progress.csv, as column prefix + last name part: the task metrics and curriculum
+levels (``success_rate``), and each reward term as Isaac Lab logs it: the episode's sum over the maximum episode length
+in seconds (``reward_lift``: which stage a run has reached). rsl-rl logs the same keys to TensorBoard as tags."""
+
+
+def progress_column(key: str) -> str | None:
+    """The progress.csv column of an extras["log"] key (or TensorBoard tag), or ``None`` for keys the CSV leaves to
+    TensorBoard."""
+    for prefix, column in PROGRESS_PREFIXES.items():
+        if key.startswith(prefix):
+            return column + key.rsplit("/", 1)[-1]
+    return None
 
 
 class CheckpointError(RuntimeError):
@@ -156,8 +172,6 @@ def env_steps_per_iteration(run_dir: str | Path) -> int:
 def training_seconds(run_dir: str | Path) -> dict[int, float]:
     """Cumulative collect + learn seconds at the end of each logged iteration (``progress.csv``): the run's training
     time, without its start-up and checkpoint writes."""
-    import csv
-
     out, total = {}, 0.0
     path = Path(run_dir) / "progress.csv"
     if path.is_file():
@@ -176,8 +190,6 @@ def fill_reward_terms(run_dir: str | Path, progress: str | Path | None = None) -
     Returns:
         The columns added (empty: nothing changed).
     """
-    import csv
-
     path = Path(progress) if progress is not None else Path(run_dir) / "progress.csv"
     with open(path, newline="") as fh:
         reader = csv.DictReader(fh)
@@ -191,8 +203,8 @@ def fill_reward_terms(run_dir: str | Path, progress: str | Path | None = None) -
         events = EventAccumulator(str(log), size_guidance={"scalars": 0})
         events.Reload()
         for tag in events.Tags()["scalars"]:
-            if tag.startswith("Episode_Reward/"):
-                column = REWARD_COLUMN + tag.rsplit("/", 1)[-1]
+            column = progress_column(tag)  # the runner's own mapping: its columns, byte for byte
+            if column is not None and column.startswith(REWARD_COLUMN):
                 terms.setdefault(column, {}).update({e.step: e.value for e in events.Scalars(tag)})
     if not terms:
         return []
@@ -208,10 +220,6 @@ def fill_reward_terms(run_dir: str | Path, progress: str | Path | None = None) -
 def write_progress(path: str | Path, header: list[str], rows: list[dict[str, Any]]) -> None:
     """Write a progress.csv whole, atomically (a temporary file in the same folder renamed into place); a cell a row
     lacks is ``nan``."""
-    import csv
-    import os
-    import tempfile
-
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=".tmp_", suffix=".csv", dir=path.parent)
     with os.fdopen(fd, "w", newline="") as fh:

@@ -37,22 +37,10 @@ from realgap.envs.run.run_dir import (  # noqa: F401  (CHECKPOINT_RE and latest_
     REWARD_COLUMN,
     CheckpointError,
     latest_checkpoint,
+    progress_column,
     write_failure,
     write_progress,
 )
-
-PROGRESS_PREFIXES = {"Curriculum/": "", "Episode_Reward/": REWARD_COLUMN}
-"""extras["log"] keys written to progress.csv, as column prefix + last name part: the task metrics and curriculum
-levels (``success_rate``), and each reward term as Isaac Lab logs it: the episode's sum over the maximum episode length
-in seconds (``reward_lift``: which stage a run has reached)."""
-
-
-def progress_column(key: str) -> str | None:
-    """The progress.csv column of an extras["log"] key, or ``None`` for keys the CSV leaves to TensorBoard."""
-    for prefix, column in PROGRESS_PREFIXES.items():
-        if key.startswith(prefix):
-            return column + key.rsplit("/", 1)[-1]
-    return None
 
 
 def env_state_path(checkpoint: str | Path) -> Path:

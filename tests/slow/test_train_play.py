@@ -4,12 +4,15 @@ prints the task metrics and exports ONNX + TorchScript."""
 
 import csv
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from shared_run import copy_run
+
+from realgap.envs.run.run_dir import fill_reward_terms, write_progress
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
@@ -30,6 +33,18 @@ def test_train_two_iterations_then_play(tiny_run, tmp_path):
     assert {"collect_s", "learn_s", "mean_reward", "mean_episode_length"} <= set(rows[0])
     assert {"reward_alive", "reward_fall"} <= set(rows[0])  # each reward term: in the CSV, not the line
     assert not [line for line in ours if "reward_alive=" in line]
+    # an older record without them gets the same columns and values back from the run's own TensorBoard log
+    terms = sorted(k for k in rows[0] if k.startswith("reward_"))
+    older = tmp_path / "older_progress.csv"
+    kept = [k for k in rows[0] if k not in terms]
+    write_progress(older, kept, [{k: r[k] for k in kept} for r in rows])
+    assert sorted(fill_reward_terms(run, older)) == terms
+    filled = list(csv.DictReader(open(older)))
+    for theirs, mine in zip(rows, filled, strict=True):
+        for term in terms:
+            a, b = float(theirs[term]), float(mine[term])
+            assert (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9), (term, a, b)
+    assert any(not math.isnan(float(r[t])) for r in rows for t in terms)  # some value was compared, not only NaNs
     assert (run / "params" / "env.yaml").is_file() and (run / "params" / "agent.yaml").is_file()
     record = json.loads((run / "params" / "run.json").read_text())
     assert record["task"] == "Realgap-Balance-G1-v0" and "--max_iterations" in record["argv"]

@@ -63,7 +63,7 @@ def test_resumed_progress_counts_from_its_start_and_refuses_empty_totals():
 
 def test_progress_columns_keep_task_metrics_and_reward_terms():
     # the CSV's columns: a metric by its last name part, a reward term prefixed (which stage a run reached)
-    from realgap.envs.run.runner import progress_column
+    from realgap.envs.run.run_dir import progress_column
 
     assert progress_column("Curriculum/metrics/success_rate") == "success_rate"
     assert progress_column("Episode_Reward/lift") == "reward_lift"
