@@ -62,10 +62,12 @@ def run_mujoco(p: ContactParams, spec: drop.DropSpec) -> drop.DropLog:
 def _newton_solver(p: ContactParams, spec: drop.DropSpec) -> tuple[Any, Any]:
     import newton
 
+    from realgap.envs.sim.mjwarp import ExactBoxBoxSolverMuJoCo
+
     builder = newton.ModelBuilder()
     builder.add_mjcf(drop.scene_xml(p, spec))
     model = builder.finalize(device="cpu")
-    return model, newton.solvers.SolverMuJoCo(model, solver="newton", **TRAINING_SOLVER)
+    return model, ExactBoxBoxSolverMuJoCo(model, solver="newton", **TRAINING_SOLVER)
 
 
 def contact_of(m: Any) -> dict[str, Any]:

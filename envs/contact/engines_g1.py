@@ -94,12 +94,14 @@ def run_newton_g1(p: ContactParams, height: float, duration: float) -> tuple[dro
     import newton
     import warp as wp
 
+    from realgap.envs.sim.mjwarp import ExactBoxBoxSolverMuJoCo
+
     xml = passive_xml(p)
     builder = newton.ModelBuilder()
     builder.add_mjcf(xml)  # self-collision off by contype/conaffinity, read back below
     model = builder.finalize(device="cpu")
     kw = {"njmax": NJMAX, "nconmax": NCONMAX, **engines.TRAINING_SOLVER}
-    solver = newton.solvers.SolverMuJoCo(model, solver="newton", **kw)
+    solver = ExactBoxBoxSolverMuJoCo(model, solver="newton", **kw)
     q = _start_qpos(xml, height)
     q[3:7] = q[[4, 5, 6, 3]]  # MuJoCo's (w, x, y, z) -> Newton's (x, y, z, w)
     s0, s1, control = model.state(), model.state(), model.control()

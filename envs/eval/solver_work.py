@@ -117,11 +117,19 @@ def bare_counts(task: str, num_envs: int, physics_steps: int, seed: int = 0, dev
     return out
 
 
-def offset_com_box(com_offset_m: float, steps: int = 400, dt: float = 0.005) -> dict[str, dict[str, float]]:
+def offset_com_box(
+    com_offset_m: float, steps: int = 400, dt: float = 0.005, exact_box_box: bool = False
+) -> dict[str, dict[str, float]]:
     """A 5 cm, 0.1 kg box resting on a table, its CoM ``com_offset_m`` from its centre along x, in MuJoCo C and in
     MuJoCo-Warp (the grasp task's solver settings: implicitfast, pyramidal cone, impratio 1): the engines alone, no
     Newton or Isaac Lab. Returns per engine the means over the second half of ``steps``: contacts, solver iterations,
-    and the largest angular speed of the box (rad/s; 0 at rest)."""
+    the deepest penetration (m) and the largest angular speed of the box (rad/s; 0 at rest).
+
+    Args:
+        exact_box_box: Both engines with ``mjDSBL_NATIVECCD`` (realgap's setting, :mod:`realgap.envs.sim.mjwarp`);
+            False: each engine's default box–box path (the upstream repro). Build default models before flagged ones
+            in a process: the other order doubles MuJoCo-Warp's box–box contacts (same module).
+    """
     import mujoco
     import mujoco_warp as mjw
     import warp as wp
@@ -131,6 +139,10 @@ def offset_com_box(com_offset_m: float, steps: int = 400, dt: float = 0.005) -> 
       <geom type="box" size="0.025 0.025 0.025"/><inertial pos="{com_offset_m} 0 0" mass="0.1"
       diaginertia="4.2e-5 4.2e-5 4.2e-5"/></body></worldbody></mujoco>"""
     model = mujoco.MjModel.from_xml_string(xml)
+    if exact_box_box:
+        from realgap.envs.sim.mjwarp import EXACT_BOX_BOX_FLAGS
+
+        model.opt.disableflags |= EXACT_BOX_BOX_FLAGS
 
     def run(step: Any, read: Any) -> dict[str, float]:
         rows = []
@@ -142,14 +154,22 @@ def offset_com_box(com_offset_m: float, steps: int = 400, dt: float = 0.005) -> 
             "contacts": float(late[:, 0].mean()),
             "solver_iterations": float(late[:, 1].mean()),
             "max_angular_speed": float(late[:, 2].max()),
+            "max_penetration_m": float(late[:, 3].max()),
         }
 
     data = mujoco.MjData(model)
-    c = run(lambda: mujoco.mj_step(model, data),
-            lambda: (data.ncon, data.solver_niter[0], np.linalg.norm(data.qvel[3:])))  # fmt: skip
+    c = run(
+        lambda: mujoco.mj_step(model, data),
+        lambda: (data.ncon, data.solver_niter[0], np.linalg.norm(data.qvel[3:]), -min(data.contact.dist, default=0)),
+    )
     with wp.ScopedDevice("cpu"):
         m = mjw.put_model(model)
         d = mjw.put_data(model, mujoco.MjData(model), nworld=1, nconmax=16, njmax=64)
-        warp = run(lambda: mjw.step(m, d), lambda: (int(d.nacon.numpy()[0]), int(d.solver_niter.numpy()[0]),
-                                                    float(np.linalg.norm(d.qvel.numpy()[0, 3:]))))  # fmt: skip
+
+        def read() -> tuple[float, ...]:
+            n = int(d.nacon.numpy()[0])
+            depth = -float(d.contact.dist.numpy()[:n].min()) if n else 0.0
+            return n, int(d.solver_niter.numpy()[0]), float(np.linalg.norm(d.qvel.numpy()[0, 3:])), depth
+
+        warp = run(lambda: mjw.step(m, d), read)
     return {"mujoco_c": c, "mujoco_warp": warp}

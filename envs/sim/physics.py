@@ -89,16 +89,20 @@ def check_procs_fit_gpus(num_procs: int, gpu_count: int) -> None:
 
 
 def newton_physics(njmax: int = 100, nconmax: int = 40, **solver_kwargs: Any) -> NewtonCfg:
-    """Newton + MuJoCo-Warp physics settings shared by all tasks (CUDA graphs are set by :func:`apply_device`).
+    """Newton + MuJoCo-Warp physics settings shared by all tasks (CUDA graphs are set by :func:`apply_device`), with
+    box–box contacts by MuJoCo's exact routine (:mod:`realgap.envs.sim.mjwarp`).
 
     Args:
         njmax: Constraint rows per world (contacts, limits, friction). G1 on flat ground needs < 100.
         nconmax: Contacts per world. The Panda + cube scene overflowed at 40 and needs 50 (measured).
         solver_kwargs: Extra ``MJWarpSolverCfg`` fields.
     """
-    from isaaclab_newton.physics import MJWarpSolverCfg, NewtonCfg
+    from isaaclab_newton.physics import NewtonCfg
 
-    solver = MJWarpSolverCfg(
+    from realgap.envs.sim.mjwarp import ExactBoxBoxSolverCfg
+
+    # box–box contacts by MuJoCo's exact routine: native CCD rocks a resting box (realgap.envs.sim.mjwarp)
+    solver = ExactBoxBoxSolverCfg(
         njmax=njmax,
         nconmax=nconmax,
         cone="pyramidal",

@@ -61,10 +61,13 @@ def variant(request):
 def test_builds_steps_and_holds_what_its_model_claims(variant):
     from isaaclab_newton.physics import NewtonManager
 
+    from realgap.envs.sim.mjwarp import EXACT_BOX_BOX_FLAGS
     from realgap.tasks.grasp.mdp import tcp_pos_w
 
     name, env = variant
     assert NewtonManager._solver.mj_model.nu == 0  # no MJCF servo left under realgap's actuators
+    # the object rests on the table: box-box by the exact routine in the engine the env built (envs/sim/mjwarp.py)
+    assert NewtonManager._solver.mjw_model.opt.disableflags & EXACT_BOX_BOX_FLAGS
     obs, _ = env.reset()
     robot = env.scene["robot"]
     dim = env.action_manager.total_action_dim

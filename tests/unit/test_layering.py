@@ -363,6 +363,8 @@ THIRD_PARTY_PRIVATE: dict[str, str] = {
     "_InverseDynamicsScratchBuffer": "newton inverse dynamics: the RNEA scratch PassiveForces allocates once",
     "_compute_gravity_force": "newton inverse dynamics: the g(q) pass run on that retained scratch",
     "_compute_coriolis_force": "newton inverse dynamics: the C(q, q̇)·q̇ pass run on that retained scratch",
+    "_PRIMITIVE_COLLISION_TYPES": "mujoco_warp collision_primitive: the pair types compiled in this process (the "
+    "box-box leak check)",
 }
 """Private attributes of third-party objects that library code may read (no realgap package defines them)."""
 

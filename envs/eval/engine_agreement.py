@@ -1,0 +1,241 @@
+"""Engine agreement: canonical scenes stepped by the training engine (Newton's MuJoCo-Warp solver on the CPU, as every
+task builds it) and by MuJoCo C on the same MJCF with the same solver options and box–box flag, compared on contact
+count, penetration, normal force and the body's trajectory.
+
+Rule: a difference between the two columns is the engine's, because the scene and options are shared (the contact
+parameters Newton hands MuJoCo-Warp are read back into each row). Why: the training engine is what every policy
+learns on; MuJoCo C is the independent reference the deploy runtime and sim2sim use. The scenes are the grasp task's
+object on its table (at rest with a centre of mass off its centre, and dropped); figures and the open cases are on
+docs/results/engine_agreement.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from realgap.tasks.grasp.env_cfg import OBJECT_DENSITY, OBJECT_MAX_EDGE_M, TABLE_POS_M, TABLE_SIZE_M
+
+SOLVER: dict[str, Any] = {
+    "integrator": "implicitfast",
+    "cone": "pyramidal",
+    "impratio": 1.0,
+    "iterations": 100,
+    "ls_iterations": 50,
+    "tolerance": 1e-6,
+}
+"""The tasks' MuJoCo-Warp options (``realgap.envs.sim.physics.newton_physics`` with MJWarpSolverCfg's defaults)."""
+
+TOLERANCES: dict[str, float] = {
+    "contacts": 0.05,
+    "max_penetration_m": 2e-5,
+    "normal_force_n": 0.01,
+    "position_m": 2e-4,
+    "max_angular_speed": 1e-3,
+}
+"""Agreement bounds, fixed before the first comparison: late contact count within 0.05; penetration within 20 µm
+(the solver's tolerance effect at these loads); total normal force within 1 % of the weight of a 0.1 kg box; the body
+position within 0.2 mm over the run; both engines' late angular speed below 1e-3 rad/s for a body at rest."""
+
+
+@dataclass(frozen=True)
+class Scene:
+    """A canonical scene: the grasp task's table and a free box.
+
+    Attributes:
+        name: Row name.
+        com_offset_m: The box's centre of mass along x from its geometric centre (m).
+        drop_height_m: Gap between the box's underside and the table top at the start (m); 0 = resting.
+        seconds: Simulated time (s).
+        dt: Physics step (s): the tasks' 5 ms.
+    """
+
+    name: str
+    com_offset_m: float = 0.0
+    drop_height_m: float = 0.0
+    seconds: float = 2.0
+    dt: float = 0.005
+
+
+CANONICAL_SCENES: tuple[Scene, ...] = (
+    Scene("object at rest, CoM centred"),
+    Scene("object at rest, CoM 5 mm off", com_offset_m=0.005),
+    Scene("object at rest, CoM 10 mm off", com_offset_m=0.01),
+    Scene("object dropped 2 cm", drop_height_m=0.02),
+)
+
+
+def scene_xml(scene: Scene) -> str:
+    """The MJCF both engines load: the task's table box and its largest object (5 cm, 800 kg/m³ solid box)."""
+    half = OBJECT_MAX_EDGE_M / 2
+    mass = OBJECT_DENSITY * OBJECT_MAX_EDGE_M**3
+    inertia = mass * OBJECT_MAX_EDGE_M**2 / 6  # solid cube about its centre
+    top = TABLE_POS_M[2] + TABLE_SIZE_M[2] / 2
+    table = " ".join(f"{v / 2:g}" for v in TABLE_SIZE_M)
+    pos = " ".join(f"{v:g}" for v in TABLE_POS_M)
+    z = top + half + scene.drop_height_m
+    return f"""<mujoco><option timestep="{scene.dt}"/><worldbody>
+      <geom name="table" type="box" size="{table}" pos="{pos}"/>
+      <body name="object" pos="{TABLE_POS_M[0]} {TABLE_POS_M[1]} {z}"><freejoint/>
+        <geom name="object" type="box" size="{half} {half} {half}" friction="0.6 0.005 0.0001"/>
+        <inertial pos="{scene.com_offset_m} 0 0" mass="{mass}" diaginertia="{inertia} {inertia} {inertia}"/>
+      </body></worldbody></mujoco>"""
+
+
+@dataclass
+class SceneLog:
+    """Per physics step: contacts, deepest penetration (m, >= 0), total normal force (N), body position (m) and
+    angular speed (rad/s)."""
+
+    contacts: np.ndarray
+    penetration_m: np.ndarray
+    normal_force_n: np.ndarray
+    position_m: np.ndarray
+    angular_speed: np.ndarray
+
+    def figures(self) -> dict[str, float]:
+        """Means over the second half (the settled state), the deepest penetration and the late angular speed."""
+        late = slice(len(self.contacts) // 2, None)
+        return {
+            "contacts": float(self.contacts[late].mean()),
+            "max_penetration_m": float(self.penetration_m[late].max()),
+            "normal_force_n": float(self.normal_force_n[late].mean()),
+            "max_angular_speed": float(self.angular_speed[late].max()),
+        }
+
+
+def _normal_forces(read: Any, n: int) -> float:
+    return float(sum(read(i) for i in range(n)))
+
+
+def run_training_engine(scene: Scene) -> tuple[SceneLog, dict[str, Any]]:
+    """The scene in Newton + MuJoCo-Warp (exact box–box routine), and the contact parameters the engine holds."""
+    import mujoco_warp
+    import newton
+    import warp as wp
+
+    from realgap.envs.sim.mjwarp import ExactBoxBoxSolverMuJoCo
+
+    builder = newton.ModelBuilder()
+    builder.add_mjcf(scene_xml(scene))
+    model = builder.finalize(device="cpu")
+    solver = ExactBoxBoxSolverMuJoCo(model, solver="newton", njmax=64, nconmax=16, **SOLVER)
+    s0, s1, control = model.state(), model.state(), model.control()
+    steps = int(round(scene.seconds / scene.dt))
+    log = _empty(steps)
+    force = wp.zeros(1, dtype=wp.spatial_vector, device="cpu")
+    d = solver.mjw_data
+    for i in range(steps):
+        solver.step(s0, s1, control, None, scene.dt)
+        s0, s1 = s1, s0
+        n = int(d.nacon.numpy()[0])
+        dist = d.contact.dist.numpy()[:n]
+
+        def normal(c: int) -> float:
+            mujoco_warp.contact_force(solver.mjw_model, d, wp.array([c], dtype=wp.int32, device="cpu"), False, force)
+            return float(force.numpy()[0][0])
+
+        log.contacts[i], log.penetration_m[i] = n, max(0.0, -float(dist.min())) if n else 0.0
+        log.normal_force_n[i] = _normal_forces(normal, n)
+        log.position_m[i] = s0.body_q.numpy()[0, :3]
+        log.angular_speed[i] = float(np.linalg.norm(s0.body_qd.numpy()[0, 3:]))  # body_qd: (linear, angular)
+    mw = solver.mjw_model
+    held = {k: getattr(mw, f"geom_{k}").numpy()[0].tolist() for k in ("solref", "solimp", "friction", "margin", "gap")}
+    return log, held
+
+
+def run_mujoco_c(scene: Scene) -> SceneLog:
+    """The scene in MuJoCo C: the same MJCF, the training engine's solver options and box–box flag."""
+    import mujoco
+
+    from realgap.envs.sim.mjwarp import EXACT_BOX_BOX_FLAGS
+
+    m = mujoco.MjModel.from_xml_string(scene_xml(scene))
+    m.opt.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+    m.opt.cone = mujoco.mjtCone.mjCONE_PYRAMIDAL
+    for key in ("impratio", "iterations", "ls_iterations", "tolerance"):
+        setattr(m.opt, key, SOLVER[key])
+    m.opt.disableflags |= EXACT_BOX_BOX_FLAGS
+    d = mujoco.MjData(m)
+    steps = int(round(scene.seconds / scene.dt))
+    log = _empty(steps)
+    f6 = np.zeros(6)
+
+    def normal(c: int) -> float:
+        mujoco.mj_contactForce(m, d, c, f6)
+        return float(f6[0])
+
+    for i in range(steps):
+        mujoco.mj_step(m, d)
+        n = d.ncon
+        log.contacts[i] = n
+        log.penetration_m[i] = max(0.0, -float(min(d.contact.dist[:n]))) if n else 0.0
+        log.normal_force_n[i] = _normal_forces(normal, n)
+        log.position_m[i] = d.qpos[:3]
+        log.angular_speed[i] = float(np.linalg.norm(d.qvel[3:6]))
+    return log
+
+
+def _empty(steps: int) -> SceneLog:
+    return SceneLog(np.zeros(steps), np.zeros(steps), np.zeros(steps), np.zeros((steps, 3)), np.zeros(steps))
+
+
+def compare_scene(scene: Scene) -> dict[str, Any]:
+    """One scene in both engines: each engine's figures, the largest position difference over the run, and each
+    :data:`TOLERANCES` check."""
+    warp_log, held = run_training_engine(scene)
+    c_log = run_mujoco_c(scene)
+    w, c = warp_log.figures(), c_log.figures()
+    dpos = float(np.abs(warp_log.position_m - c_log.position_m).max())
+    checks = {k: abs(w[k] - c[k]) <= TOLERANCES[k] for k in ("contacts", "max_penetration_m", "normal_force_n")}
+    checks["position_m"] = dpos <= TOLERANCES["position_m"]
+    checks["max_angular_speed"] = max(w["max_angular_speed"], c["max_angular_speed"]) <= TOLERANCES["max_angular_speed"]
+    return {
+        "scene": asdict(scene),
+        "training_engine": w,
+        "mujoco_c": c,
+        "max_position_diff_m": dpos,
+        "agree": checks,
+        "training_engine_geoms": held,
+    }
+
+
+def upstream_repro(offsets_m: tuple[float, ...] = (0.0, 0.003, 0.005, 0.01)) -> list[dict[str, Any]]:
+    """The upstream report's table: the offset-CoM box in MuJoCo C and MuJoCo-Warp, each engine's default box–box path
+    first, then both with the exact routine (default models first: the other order leaks, :func:`leak_repro`)."""
+    from realgap.envs.eval.solver_work import offset_com_box
+
+    rows = []
+    for exact in (False, True):
+        for off in offsets_m:
+            rows.append({"com_offset_m": off, "exact_box_box": exact, **offset_com_box(off, exact_box_box=exact)})
+    return rows
+
+
+def leak_repro() -> dict[str, Any]:
+    """MuJoCo-Warp's process-wide state, shown: the centred box with the exact routine, then the same box with the
+    default path, in this process. Returns each model's late contact count and whether
+    :func:`realgap.envs.sim.mjwarp.check_box_box_routine` refused the second model. Run it in a fresh process."""
+    import mujoco_warp as mjw
+    import warp as wp
+
+    from realgap.envs.eval.solver_work import offset_com_box
+    from realgap.envs.sim.mjwarp import BoxBoxLeakError, check_box_box_routine
+
+    exact = offset_com_box(0.0, steps=40, exact_box_box=True)["mujoco_warp"]["contacts"]
+    default = offset_com_box(0.0, steps=40, exact_box_box=False)["mujoco_warp"]["contacts"]
+    import mujoco
+
+    model = mujoco.MjModel.from_xml_string(
+        '<mujoco><worldbody><geom type="box" size="1 1 1"/><body><freejoint/><geom type="box" size=".1 .1 .1"/>'
+        "</body></worldbody></mujoco>"
+    )
+    with wp.ScopedDevice("cpu"):
+        try:
+            check_box_box_routine(mjw.put_model(model))
+            refused = False
+        except BoxBoxLeakError:
+            refused = True
+    return {"exact_first_contacts": exact, "default_after_contacts": default, "default_after_refused": refused}
