@@ -49,10 +49,10 @@ def cone_factor(cone: str = "elliptic", mu: float = 1.0, condim: int = 3, imprat
     4.08 at mu 0.6: a pyramidal contact rests shallower below mu = 1 and deeper above it; an elliptic one does not
     depend on mu.
     """
+    if cone not in ("elliptic", "pyramidal"):
+        raise ValueError(f"cone must be 'elliptic' or 'pyramidal', got {cone!r}")
     if cone == "elliptic" or condim == 1:
         return 1.0
-    if cone != "pyramidal":
-        raise ValueError(f"cone must be 'elliptic' or 'pyramidal', got {cone!r}")
     if not mu > 0 or not impratio > 0 or condim not in (3, 4, 6):
         raise ValueError(f"need mu > 0, impratio > 0, condim in (1, 3, 4, 6); got {mu}, {impratio}, {condim}")
     return (condim - 1) * impratio / (mu * mu * (1 + mu * mu))

@@ -192,6 +192,18 @@ def test_pyramidal_cone_rests_shallower_below_mu_1():
         for key in ("sphere_pyramidal", "sphere_elliptic", "box_pyramidal", "box_elliptic"):
             assert r[f"{key}_at_rest"] == 1.0
             assert r[f"{key}_m"] == pytest.approx(r[f"{key}_theory_m"], rel=1e-6), (r["mu"], key)
+    # the factor (condim - 1) impratio / (mu^2 (1 + mu^2)) holds with torsion / rolling rows and impratio too:
+    # condim 4, impratio 1 -> 70.91 um; condim 6, impratio 2 -> 21.39 um (measured)
+    import mujoco
+
+    for condim, impratio in ((4, 1.0), (6, 2.0)):
+        p = replace(lab.BASE, condim=condim, friction=(0.6, 0.005, 0.0001))
+        spec = replace(lab.BASE_DROP, shape="sphere", height=0.0, duration=2.0)
+        opts = {"cone": mujoco.mjtCone.mjCONE_PYRAMIDAL, "impratio": impratio}
+        m = drop.measure(drop.run(p, spec, opts), spec)
+        cone = theory.cone_factor("pyramidal", 0.6, condim, impratio)
+        expected = theory.steady_penetration(p.timeconst, p.dampratio, p.solimp, cone=cone)
+        assert m["at_rest"] == 1.0 and -m["steady_height"] == pytest.approx(expected, rel=1e-6), (condim, impratio)
 
 
 def test_standing_g1_soles_sink_by_their_own_load():
