@@ -36,17 +36,24 @@ MAX_DURATION = 8.0
 """Longest run (s) :func:`settled` extends a drop to before it gives up on a resting depth."""
 
 
+STEADY_KEYS = ("steady_height", "residual_vz", "at_rest")
+"""The figures :func:`settled` takes from an extended run; the others stay those of the requested duration."""
+
+
 def settled(p: ContactParams, spec: drop.DropSpec) -> tuple[drop.DropSpec, drop.DropLog, dict[str, Any]]:
     """Run the drop, doubling its duration until it is at rest by :data:`realgap.envs.contact.drop.STEADY_SPEED`.
 
-    Every figure but the steady ones comes from the first second either way (the runs are deterministic and share
-    their beginning); a run still creeping at :data:`MAX_DURATION` keeps ``at_rest`` 0 so no page reads it as rest.
+    Returns the spec and log of the last run and the figures: the steady ones (:data:`STEADY_KEYS`) of the last run,
+    the others of the requested duration (solver iterations are averaged over it). A run still creeping at
+    :data:`MAX_DURATION` keeps ``at_rest`` 0 so no page reads it as rest.
     """
+    first = None
     while True:
         log = drop.run(p, spec)
         m = drop.measure(log, spec)
+        first = first or m
         if m["at_rest"] or 2 * spec.duration > MAX_DURATION:
-            return spec, log, m
+            return spec, log, first | {k: m[k] for k in STEADY_KEYS}
         spec = replace(spec, duration=2 * spec.duration)
 
 
