@@ -40,29 +40,16 @@ def main() -> None:
                 f"disagree: {[k for k, ok in r['agree'].items() if not ok]}"
             )
         return
+    feet = next(iter(load(args.g1).values()))
     result = {f: lab.sweep(f) for f in args.factors}
-    result["g1_passive"] = lab.g1_drop(next(iter(load(args.g1).values())))
+    result["g1_passive"] = lab.g1_drop(feet)
+    result["g1_standing"] = lab.g1_standing(feet)
+    result["cone"], result["ringing"] = lab.cone_sweep(), lab.ringing()
     (args.out / "drop_lab.json").write_text(json.dumps(result, indent=1) + "\n")
     for f in ("timeconst", "dampratio"):
         if f in args.factors:
             lab.plot(args.out / f"drop_{f}.png", f)
-    for f in args.factors:
-        print(f"--- {f}")
-        for r in result[f]:
-            m = r["figures"]
-            print(
-                f"  pen_max {m['max_penetration'] * 1e3:7.3f} mm  F_peak {m['peak_force']:8.1f} N  "
-                f"rest {m['time_to_rest'] * 1e3:7.1f} ms  rebound {m['rebound'] * 1e3:6.2f} mm  "
-                f"steady {m['steady_height'] * 1e6:8.1f} um  iters {m['solver_iter_mean']:.2f}  "
-                f"[sphere {m['sphere_steady_penetration'] * 1e6:.1f} um, "
-                f"theory {m['theory_steady_penetration'] * 1e6:.1f} um]"
-            )
-    for r in result["g1_passive"]:
-        m = r["figures"]
-        print(
-            f"G1 passive, {r['height'] * 100:.0f} cm: pen_max {m['max_penetration'] * 1e3:.2f} mm, "
-            f"F_peak {m['peak_force']:.0f} N"
-        )
+    print("\n".join(lab.summary_lines(result)))
 
 
 if __name__ == "__main__":

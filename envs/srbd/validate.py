@@ -12,23 +12,32 @@ What is compared, per step (full model = MuJoCo's subtree quantities of the root
 - Where SRBD really breaks: it maps momentum to motion through one inertia, ``ω = I_c⁻¹ L``. The share of the
   angular momentum that the pelvis's rotation does not explain, ``‖L − I_c ω_pelvis‖ / ‖L‖``, is the limbs' own.
 - Short-horizon CoM prediction: from the measured state, SRBD integrated over ``horizon_s`` with the measured forces
-  against where the full model's CoM went.
+  against where the full model's CoM went. Like the two rates, this tests Newton's law and the bookkeeping (forces,
+  points, mass, CoM), not SRBD's approximation.
+- The approximation itself, over the same horizon and forces: SRBD rotates the body as one rigid inertia (frozen at
+  the horizon's start, ``ω = I⁻¹ L``), and a planner reads that rotation as the base's. Its predicted rotation
+  against the pelvis's actual one (angle of ``R_srbdᵀ R_pelvis``, both relative to the start), beside the rotation
+  to be predicted and the error of holding the pelvis's start angular velocity instead.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from realgap.envs.robots.g1 import G1_ROOT_BODY
-from realgap.envs.srbd.dynamics import GRAVITY_W, BodyState, step
+from realgap.envs.srbd.dynamics import GRAVITY_W, BodyState, so3_exp, step
 from realgap.envs.srbd.inertia import composite
 from realgap.envs.srbd.model import bodies_w
 
 FALL_HEIGHT_M = 0.45
 """A fall: the pelvis below this height, m (the deploy CLI's default)."""
+RAMP_END_S = 1.25
+"""Prediction starts before this time (s) fall in the export's 1 s ramp into its crouch (and the spawn's settling),
+where the limbs move on their own; the rotation figures are summarised separately for them ("ramp") and after."""
 
 
 @dataclass(frozen=True)
@@ -39,8 +48,10 @@ class Trace:
         t: Time, s. acc_full, acc_srbd: CoM acceleration, m/s² ``(T, 3)``. ldot_full, ldot_srbd: angular-momentum
         rate about the CoM, N·m ``(T, 3)``. limb_share: ``‖L − I_c ω_pelvis‖ / ‖L‖`` (NaN when ‖L‖ < 0.05 kg·m²/s).
         normal_force: total vertical contact force, N. root_height: pelvis height, m. horizon_err: short-horizon
-        CoM prediction error, m
-        (``(K,)``, one per prediction start).
+        CoM prediction error, m (``(K,)``, one per prediction start). rot_err: the angle between SRBD's predicted
+        rotation over the horizon and the pelvis's, rad ``(K,)``. rot_motion: the pelvis's rotation over the horizon,
+        rad ``(K,)``. rot_err_hold: the error of holding the pelvis's start angular velocity instead, rad ``(K,)``.
+        horizon_t: each prediction's start time, s ``(K,)``.
     """
 
     t: np.ndarray
@@ -52,6 +63,17 @@ class Trace:
     normal_force: np.ndarray
     root_height: np.ndarray
     horizon_err: np.ndarray
+    rot_err: np.ndarray
+    rot_motion: np.ndarray
+    rot_err_hold: np.ndarray
+    horizon_t: np.ndarray
+
+
+def rotation_angle(rot: np.ndarray) -> float:
+    """Angle (rad, in [0, π]) of a rotation matrix, accurate at small angles (atan2 of its axis part and trace)."""
+    r = np.asarray(rot, dtype=float)
+    axis = np.array([r[2, 1] - r[1, 2], r[0, 2] - r[2, 0], r[1, 0] - r[0, 1]])
+    return float(np.arctan2(0.5 * np.linalg.norm(axis), 0.5 * (np.trace(r) - 1.0)))
 
 
 def contact_forces_w(model, data, robot_body_ids: set[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -111,6 +133,7 @@ def run_episode(policy_dir: str | Path, duration_s: float = 6.0, pushes: tuple[t
         c0, v0, l0 = _momenta(model, data, root)
         body = composite(*bodies_w(model, data))
         omega_pelvis = data.cvel[root, :3].copy()  # rotational part of the root's spatial velocity, world
+        rot0 = data.xmat[root].reshape(3, 3).copy()
         runtime.control()  # one physics step: contacts and forces of the state the step started from
         forces, points = contact_forces_w(model, data, robot_ids)
         mujoco.mj_forward(model, data)  # kinematics of the new state (mj_step leaves those of the old one)
@@ -125,24 +148,34 @@ def run_episode(policy_dir: str | Path, duration_s: float = 6.0, pushes: tuple[t
         rows["share"].append(np.linalg.norm(l0 - body.inertia_w @ omega_pelvis) / norm if norm > 0.05 else np.nan)
         rows["fz"].append(forces[:, 2].sum() if len(forces) else 0.0)
         rows["h"].append(robot.root_height())
-        states.append((state, body, forces, points, c1, kick))
+        states.append((state, body, forces, points, c1, kick, rot0, data.xmat[root].reshape(3, 3).copy(), omega_pelvis))
         if k % round(0.25 / dt) == 0:
             starts.append(k)
-    errs = []
+    errs: dict[str, list[float]] = {"com": [], "rot": [], "motion": [], "hold": [], "t": []}
     for k in starts:
         if k + horizon > len(states):
             break
+        # the single body starts with the full model's CoM state and L; its frame is the world's at k (R = 1), so
+        # body.inertia_w is its body-frame inertia and s.R its rotation relative to the start
         s, body = states[k][0], states[k][1]
         for j in range(k, k + horizon):  # the measured forces of each step (and any push), applied to the single body
             if j > k and states[j][5].any():
                 s = BodyState(s.p, s.v + states[j][5], s.R, s.L)
             s = step(s, body.mass, body.inertia_w, states[j][2], states[j][3], dt)
-        errs.append(float(np.linalg.norm(s.p - states[k + horizon - 1][4])))
+        end = states[k + horizon - 1]
+        rel = end[7] @ states[k][6].T  # the pelvis's rotation over the horizon, world frame
+        errs["t"].append(k * dt)
+        errs["com"].append(float(np.linalg.norm(s.p - end[4])))
+        errs["rot"].append(rotation_angle(s.R.T @ rel))
+        errs["motion"].append(rotation_angle(rel))
+        errs["hold"].append(rotation_angle(so3_exp(states[k][8] * horizon * dt).T @ rel))
     a = {k: np.array(v) for k, v in rows.items()}
-    return Trace(a["t"], a["af"], a["as"], a["lf"], a["ls"], a["share"], a["fz"], a["h"], np.array(errs))
+    e = {k: np.array(v) for k, v in errs.items()}
+    rates_ = (a["t"], a["af"], a["as"], a["lf"], a["ls"], a["share"], a["fz"], a["h"])
+    return Trace(*rates_, e["com"], e["rot"], e["motion"], e["hold"], e["t"])
 
 
-def summary(trace: Trace, mass: float) -> dict[str, float]:
+def summary(trace: Trace, mass: float) -> dict[str, Any]:
     """Medians and tails of the per-step comparison (units in the key names)."""
     acc = np.linalg.norm(trace.acc_full - trace.acc_srbd, axis=1)
     ldot = np.linalg.norm(trace.ldot_full - trace.ldot_srbd, axis=1)
@@ -161,7 +194,40 @@ def summary(trace: Trace, mass: float) -> dict[str, float]:
         "normal_force_mean_over_weight": float(trace.normal_force.mean() / (mass * 9.81)),
         "com_prediction_error_max_m": float(trace.horizon_err.max()) if trace.horizon_err.size else float("nan"),
         "com_prediction_error_p50_m": float(np.median(trace.horizon_err)) if trace.horizon_err.size else float("nan"),
+        **_rotation_summary(trace),
     }
+
+
+def _rotation_summary(trace: Trace) -> dict[str, Any]:
+    """SRBD's rotation prediction over the horizon (the approximation), in the ramp and after it (:data:`RAMP_END_S`):
+    medians and maxima, rad, the median of error over the rotation to predict (starts rotating at least 1 mrad), and
+    every start's figures."""
+    if not trace.rot_err.size:
+        return {}
+    out: dict[str, Any] = {}
+    for name, sel in (("ramp", trace.horizon_t < RAMP_END_S), ("after", trace.horizon_t >= RAMP_END_S)):
+        if not sel.any():
+            continue
+        err, motion, hold = trace.rot_err[sel], trace.rot_motion[sel], trace.rot_err_hold[sel]
+        moving = motion >= 1e-3
+        out |= {
+            f"rot_{name}_starts": int(sel.sum()),
+            f"rot_{name}_error_p50_rad": float(np.median(err)),
+            f"rot_{name}_error_max_rad": float(err.max()),
+            f"rot_{name}_motion_p50_rad": float(np.median(motion)),
+            f"rot_{name}_motion_max_rad": float(motion.max()),
+            f"rot_{name}_hold_error_p50_rad": float(np.median(hold)),
+            f"rot_{name}_error_over_motion_p50": float(np.median(err[moving] / motion[moving]))
+            if moving.any()
+            else float("nan"),
+        }
+    out["rot_per_start"] = {
+        "t_s": trace.horizon_t.tolist(),
+        "error_rad": trace.rot_err.tolist(),
+        "motion_rad": trace.rot_motion.tolist(),
+        "hold_error_rad": trace.rot_err_hold.tolist(),
+    }
+    return out
 
 
 def plot(trace: Trace, path: Path, title: str) -> Path:

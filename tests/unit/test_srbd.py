@@ -159,3 +159,14 @@ def test_srbd_script_refuses_bad_counts(tmp_path, flag):
     with pytest.raises(ValueError, match="--isaac >= 0"):
         cli.main(["--out", str(tmp_path / "out"), *flag])
     assert not (tmp_path / "out").exists()  # refused before anything is written
+
+
+def test_rotation_angle_is_exact_at_small_and_large_angles():
+    # the validation's rotation error: the angle of so3_exp(w) is |w| (1e-7 rad where arccos of the trace loses it
+    # to round-off, and 3.0 rad near pi); composing a turn with its inverse gives 0
+    from realgap.envs.srbd.validate import rotation_angle
+
+    for w in ([0.0, 0.0, 1e-7], [0.3, -0.4, 0.0], [0.0, 3.0, 0.0]):
+        assert rotation_angle(so3_exp(np.array(w))) == pytest.approx(np.linalg.norm(w), rel=1e-9)
+    r = so3_exp(np.array([0.2, 0.1, -0.3]))
+    assert rotation_angle(r.T @ r) == pytest.approx(0.0, abs=1e-15)
