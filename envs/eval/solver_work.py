@@ -118,7 +118,7 @@ def bare_counts(task: str, num_envs: int, physics_steps: int, seed: int = 0, dev
 
 
 def offset_com_box(
-    com_offset_m: float, steps: int = 400, dt: float = 0.005, exact_box_box: bool = False
+    com_offset_m: float, steps: int = 400, dt: float = 0.005, exact_box_box: bool = False, check_leak: bool = True
 ) -> dict[str, dict[str, float]]:
     """A 5 cm, 0.1 kg box resting on a table, its CoM ``com_offset_m`` from its centre along x, in MuJoCo C and in
     MuJoCo-Warp (the grasp task's solver settings: implicitfast, pyramidal cone, impratio 1): the engines alone, no
@@ -129,6 +129,7 @@ def offset_com_box(
         exact_box_box: Both engines with ``mjDSBL_NATIVECCD`` (realgap's setting, :mod:`realgap.envs.sim.mjwarp`);
             False: each engine's default box–box path (the upstream repro). Build default models before flagged ones
             in a process: the other order doubles MuJoCo-Warp's box–box contacts (same module).
+        check_leak: Refuse a default model built in that state (``check_box_box_routine``); False only to show it.
     """
     import mujoco
     import mujoco_warp as mjw
@@ -164,6 +165,10 @@ def offset_com_box(
     )
     with wp.ScopedDevice("cpu"):
         m = mjw.put_model(model)
+        if check_leak:
+            from realgap.envs.sim.mjwarp import check_box_box_routine
+
+            check_box_box_routine(m)  # refuse the doubled contacts, never report them
         d = mjw.put_data(model, mujoco.MjData(model), nworld=1, nconmax=16, njmax=64)
 
         def read() -> tuple[float, ...]:
