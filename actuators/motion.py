@@ -32,7 +32,7 @@ speed: ``|q̇| ≲ (Kp/Kd)·δ`` with gravity compensated.
 
 from __future__ import annotations
 
-from realgap.actuators._xp import Array, namespace
+from realgap.actuators._xp import Array, as_like, clip, namespace
 
 
 def limit_rate(
@@ -93,3 +93,21 @@ def check_limits(
         bad = [v for v in flat.tolist() if not (np.isfinite(v) and v > 0)]
         if bad:
             raise ValueError(f"{owner}: {field} must be a positive finite number, got {bad[0]!r}")
+
+
+def ramp_toward(setpoint: Array, target: Array, max_step: Array | float) -> Array:
+    """One step of a constant-speed setpoint: ``s[k] = s[k−1] + clip(q* − s[k−1], −Δ, Δ)`` with ``Δ = v_max·dt``.
+
+    The Franka Hand's own controller moves its fingers this way toward a ``move`` / ``grasp`` width (speed per finger,
+    no acceleration phase worth modelling at the physics step); a finger PD then tracks the setpoint.
+
+    Args:
+        setpoint: ``s[k−1]`` (m or rad).
+        target: ``q*``, what was commanded (same units).
+        max_step: ``Δ = v_max·dt`` ≥ 0 per step (broadcasts); ``inf``: jump to the target.
+
+    Shape:
+        ``(E, J)`` arrays (numpy or torch), ``max_step`` broadcasting against them.
+    """
+    limit = as_like(max_step, setpoint)
+    return setpoint + clip(target - setpoint, -limit, limit)

@@ -9,7 +9,11 @@ The runtime runs the term types that need nothing but the action and the exporte
   over the first ``ramp_s`` seconds after the start, ``k`` policy steps in: ``default + (offset − default) ·
   min(1, k · policy_dt / ramp_s)``;
 - ``binary_joint_position`` (``BinaryJointPositionAction``, e.g. a gripper):
-  ``q_target = close if a[start] < threshold else open``;
+  ``goal = close if a[start] < threshold else open``; with a ``speed`` (the hand's own controller, as trained) and a
+  runtime that computes the finger PD itself (``ramp_binary``: a torque robot such as the MuJoCo one) the setpoint
+  moves toward the goal by at most ``speed · dt`` every control period, starting at the measured position after a
+  reset (:func:`realgap.actuators.motion.ramp_toward`); otherwise ``q_target = goal`` (a real hand ramps itself: its
+  driver passes the speed to the hand's controller);
 - ``ee_pose_delta`` (Isaac Lab's differential IK, relative pose, damped least squares, with the nominal gravity
   feed-forward g(q)): :mod:`realgap.envs.deploy.task_space`, on the kinematics of the export's MJCF; it sets a target
   pose each policy step and joint targets and ``tau_ff`` each control period (:meth:`ActionMapper.track`).
@@ -25,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from realgap.actuators.motion import ramp_toward
 from realgap.envs.format.actions import ActionTerm
 from realgap.envs.format.metadata import PolicyMetadata
 
@@ -48,8 +53,9 @@ class ActionMapper:
             (:func:`~realgap.envs.deploy.task_space.check_ik_params`).
     """
 
-    def __init__(self, meta: PolicyMetadata) -> None:
+    def __init__(self, meta: PolicyMetadata, ramp_binary: bool = True) -> None:
         index = {j: i for i, j in enumerate(meta.joint_names)}
+        self._ramp_binary = ramp_binary
         self.terms: list[tuple[ActionTerm, np.ndarray]] = []
         self.ik: dict[str, Any] = {}  # ee_pose_delta runners by term name (realgap.envs.deploy.task_space)
         self.kinematics = None
@@ -69,6 +75,9 @@ class ActionMapper:
             self.terms.append((term, np.array([index[j] for j in term.joint_names], dtype=np.int64)))
         default = np.asarray(meta.default_joint_pos, dtype=np.float64)
         self._params = [self._arrays(term, default[idx], meta.rates.policy_dt) for term, idx in self.terms]
+        for (term, _), p in zip(self.terms, self._params, strict=True):
+            if term.type == "binary_joint_position" and "speed" in term.params and ramp_binary:
+                p["step"] = term.array("speed") * meta.rates.sim_dt  # per control period = physics step (torque robot)
         self.reset()
 
     def _ik_term(self, meta: PolicyMetadata, term: ActionTerm, index: dict[str, int]) -> Any:
@@ -90,7 +99,7 @@ class ActionMapper:
     @property
     def tracks(self) -> bool:
         """True when a term sets targets every control period (:meth:`track`), not only every policy step."""
-        return bool(self.ik)
+        return bool(self.ik) or any("step" in p for p in self._params)
 
     @staticmethod
     def _arrays(term: ActionTerm, default: np.ndarray, policy_dt: float) -> dict[str, np.ndarray]:
@@ -104,8 +113,11 @@ class ActionMapper:
                 "threshold": np.float64(term.params["threshold"])}  # fmt: skip
 
     def reset(self) -> None:
-        """Back to the first policy step (a ``ramp_s`` starts again from the default pose)."""
+        """Back to the first policy step (a ``ramp_s`` starts again from the default pose; a hand's setpoint from the
+        measured position)."""
         self.k = 0
+        for p in self._params:
+            p.pop("setpoint", None)
 
     def apply(self, action: np.ndarray, q_target: np.ndarray, q: np.ndarray | None = None) -> None:
         """Set the targets of every term's joints from ``action`` (already raw-clipped); an ``ee_pose_delta`` term sets
@@ -126,17 +138,22 @@ class ActionMapper:
                     offset = p["start"] + (offset - p["start"]) * min(1.0, self.k / p["ramp_steps"])
                 q_target[idx] = np.clip(offset + p["scale"] * a[term.start : term.stop], p["lo"], p["hi"])
             else:
-                q_target[idx] = p["close"] if a[term.start] < p["threshold"] else p["open"]
+                p["goal"] = p["close"] if a[term.start] < p["threshold"] else p["open"]
+                if "step" not in p:
+                    q_target[idx] = p["goal"]
         self.k += 1
 
     def track(self, q: np.ndarray, q_target: np.ndarray, tau_ff: np.ndarray) -> None:
-        """One control period of the terms that run every period (``ee_pose_delta``): joint targets and feed-forward
-        torque of their joints from the measured joint positions ``q``.
+        """One control period of the terms that run every period (``ee_pose_delta``; a binary term's setpoint that
+        moves at its ``speed``): joint targets and feed-forward torque of their joints from the measured ``q``.
 
         Shape:
             Every argument ``(J,)``; ``q_target`` and ``tau_ff`` written in place.
         """
         q = np.asarray(q, dtype=np.float64)
-        for term, idx in self.terms:
+        for (term, idx), p in zip(self.terms, self._params, strict=True):
             if term.type == "ee_pose_delta":
                 q_target[idx], tau_ff[idx] = self.ik[term.name].track(q)
+            elif "step" in p and "goal" in p:
+                p["setpoint"] = ramp_toward(p.get("setpoint", q[idx]), p["goal"], p["step"])
+                q_target[idx] = p["setpoint"]

@@ -58,10 +58,11 @@ def check_export_rates(meta: Any) -> None:
 
 def export_actions(env_cfg: Any, meta: Any) -> None:
     """Give ``env_cfg`` the export's interface: its rates (physics step, decimation and chains derived from them, as a
-    run's rates are for its checkpoints) and its joint-position action terms' offset, scale and ramp (per joint, by
-    exact name), so that the policy's raw actions mean the same targets as in training whatever nominal pose it was
-    trained around (``--set env.actions.joint_pos.offset=...``; for an export of the task as defined nothing
-    changes). Call before the env is built; :func:`exported_policy` then checks every term and the rates.
+    run's rates are for its checkpoints), its joint-position action terms' offset, scale and ramp (per joint, by
+    exact name) and its binary terms' setpoint speed, so that the policy's raw actions mean the same targets as in
+    training whatever nominal pose it was trained around (``--set env.actions.joint_pos.offset=...``; for an export
+    of the task as defined nothing changes). Call before the env is built; :func:`exported_policy` then checks every
+    term and the rates.
 
     Raises:
         ExportError: Inconsistent rates (:func:`check_export_rates`), an env cfg without an action term of that name,
@@ -75,6 +76,10 @@ def export_actions(env_cfg: Any, meta: Any) -> None:
     check_export_rates(meta)
 
     for term in meta.actions.terms:
+        if term.type == "binary_joint_position" and hasattr(getattr(env_cfg.actions, term.name, None), "max_speed"):
+            # the hand's speed as the export ran it (absent: the idealised hand of exports made before it)
+            speed = term.params.get("speed")
+            getattr(env_cfg.actions, term.name).max_speed = None if speed is None else float(speed[0])
         if term.type != "joint_position_offset":
             continue
         cfg = getattr(env_cfg.actions, term.name, None)

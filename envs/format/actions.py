@@ -41,6 +41,7 @@ _PER_JOINT_PARAMS: dict[str, tuple[str, ...]] = {
 _OPTIONAL_PER_JOINT_PARAMS: dict[str, tuple[str, ...]] = {
     "joint_position_rate_limited": ("max_following_error",),
     "joint_computed_torque": ("max_following_error",),
+    "binary_joint_position": ("speed",),
 }
 """Per-joint parameters an export may carry (absent in exports made before them; ``null`` entries: no bound)."""
 
@@ -86,6 +87,9 @@ class ActionTerm:
         for key in _OPTIONAL_PER_JOINT_PARAMS.get(self.type, ()):
             if key in self.params:
                 floats(self.params[key], n, f"{who}.params.{key}", nullable=True)
+        speed = self.params.get("speed")
+        if self.type == "binary_joint_position" and speed is not None and not all(0 < v < math.inf for v in speed):
+            raise MetadataError(f"{who}.params.speed must be finite and > 0 per joint (m/s or rad/s), got {speed!r}")
         ramp = self.params.get("ramp_s", 0.0)
         if self.type == "joint_position_offset" and not (isinstance(ramp, int | float) and 0.0 <= ramp < math.inf):
             raise MetadataError(f"{who}.params.ramp_s must be a finite number of seconds >= 0, got {ramp!r}")

@@ -159,9 +159,15 @@ def joint_effort(joint_names: Sequence[str], scale: Any, offset: Any,
     return description("joint_effort", joint_names, params, eq, TORQUE_UNITS, feed_forward)
 
 
-def binary_joint_position(joint_names: Sequence[str], open_command: Any, close_command: Any,
-                          clipped: bool) -> dict[str, Any]:  # fmt: skip
-    """``binary_joint_position``: one action entry, below 0 the close targets, else the open ones.
+def binary_joint_position(
+    joint_names: Sequence[str],
+    open_command: Any,
+    close_command: Any,
+    clipped: bool,
+    speed: Sequence[float] | None = None,
+) -> dict[str, Any]:
+    """``binary_joint_position``: one action entry, below 0 the close targets, else the open ones; with ``speed``
+    (per joint, m/s or rad/s) the setpoint moves toward them at that speed every physics step (a hand's own controller).
 
     Raises:
         TermDescriptionError: A clipped binary action.
@@ -171,6 +177,11 @@ def binary_joint_position(joint_names: Sequence[str], open_command: Any, close_c
     params = {"open": [f32(v) for v in open_command.tolist()], "close": [f32(v) for v in close_command.tolist()],
               "threshold": 0.0}  # fmt: skip
     eq = "q_target[j] = close[j] if a[start] < threshold else open[j]; qd_target[j] = 0; tau_ff[j] = 0"
+    if speed is not None:
+        params["speed"] = [f32(v) for v in speed]
+        eq = ("goal[j] = close[j] if a[start] < threshold else open[j]; every physics step q_target[j] += "
+              "clip(goal[j] - q_target[j], -speed[j]*physics_dt, speed[j]*physics_dt), starting at the measured q[j] "
+              "after a reset; qd_target[j] = 0; tau_ff[j] = 0")  # fmt: skip
     return description("binary_joint_position", joint_names, params, eq, JOINT_UNITS, None)
 
 

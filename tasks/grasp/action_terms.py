@@ -19,14 +19,12 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import torch
 from isaaclab.envs.mdp.actions import (
-    BinaryJointPositionActionCfg,
     DifferentialInverseKinematicsActionCfg,
     JointEffortActionCfg,
     JointPositionActionCfg,
     JointVelocityActionCfg,
 )
 from isaaclab.envs.mdp.actions.actions_cfg import JointActionCfg
-from isaaclab.envs.mdp.actions.binary_joint_actions import BinaryJointPositionAction
 from isaaclab.envs.mdp.actions.joint_actions import (
     JointAction,
     JointEffortAction,
@@ -314,15 +312,6 @@ class JointPositionDeltaAction(JointAction):
         return fmt.joint_position_delta(self._joint_names, self._scale, limits, None)
 
 
-class GripperAction(BinaryJointPositionAction):
-    """Isaac Lab's binary joint-position action (a < 0: the close command, else the open one), described for export."""
-
-    def export_description(self) -> dict[str, Any]:
-        """``binary_joint_position``; a clipped one is refused (:mod:`realgap.envs.format.terms`)."""
-        clipped = self.cfg.clip is not None
-        return fmt.binary_joint_position(self._joint_names, self._open_command, self._close_command, clipped)
-
-
 @configclass
 class RateLimitedJointPositionActionCfg(JointPositionActionCfg):
     class_type: type = RateLimitedJointPositionAction
@@ -367,8 +356,3 @@ class DifferentialIKGravityActionCfg(DifferentialInverseKinematicsActionCfg):
 @configclass
 class JointPositionDeltaActionCfg(JointActionCfg):
     class_type: type = JointPositionDeltaAction
-
-
-@configclass
-class GripperActionCfg(BinaryJointPositionActionCfg):
-    class_type: type = GripperAction

@@ -2,8 +2,9 @@
 
 Every variant drives the 7 arm joints through realgap's datasheet actuator chain (``actuators/chain.py``: per-env
 command delay 1–5 ms, PD at the servo rate, torque envelope; solver-side armature and joint friction) and the gripper
-with one binary command (``a < 0`` closes both fingers to 0 m, ``a >= 0`` opens them to 0.04 m, tracked by the
-finger PD). What the policy commands and what the chain does with it:
+with one binary command (``a < 0`` closes both fingers to 0 m, ``a >= 0`` opens them to 0.04 m, each finger's
+setpoint moving at the hand's 0.05 m/s, tracked by the finger PD: :mod:`realgap.tasks.grasp.hand`). What the
+policy commands and what the chain does with it:
 
 =======================  ========================  ============================================================
 name                     policy output (arm)       low-level actuator model
@@ -46,13 +47,13 @@ from realgap.envs.robots.panda import (
 )
 from realgap.tasks.grasp.action_terms import (
     DifferentialIKGravityActionCfg,
-    GripperActionCfg,
     JointPositionDeltaActionCfg,
     JointPositionGravityActionCfg,
     JointTorqueGravityActionCfg,
     JointVelocityGravityActionCfg,
     RateLimitedJointPositionActionCfg,
 )
+from realgap.tasks.grasp.hand import GripperActionCfg
 from realgap.tasks.grasp.model_based_terms import CartesianImpedanceActionCfg, ComputedTorqueActionCfg
 
 
@@ -66,6 +67,7 @@ class GraspActionsCfg:
         joint_names=list(PANDA_FINGER_JOINTS),
         open_command_expr={"finger_joint.*": 0.04},  # m per finger: 8 cm opening
         close_command_expr={"finger_joint.*": 0.0},  # the object stops the fingers; PD squeezes with Kp·gap
+        max_speed=PANDA_ACTUATORS["fingers"].velocity_limit,  # the hand's own finger speed, m/s (tasks/grasp/hand.py)
     )
 
 

@@ -96,6 +96,27 @@ def test_builds_steps_and_holds_what_its_model_claims(variant):
         assert float((tcp_pos_w(env) - tcp0).norm(dim=-1).max()) < 0.005  # m
     if name == "joint_pd_gravity":
         _check_pinocchio_gravity_matches_the_simulator(env)
+    if name == "ee_pose_delta":
+        _check_fingers_close_at_the_hands_speed(env, act)
+
+
+def _check_fingers_close_at_the_hands_speed(env, act):
+    """Closing on nothing (the object lies 30 cm below the open fingers): each finger moves at no more than the Franka
+    Hand's 0.05 m/s (tasks/grasp/hand.py; the idealised hand closed at up to 0.79 m/s), and it does move: after
+    0.2 s (10 policy steps) the finger has travelled more than half of the 0.01 m its setpoint covered (the finger PD
+    trails its setpoint by a few millimetres at that speed)."""
+    robot = env.scene["robot"]
+    fingers = [robot.joint_names.index(j) for j in ("finger_joint1", "finger_joint2")]
+    start = robot.data.joint_pos.torch[:, fingers].clone()
+    act = act.clone()
+    act[:, -1] = -1.0  # close
+    peak = 0.0
+    for _ in range(10):
+        env.step(act)
+        peak = max(peak, float(robot.data.joint_vel.torch[:, fingers].abs().max()))
+    travelled = start - robot.data.joint_pos.torch[:, fingers]
+    assert peak <= 0.05 * 1.05, f"a finger moved at {peak:.3f} m/s, past the hand's 0.05 m/s"
+    assert float(travelled.min()) > 0.005, travelled
 
 
 def _check_pinocchio_gravity_matches_the_simulator(env):

@@ -38,6 +38,8 @@ FR3_LIMITS = (
 """FR3 joint position limits, rad (Franka's FR3 datasheet; the ``fr3.xml`` franky-sim ships has the same ranges). The
 Panda's differ (joint 1: ±2.8973; joint 6: −0.0175..3.7525): the driver clips to the intersection."""
 HAND_MAX_WIDTH_M = 0.08
+HAND_FINGER_SPEED_MPS = 0.05
+"""The Franka Hand's finger speed, m/s per finger (datasheet; ``PANDA_FINGER.velocity_limit`` in the robot module)."""
 
 
 class SafetyStop(RuntimeError):
@@ -53,7 +55,8 @@ class FrankaRobot(Robot):
         connect_timeout_s: Give up connecting after this long, s.
         watchdog_s: Stop when the robot's clock has not advanced for this long (wall clock), s.
         gripper_force_n: Grasp force of a closing command, N.
-        gripper_speed_mps: Finger speed of gripper moves, m/s.
+        gripper_speed_mps: Finger speed of gripper moves, m/s per finger (franky's and libfranka's ``speed``);
+            ``None``: the speed the export's gripper term trained with (its ``speed``), else the hand's 0.05.
 
     Raises:
         TimeoutError: No robot at ``hostname`` within the timeout.
@@ -65,8 +68,12 @@ class FrankaRobot(Robot):
     gravity_compensated = True  # libfranka's torque interface adds g(q) inside the robot
 
     def __init__(self, meta: PolicyMetadata, hostname: str, connect_timeout_s: float = 3.0, watchdog_s: float = 0.5,
-                 gripper_force_n: float = 20.0, gripper_speed_mps: float = 0.05) -> None:  # fmt: skip
+                 gripper_force_n: float = 20.0, gripper_speed_mps: float | None = None) -> None:  # fmt: skip
         import franky
+
+        if gripper_speed_mps is None:  # the hand as the policy trained with it (tasks/grasp/hand.py)
+            trained = [t.params["speed"] for t in meta.actions.terms if "speed" in t.params]
+            gripper_speed_mps = float(trained[0][0]) if trained else HAND_FINGER_SPEED_MPS
 
         if tuple(meta.joint_names) != ARM_JOINTS + FINGER_JOINTS:
             raise ValueError(f"--robot franka drives {ARM_JOINTS + FINGER_JOINTS}; the export has {meta.joint_names}")

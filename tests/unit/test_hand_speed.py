@@ -1,0 +1,84 @@
+"""Unit tier: the Franka Hand's finger speed as the grasp trains and runs it (issue: the fingers closed at 0.79 m/s
+against the hand's 0.05 m/s per finger). The setpoint ramp by hand-computed steps, the runtime's binary term with and
+without a ``speed`` (old exports keep their idealised hand), and the format's refusal of a speed that is not > 0."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.unit
+EXPORT = Path(__file__).resolve().parents[2] / "configs/policies/grasp_franka"
+
+
+def test_ramp_moves_at_most_one_step_and_stops_on_the_target():
+    import torch
+
+    from realgap.actuators.motion import ramp_toward
+
+    step = 0.05 * 0.005  # 0.05 m/s per finger at the 5 ms physics step: 0.25 mm
+    s = np.array([[0.04, 0.04]])
+    for _ in range(3):
+        s = ramp_toward(s, np.array([[0.0, 0.0399]]), step)
+    np.testing.assert_allclose(s, [[0.04 - 3 * 0.00025, 0.0399]])  # 39.25 mm; the near target reached, not passed
+    t = ramp_toward(torch.tensor([[0.04]]), torch.tensor([[0.0]]), step)
+    assert t.item() == pytest.approx(0.03975)
+    assert ramp_toward(np.array([0.04]), np.array([0.0]), np.inf)[0] == 0.0  # no speed: the target at once
+
+
+@pytest.fixture(scope="module")
+def meta():
+    from realgap.envs.deploy import load_metadata
+
+    return load_metadata(EXPORT / "policy.json")
+
+
+def _with_speed(meta, speed: float):
+    terms = [
+        replace(t, params={**t.params, "speed": [speed, speed]}) if t.type == "binary_joint_position" else t
+        for t in meta.actions.terms
+    ]
+    return replace(meta, actions=replace(meta.actions, terms=terms))
+
+
+def test_the_runtime_ramps_a_hand_with_a_speed_and_jumps_one_without(meta):
+    from realgap.envs.deploy.actions import ActionMapper
+
+    close = np.zeros(meta.action_dim, dtype=np.float32)
+    close[-1] = -1.0  # the gripper entry below its threshold: close
+    q = np.asarray(meta.default_joint_pos, dtype=np.float64).copy()  # fingers open, 0.04 m
+    fingers = slice(7, 9)
+
+    legacy = ActionMapper(meta)  # the shipped export has no speed: the target jumps to 0 (what it trained with)
+    target = q.copy()
+    legacy.apply(close, target, q)
+    np.testing.assert_array_equal(target[fingers], [0.0, 0.0])
+
+    sped = _with_speed(meta, 0.05)
+    mapper = ActionMapper(sped)
+    target, tau_ff = q.copy(), np.zeros_like(q)
+    mapper.apply(close, target, q)
+    for k in range(1, 5):
+        mapper.track(q, target, tau_ff)
+        # 0.05 m/s × 5 ms per control period, from the measured 0.04 m
+        np.testing.assert_allclose(target[fingers], 0.04 - k * 0.05 * sped.rates.sim_dt, rtol=1e-12)
+    assert mapper.tracks
+
+    hand_ramps_itself = ActionMapper(sped, ramp_binary=False)  # a position robot: its driver passes the speed on
+    target = q.copy()
+    hand_ramps_itself.apply(close, target, q)
+    np.testing.assert_array_equal(target[fingers], [0.0, 0.0])
+
+
+def test_the_format_refuses_a_speed_that_is_not_positive():
+    from realgap.envs.format import MetadataError, PolicyMetadata
+
+    raw = json.loads((EXPORT / "policy.json").read_text())
+    term = next(t for t in raw["actions"]["terms"] if t["type"] == "binary_joint_position")
+    term["params"]["speed"] = [0.05, 0.0]
+    with pytest.raises(MetadataError, match="speed must be finite and > 0"):
+        PolicyMetadata.from_dict(raw)
