@@ -52,6 +52,7 @@ class MujocoGraspRobot(MujocoRobot, ObjectPose):
         self.scene: SceneFacts = meta.scene
         self._rng = np.random.default_rng(seed)
         self._noise = start_noise
+        self._peak_speed: np.ndarray | None = None  # arm |q̇| peak since the reflex last looked (arm_speed_exceeded)
         solver = meta.simulator.get("solver") or {}
         self._arm = np.array([meta.joint_names.index(j) for t in meta.actions.terms if t.type == "ee_pose_delta"
                               for j in t.joint_names], dtype=np.int64)  # fmt: skip
@@ -121,6 +122,7 @@ class MujocoGraspRobot(MujocoRobot, ObjectPose):
     def reset(self) -> None:
         """Start pose (plus training's arm noise when asked), a new object on the table, all at rest."""
         super().reset()
+        self._peak_speed = None
         if not hasattr(self, "_obj_body"):
             return  # the base class resets once while it is being built
         if self._noise:
@@ -138,9 +140,17 @@ class MujocoGraspRobot(MujocoRobot, ObjectPose):
         """Height of the object's centre above its resting height on the table, m."""
         return float(self.data.xpos[self._obj_body, 2] - (self.scene.table_top_z_m + self.size_m[2] / 2))
 
+    def step(self) -> None:
+        super().step()
+        speed = np.abs(self.read_joints().vel[self._arm])  # the reflex watches every physics step
+        self._peak_speed = speed if self._peak_speed is None else np.maximum(self._peak_speed, speed)
+
     def arm_speed_exceeded(self) -> bool:
-        """True when an arm joint moves faster than its datasheet limit (the Franka's reflex)."""
-        return bool((np.abs(self.read_joints().vel[self._arm]) > self.speed_limit).any())
+        """True when an arm joint moved faster than its datasheet limit at any physics step since the last call (the
+        Franka's reflex, checked every controller cycle)."""
+        peak, self._peak_speed = self._peak_speed, None
+        speed = np.abs(self.read_joints().vel[self._arm]) if peak is None else peak
+        return bool((speed > self.speed_limit).any())
 
 
 def _principal_quat(inertia: np.ndarray) -> np.ndarray:

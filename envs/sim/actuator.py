@@ -69,14 +69,27 @@ class RealgapActuator(ActuatorBase):
         self.stiffness = self.chain.params.kp
         self.damping = self.chain.params.kd
         self.actuator_effort_limit = self.chain.params.peak_torque
+        self._peak_speed = torch.zeros(num_envs, len(joint_names), device=device)
 
     def reset(self, env_ids: Sequence[int] | torch.Tensor | slice | None) -> None:
         ids = None if env_ids is None or isinstance(env_ids, slice) else torch.as_tensor(env_ids, device=self._device)
         self.chain.reset(ids)
+        self._peak_speed[slice(None) if ids is None else ids] = 0.0
+
+    def pop_peak_speed(self) -> torch.Tensor:
+        """The largest ``|q̇|`` of each joint at any physics step since the last call (rad/s or m/s), then zero.
+
+        A real robot's speed reflex watches every controller cycle, not each policy step: a termination that reads
+        this sees the speeds of every physics step in between. Shape: ``(E, J)`` in this group's joint order.
+        """
+        peak = self._peak_speed.clone()
+        self._peak_speed.zero_()
+        return peak
 
     def compute(
         self, control_action: ArticulationActions, joint_pos: torch.Tensor, joint_vel: torch.Tensor
     ) -> ArticulationActions:
+        torch.maximum(self._peak_speed, joint_vel.abs(), out=self._peak_speed)  # every physics step (pop_peak_speed)
         out = self.chain.compute(
             control_action.joint_positions, control_action.joint_velocities, joint_pos, joint_vel,
             control_action.joint_efforts,

@@ -101,7 +101,9 @@ class joint_speed_reflex(ManagerTermBase):
 
     The real arm's controller stops the robot with a reflex error ("joint_velocity_violation") when a limit is
     crossed, and the episode is over; the simulator enforces no limit (a joint was driven to 10.9 rad/s against
-    2.175), so the task ends the episode as the robot would. A policy that breaks the limits cannot succeed, and the
+    2.175), so the task ends the episode as the robot would. The robot checks every controller cycle, so the term
+    checks every physics step: the peak speed since the last policy step from the actuator chain
+    (``RealgapActuator.pop_peak_speed``) and the speed now. A policy that breaks the limits cannot succeed, and the
     share of episodes this term ends is reported per action space.
 
     Params:
@@ -114,8 +116,13 @@ class joint_speed_reflex(ManagerTermBase):
 
     def __call__(self, env: ManagerBasedRLEnv, limits_rad_s: dict[str, float],
                  asset_cfg: SceneEntityCfg = ROBOT) -> torch.Tensor:  # fmt: skip
-        speed = self.robot.data.joint_vel.torch[:, self.joint_ids].abs()
-        return (speed > self.limits).any(dim=-1)
+        speed = self.robot.data.joint_vel.torch.abs()
+        for actuator in self.robot.actuators.values():  # the speeds of the physics steps since the last policy step
+            if hasattr(actuator, "pop_peak_speed"):
+                speed[:, actuator.joint_indices] = torch.maximum(
+                    speed[:, actuator.joint_indices], actuator.pop_peak_speed()
+                )
+        return (speed[:, self.joint_ids] > self.limits).any(dim=-1)
 
 
 def _speed_limits(env: ManagerBasedRLEnv, params: dict, term: str) -> tuple[Any, torch.Tensor, torch.Tensor]:

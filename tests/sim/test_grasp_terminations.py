@@ -115,3 +115,32 @@ def test_staged_lift_pays_nothing_without_a_pinch(torque_env):
     grasp.pinch_now[:] = torch.tensor([True, False])
     value = lift_while_pinched(env, lift_target_m=0.10)
     torch.testing.assert_close(value, torch.tensor([0.5, 0.0]), atol=0.02, rtol=0.0)  # 5 cm of 10 cm while pinched
+
+
+def test_the_reflex_sees_every_physics_step_not_only_the_policy_step(torque_env):
+    """The actuator keeps each joint's peak |q̇| over the physics steps between two policy steps (a real Franka checks
+    every controller cycle); the reflex term reads and clears it."""
+    from isaaclab.utils.types import ArticulationActions
+
+    env = torque_env
+    env.reset()
+    robot = env.scene["robot"]
+    actuator = next(a for a in robot.actuators.values() if hasattr(a, "pop_peak_speed"))
+    actuator.pop_peak_speed()
+    q = robot.data.joint_pos.torch[:, actuator.joint_indices].clone()
+    zero = torch.zeros_like(q)
+    for v in (1.0, 3.0, 0.5):  # three physics steps: joint 1 at 1, 3, then 0.5 rad/s (3 is past its 2.175 limit)
+        qd = zero.clone()
+        qd[0, 0] = v
+        actuator.compute(ArticulationActions(joint_positions=q, joint_velocities=zero, joint_efforts=zero), q, qd)
+    peak = actuator.pop_peak_speed()
+    assert float(peak[0, 0]) == 3.0 and float(peak[1].abs().max()) == 0.0
+    assert float(actuator.pop_peak_speed().abs().max()) == 0.0  # cleared by the read
+    for v in (3.0, 0.5):
+        qd = zero.clone()
+        qd[0, 0] = v
+        actuator.compute(ArticulationActions(joint_positions=q, joint_velocities=zero, joint_efforts=zero), q, qd)
+    term = env.termination_manager.get_term_cfg("joint_speed_reflex")
+    # at rest now (the robot never moved), yet the 3 rad/s of a physics step in between trips the reflex of env 0
+    assert term.func(env, **term.params).tolist() == [True, False]
+    env.reset()
