@@ -24,6 +24,16 @@ def box_inertia(mass: float, size: np.ndarray) -> np.ndarray:
     return mass / 12 * np.diag([y + z, x + z, x + y])
 
 
+def _counted(func: object, name: str, calls: dict[str, int]) -> object:
+    """``func`` that also counts its calls in ``calls[name]``."""
+
+    def wrapper(*args: object, **kwargs: object) -> object:
+        calls[name] = calls.get(name, 0) + 1
+        return func(*args, **kwargs)
+
+    return wrapper
+
+
 @pytest.fixture(scope="module")
 def scene():
     from realgap.envs.deploy import load_metadata
@@ -55,7 +65,8 @@ def test_the_cfg_draws_friction_at_startup_and_judges_with_the_exported_numbers(
 
 def test_the_live_model_keeps_the_equality_draws_friction_per_shape_and_keeps_the_box_inertia(env_builder, scene):
     """1. The finger equality reaches MuJoCo-Warp; 2. + 5. every finger shape draws its own sliding friction once;
-    3. the object's CoM is the drawn offset, its inertia the full box's plus the shift term; 6. margin 0, gap 0.01."""
+    3. the object's CoM is the drawn offset, its inertia the full box's plus the shift term; 4. success, drop and
+    reflex are computed once per env step; 6. margin 0, gap 0.01."""
     from isaaclab_newton.physics import NewtonManager
 
     with env_builder(TASK, num_envs=2, seed=0) as env:
@@ -100,6 +111,26 @@ def test_the_live_model_keeps_the_equality_draws_friction_per_shape_and_keeps_th
             box = box_inertia(mass, size)
             want = np.linalg.eigvalsh(box + mass * (1 - f) / f * (c @ c * np.eye(3) - np.outer(c, c)))
             np.testing.assert_allclose(np.sort(mw.body_inertia.numpy()[w, body]), want, rtol=1e-5)
+
+        # 4. success (the hold reward), drop and reflex: computed once per env step, after its 4 physics steps
+        calls: dict[str, int] = {}
+        tm, rm = env.termination_manager, env.reward_manager
+        counted = [(tm.get_term_cfg(n), n) for n in ("object_dropped", "joint_speed_reflex")] + [
+            (rm.get_term_cfg("hold"), "hold")
+        ]
+        originals = [cfg.func for cfg, _ in counted]
+        for cfg, name in counted:
+            cfg.func = _counted(cfg.func, name, calls)
+        physics = env._sim_step_counter
+        for _ in range(3):
+            env.step(torch.zeros(env.num_envs, env.action_manager.total_action_dim))
+        for (cfg, _), func in zip(counted, originals, strict=True):
+            cfg.func = func  # the metrics term reads the hold term's instance at the next reset
+        assert env._sim_step_counter - physics == 12 and calls == {
+            "object_dropped": 3,
+            "joint_speed_reflex": 3,
+            "hold": 3,
+        }
 
         # 6. the table and the object: margin 0, gap 0.01 m; the robot's geoms: both 0
         for g in range(m.ngeom):
