@@ -2,14 +2,16 @@
 
 :class:`MujocoGraspRobot` is the :class:`~realgap.envs.deploy.mujoco_robot.MujocoRobot` of the export plus the scene
 its ``scene`` facts describe (:class:`realgap.envs.format.scene.SceneFacts`): the table box, and a free box object
-redrawn every episode — edge lengths, mass from the density and mass scale, a centre of mass shifted by moving part of
-the mass (a consistent body: the rest stays a solid box, the moved part a point inside it), the object's and the finger
-pads' friction, the placement on the table and the yaw. It reports the object's true pose (:class:`ObjectPose`).
-Solver settings follow the export's ``simulator.solver`` (cone, iterations, tolerance, impratio).
+redrawn every episode — edge lengths, mass from the density and mass scale, a centre of mass shifted by moving a lump
+of the mass from the CoM (training's consistent body: the solid box's inertia plus the lump's parallel-axis term), the
+object's friction and each finger geom's own pad friction, the placement on the table and the yaw. It reports the
+object's true pose (:class:`ObjectPose`). Solver settings follow the export's ``simulator.solver`` (cone, iterations,
+tolerance, impratio).
 
 :func:`run_grasp_episode` runs one episode through :class:`~realgap.envs.deploy.runtime.DeployRuntime` and judges it
 by the export's success test (lift above the drawn box's rest height for ``hold_steps`` policy steps), its drop rule
-and the arm's joint-speed reflex (the datasheet velocity limits, as training's termination).
+and the arm's joint-speed reflex (the datasheet velocity limits on the peak speed of every physics step, as training's
+termination).
 """
 
 from __future__ import annotations
@@ -94,14 +96,12 @@ class MujocoGraspRobot(MujocoRobot, ObjectPose):
         mass = s.object_density_kg_m3 * float(np.prod(size)) * u(*s.object_mass_scale)
         com = np.array([u(lo, hi) for lo, hi in s.object_com_shift_m])
         f = s.object_com_moved_fraction
-        point = np.clip(com / f, -size / 2, size / 2)  # the moved mass f·m sits at c/f: the CoM lands at c
-        com = f * point
-        box = (1 - f) * mass
-        inertia = box / 12 * np.array([size[1] ** 2 + size[2] ** 2, size[0] ** 2 + size[2] ** 2,
-                                       size[0] ** 2 + size[1] ** 2])  # fmt: skip
-        full = np.diag(inertia) + box * (com @ com * np.eye(3) - np.outer(com, com))
-        r = point - com
-        full += f * mass * (r @ r * np.eye(3) - np.outer(r, r))
+        com = f * np.clip(com / f, -size / 2, size / 2)  # the moved lump f·m sits at c/f: the CoM lands at c
+        # training's body (envs/dr/inertia_sampling.shift_com): the solid box's inertia about its CoM, plus the lump
+        # f·m taken from the CoM and moved by c/f: I_C = I_box(m) + m·(1 − f)/f·(|c|²·1 − c·cᵀ)
+        inertia = mass / 12 * np.array([size[1] ** 2 + size[2] ** 2, size[0] ** 2 + size[2] ** 2,
+                                        size[0] ** 2 + size[1] ** 2])  # fmt: skip
+        full = np.diag(inertia) + mass * (1 - f) / f * (com @ com * np.eye(3) - np.outer(com, com))
         m.body_mass[self._obj_body] = mass
         m.body_ipos[self._obj_body] = com
         m.body_inertia[self._obj_body] = np.linalg.eigvalsh(full)  # principal moments...
@@ -110,7 +110,7 @@ class MujocoGraspRobot(MujocoRobot, ObjectPose):
         m.geom_rbound[self._obj_geom] = float(np.linalg.norm(size / 2))
         m.geom_aabb[self._obj_geom, 3:] = size / 2
         m.geom_friction[self._obj_geom, 0] = u(*s.object_friction)
-        m.geom_friction[self._pads, 0] = u(*s.pad_friction)
+        m.geom_friction[self._pads, 0] = self._rng.uniform(*s.pad_friction, len(self._pads))  # per geom, as training
         self.size_m = size
         xy = np.array(s.object_nominal_xy_m) + [u(*s.object_position_range_m[0]), u(*s.object_position_range_m[1])]
         yaw = u(*s.object_yaw_range_rad)

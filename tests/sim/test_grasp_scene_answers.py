@@ -2,8 +2,8 @@
 not say"), each checked against the scene the runtime builds, :class:`MujocoGraspRobot` from the shipped export.
 
 Training's side of the same answers: tests/sim/test_grasp_training_scene.py (the Isaac Lab env). Where the two
-disagree (the pads' friction draw, the inertia of a shifted CoM, when the friction is drawn) these tests pin the
-runtime's behaviour as the page states it, so a change to either side is a change to the page.
+differ (when the friction is drawn: per env for a training run, per episode here) these tests pin the runtime's
+behaviour as the page states it, so a change to either side is a change to the page.
 """
 
 from __future__ import annotations
@@ -59,9 +59,10 @@ def test_the_finger_equality_is_kept(robot):
     assert q[7] < 0.035 and abs(q[7] - q[8]) < 2e-4, q[7:]
 
 
-def test_pad_friction_goes_to_every_finger_geom_sliding_only_one_draw(robot, meta):
-    """2. + 5. All 12 colliding finger geoms (hull + 5 pads per finger), sliding coefficient only, one shared uniform
-    draw per episode; the object one draw per episode; every other geom keeps the MJCF's friction."""
+def test_pad_friction_goes_to_every_finger_geom_sliding_only_one_draw_each(robot, meta):
+    """2. + 5. All 12 colliding finger geoms (hull + 5 pads per finger), sliding coefficient only, one uniform draw
+    per geom per episode (as training's 12 per env); the object one draw per episode; every other geom keeps the MJCF's
+    friction."""
     m, s = robot.model, meta.scene
     finger_bodies = ("left_finger", "right_finger")
     colliding = [g for g in range(m.ngeom) if m.geom_contype[g] or m.geom_conaffinity[g]]
@@ -74,7 +75,7 @@ def test_pad_friction_goes_to_every_finger_geom_sliding_only_one_draw(robot, met
     for _ in range(8):
         robot.reset()
         pads = m.geom_friction[robot._pads]
-        assert np.ptp(pads[:, 0]) == 0.0  # one value for all 12
+        assert len(set(pads[:, 0])) == 12  # one value per geom
         np.testing.assert_array_equal(pads[:, 1:], [[0.005, 0.0001]] * 12)  # torsional, rolling: the MJCF's
         assert (m.geom_condim[robot._pads] == 3).all()  # condim 3: torsional and rolling take no part anyway
         np.testing.assert_array_equal(m.geom_friction[others, 0], 1.0)  # the table, the arm: untouched
@@ -85,10 +86,10 @@ def test_pad_friction_goes_to_every_finger_geom_sliding_only_one_draw(robot, met
     assert len(set(pad)) == 8 and len(set(obj)) == 8  # redrawn at every reset (episode), not once
 
 
-def test_the_com_shift_is_the_offset_and_the_inertia_is_a_half_box_plus_a_point(robot, meta):
-    """3. body_ipos is the drawn offset c (uniform per object axis, in the box frame); the inertia about it is a solid
-    box of (1 − f)·m plus a point f·m at c/f (f = com_moved_fraction). Training keeps the full box's inertia instead:
-    I_C = I_box(m) + m(1 − f)/f·(|c|²·1 − c·cᵀ) (the page lists the disagreement)."""
+def test_the_com_shift_is_the_offset_and_the_inertia_is_trainings(robot, meta):
+    """3. body_ipos is the drawn offset c (uniform per object axis, in the box frame); the inertia about it is
+    training's (envs/dr/inertia_sampling.shift_com): I_C = I_box(m) + m(1 − f)/f·(|c|²·1 − c·cᵀ), f =
+    com_moved_fraction, and a physical body (triangle inequality of the principal moments)."""
     m, s = robot.model, meta.scene
     f = s.object_com_moved_fraction
     ratios = []
@@ -103,14 +104,16 @@ def test_the_com_shift_is_the_offset_and_the_inertia_is_a_half_box_plus_a_point(
         full = rot @ np.diag(m.body_inertia[b]) @ rot.T  # the inertia about the CoM, box axes
 
         shift = mass * (1 - f) / f * (c @ c * np.eye(3) - np.outer(c, c))
-        np.testing.assert_allclose(full, box_inertia((1 - f) * mass, size) + shift, rtol=1e-9, atol=1e-12)
-        ratios.append(np.trace(full) / np.trace(box_inertia(mass, size) + shift))  # runtime / training, same draw
-    # (T_box/2 + P) / (T_box + P): above 1/2, below 3/4 for CoM shifts of at most 1 cm per axis in 4–5 cm boxes
-    assert 0.5 < min(ratios) and max(ratios) < 0.75, ratios
+        np.testing.assert_allclose(full, box_inertia(mass, size) + shift, rtol=1e-9, atol=1e-12)
+        i1, i2, i3 = sorted(m.body_inertia[b])
+        assert i1 + i2 >= i3 > 0
+        ratios.append(float(np.abs(shift).max()))
+    assert max(ratios) > 0  # the CoM shifts did move the inertia (the check is not of centred boxes only)
 
 
 def test_success_drop_and_reflex_are_judged_once_per_policy_step(robot, meta):
-    """4. The runtime judges an episode after each policy step's physics steps, never between them."""
+    """4. The runtime judges an episode after each policy step's physics steps (the reflex on the peak arm speed of
+    those physics steps: the next test)."""
     from realgap.envs.deploy import ZeroPolicy
     from realgap.envs.deploy.grasp_scene import run_grasp_episode
     from realgap.envs.deploy.runtime import DeployRuntime
@@ -134,10 +137,24 @@ def test_success_drop_and_reflex_are_judged_once_per_policy_step(robot, meta):
     assert decimation == 4 and calls == {"physics": 4 * 250, "lift": 250, "reflex": 250}
 
 
+def test_the_reflex_sees_a_speed_between_two_policy_steps(robot):
+    """The runtime's reflex reads the arm's peak speed over the physics steps since it last looked (a real Franka
+    checks every 1 ms), not only the speed at the policy step."""
+    robot.reset()
+    v = robot.dof_adr[robot._arm[0]]  # joint 1 dof
+    robot.data.qvel[v] = 3.0  # past its 2.175 rad/s
+    robot.step()
+    robot.data.qvel[:] = 0.0  # at rest again before the policy step ends
+    robot.step()
+    assert abs(robot.read_joints().vel[robot._arm]).max() < 2.175  # the speed now is within the limit ...
+    assert robot.arm_speed_exceeded()  # ... but a physics step in between was not
+    assert not robot.arm_speed_exceeded()  # the peak is cleared by the look
+
+
 def test_gap_with_margin_zero_changes_no_force(meta):
     """6. The export's table and object carry margin 0, gap 0.01 m; the runtime builds them with gap 0. MuJoCo detects
-    a pair's contacts out to margin + gap but pushes only within the margin: with the export's gaps the object is
-    touched by force-free contacts earlier and rests exactly where it does without them."""
+    a pair's contacts within the margin and leaves those between margin and margin − gap out of the solver: with the
+    export's gaps the object rests exactly where it does without them, under the same contact force."""
     from realgap.envs.deploy.grasp_scene import MujocoGraspRobot
 
     rows = {r["owner"]: r for r in meta.simulator["contacts"]["geoms"]}
@@ -166,5 +183,5 @@ def test_gap_with_margin_zero_changes_no_force(meta):
                 forces.append(force[0])
         runs.append((first, float(robot.data.xpos[robot._obj_body, 2]), float(sum(forces))))
     (first0, z0, f0), (first1, z1, f1) = runs
-    assert first1 == 0 < first0  # detected from the start (1 mm < 2 cm of gap), without the gap only on touching
+    assert first0 is not None and first1 is not None  # the object did reach the table in both
     assert z1 == pytest.approx(z0, abs=1e-9) and f1 == pytest.approx(f0, rel=1e-6)
