@@ -103,6 +103,8 @@ class MujocoGraspRobot(MujocoRobot, ObjectPose):
                                         size[0] ** 2 + size[1] ** 2])  # fmt: skip
         full = np.diag(inertia) + mass * (1 - f) / f * (com @ com * np.eye(3) - np.outer(com, com))
         m.body_mass[self._obj_body] = mass
+        # the compiled model marked the body's inertial frame as its own frame: clear that, or the CoM shift is ignored
+        m.body_sameframe[self._obj_body] = mujoco.mjtSameFrame.mjSAMEFRAME_NONE
         m.body_ipos[self._obj_body] = com
         m.body_inertia[self._obj_body] = np.linalg.eigvalsh(full)  # principal moments...
         m.body_iquat[self._obj_body] = _principal_quat(full)  # ...along the principal axes

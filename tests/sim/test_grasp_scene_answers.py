@@ -107,6 +107,10 @@ def test_the_com_shift_is_the_offset_and_the_inertia_is_trainings(robot, meta):
         np.testing.assert_allclose(full, box_inertia(mass, size) + shift, rtol=1e-9, atol=1e-12)
         i1, i2, i3 = sorted(m.body_inertia[b])
         assert i1 + i2 >= i3 > 0
+        # the shift acts in the dynamics: the CoM MuJoCo computes sits at c from the body origin (a compiled body
+        # whose inertial frame was marked as its own frame would ignore body_ipos)
+        xmat = robot.data.xmat[b].reshape(3, 3)
+        np.testing.assert_allclose(robot.data.xipos[b] - robot.data.xpos[b], xmat @ c, atol=1e-12)
         ratios.append(float(np.abs(shift).max()))
     assert max(ratios) > 0  # the CoM shifts did move the inertia (the check is not of centred boxes only)
 
