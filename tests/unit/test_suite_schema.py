@@ -140,3 +140,19 @@ def test_no_training_or_test_code_sets_a_seed_in_the_suite_range():
                 continue
             found += [f"{rel}: {m.group(0)}" for m in literal.finditer(path.read_text()) if int(m.group(2)) >= MIN_SEED]
     assert found == []
+
+
+def test_paired_differences_by_hand():
+    from realgap.envs.eval.suite.report import paired
+
+    def ep(episode: int, success: bool, time_s: float, family: str = "worn") -> dict:
+        return {"family": family, "robot": 0, "episode": episode, "success": success, "time_s": time_s}
+
+    a = [ep(0, True, 10.0), ep(1, False, 4.0)]
+    b = [ep(1, False, 5.0), ep(0, False, 6.0)]  # any order: matched by family, robot, episode
+    g = paired(a, b)["worn"]
+    # differences 4 and -1: mean 1.5, sample sd √((2.5² + 2.5²) / 1) = 3.536, standard error 3.536 / √2 = 2.5
+    assert (g["episodes"], g["time_diff_s"], g["only_a"], g["only_b"]) == (2, 1.5, 1, 0)
+    assert g["time_diff_se_s"] == pytest.approx(2.5)
+    with pytest.raises(ValueError, match="same episodes"):
+        paired(a, [ep(0, False, 6.0), ep(1, False, 5.0, family="typical")])

@@ -5,6 +5,8 @@ Per family: survival (balance) or success (grasp) over all its episodes with the
 robots of each robot's rate with the Student-t 95 % interval over robots (:func:`realgap.envs.eval.seed_stats.
 t_interval`: the robot-to-robot spread, NaN for one robot), and the mean time (balance: time up, s) with its normal
 95 % interval. ``all``: the same over every episode of the suite.
+
+:func:`paired` compares two evaluations of one suite episode by episode (``scripts/suite_paired.py``).
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ import hashlib
 import json
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -172,4 +175,95 @@ def write_report(
         writer = csv.DictWriter(f, fieldnames=list(outcomes[0]))
         writer.writeheader()
         writer.writerows(outcomes)
+    return report, out
+
+
+def read_episodes(folder: str | Path) -> list[dict[str, Any]]:
+    """The ``episodes.csv`` of a suite evaluation, typed (success bool, time float, indices int).
+
+    Raises:
+        FileNotFoundError: The folder holds no ``episodes.csv``.
+    """
+    path = Path(folder) / "episodes.csv"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} does not exist: give the --out folder of a scripts/evaluate_suite.py run")
+    rows = list(csv.DictReader(path.open()))
+    return [
+        r
+        | {
+            "robot": int(r["robot"]),
+            "episode": int(r["episode"]),
+            "success": r["success"] == "True",
+            "time_s": float(r["time_s"]),
+        }
+        for r in rows
+    ]
+
+
+def paired(a: Sequence[dict[str, Any]], b: Sequence[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Two evaluations of one suite compared episode by episode (the same robot and push schedule or objects: the
+    same family, robot and episode index), ``a`` minus ``b``, per family and over all (``all``).
+
+    Per group: ``episodes``; ``time_diff_s`` the mean of the per-episode differences of time (time up for balance)
+    and ``time_diff_se_s`` its standard error (sample standard deviation / √n; NaN for one episode): pairing removes
+    the robot-to-robot and schedule-to-schedule spread; ``only_a`` / ``only_b`` the episodes only one of them won.
+
+    Raises:
+        ValueError: The two hold different episodes (another suite, family subset, robot count or episode count).
+    """
+    index_b = {(o["family"], o["robot"], o["episode"]): o for o in b}
+    keys = [(o["family"], o["robot"], o["episode"]) for o in a]
+    if sorted(keys) != sorted(index_b):
+        raise ValueError(
+            f"paired evaluations need the same episodes; got {len(keys)} and {len(index_b)} that differ "
+            "(same suite, families, --robots and --episodes?)"
+        )
+    groups: dict[str, list[tuple[dict, dict]]] = {"all": []}
+    for o in a:
+        pair = (o, index_b[(o["family"], o["robot"], o["episode"])])
+        groups.setdefault(o["family"], []).append(pair)
+        groups["all"].append(pair)
+    out = {}
+    for name, pairs in groups.items():
+        diff = [x["time_s"] - y["time_s"] for x, y in pairs]
+        n = len(diff)
+        mean = sum(diff) / n
+        se = math.sqrt(sum((d - mean) ** 2 for d in diff) / (n - 1) / n) if n > 1 else math.nan
+        out[name] = {
+            "episodes": n,
+            "time_diff_s": mean,
+            "time_diff_se_s": se,
+            "only_a": sum(x["success"] and not y["success"] for x, y in pairs),
+            "only_b": sum(y["success"] and not x["success"] for x, y in pairs),
+        }
+    return dict(sorted(out.items(), key=lambda kv: kv[0] == "all"))
+
+
+@dataclass(frozen=True)
+class PairedRequest:
+    """A paired comparison as scripts/suite_paired.py's flags give it (see its ``--help``)."""
+
+    a: str
+    b: str
+    out: str
+
+
+def paired_report(req: PairedRequest, echo: Callable[[str], None] = print) -> tuple[dict[str, Any], Path]:
+    """:func:`paired` of the evaluations in folders ``req.a`` and ``req.b``, ``echo`` one line per group, written to
+    ``req.out`` (JSON). Returns the report and its path.
+
+    Raises:
+        FileNotFoundError: A folder without ``episodes.csv``. ValueError: See :func:`paired`.
+    """
+    groups = paired(read_episodes(req.a), read_episodes(req.b))
+    for name, g in groups.items():
+        echo(
+            f"[realgap] {name}: time {g['time_diff_s']:+.3f} ± {g['time_diff_se_s']:.3f} s (a − b, mean ± standard "
+            f"error, {g['episodes']} paired episodes); won only by a {g['only_a']}, only by b {g['only_b']}"
+        )
+    report = {"a": req.a, "b": req.b, "rule": paired.__doc__.split("\n\n")[0].replace("\n", " "), "groups": groups}
+    out = Path(req.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(finite_or_none(report), indent=1))
+    echo(f"[realgap] wrote {out}")
     return report, out
