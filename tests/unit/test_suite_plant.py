@@ -188,3 +188,39 @@ def test_the_grasp_cell_moves_the_table_the_object_com_and_biases_the_camera(pan
     true_pos, _ = scene.read_object_pose()
     np.testing.assert_allclose(objects.read_object_pose()[0] - true_pos, body["object_pos_bias_m"], atol=1e-12)
     assert robot.gravity_compensated and robot.command_mode == "position"
+
+
+def test_a_suite_robot_hangs_for_the_identification_motion_with_its_drawn_drives(g1):
+    from realgap.envs.eval.suite.draw import draw_robot
+    from realgap.envs.eval.suite.plant import excitation_robot
+    from realgap.envs.eval.suite.schema import SuiteError, load_suite
+
+    robot = excitation_robot(g1, str(SUITES / "g1_v1.yaml"), "worn", 0, hang_m=0.5)
+    suite = load_suite(SUITES / "g1_v1.yaml")
+    truth = draw_robot(suite, suite.family("worn"), 0, g1, 30).truth
+    assert not robot.sim.floating and robot.fixed_base
+    assert robot.root_pos_w[2] == pytest.approx(g1.robot.start_root_pos[2] + 0.5)
+    np.testing.assert_array_equal(robot.delay, truth.delay_steps)
+    np.testing.assert_allclose(robot.truth.kp_scale, truth.kp_scale)
+    with pytest.raises(SuiteError, match="robots 0..15, not 16"):
+        excitation_robot(g1, str(SUITES / "g1_v1.yaml"), "worn", 16, hang_m=0.5)
+    with pytest.raises(ValueError, match="grasp task on robot 'panda'"):
+        excitation_robot(g1, str(SUITES / "panda_grasp_v1.yaml"), "worn", 0, hang_m=0.5)
+
+
+def test_the_deploy_cli_refuses_a_suite_robot_without_the_identification_motion(tmp_path):
+    import subprocess
+    import sys
+
+    args = [
+        "-m",
+        "realgap.envs.deploy",
+        "--policy",
+        str(BALANCE),
+        "--robot",
+        "suite",
+        "--suite",
+        str(SUITES / "g1_v1.yaml"),
+    ]
+    proc = subprocess.run([sys.executable, *args], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and "--excite" in proc.stderr and "evaluate_suite.py" in proc.stderr

@@ -131,8 +131,9 @@ def inertia_edit(bodies: dict[str, BodyInertia]) -> Callable[[mujoco.MjSpec], No
     return edit
 
 
-def balance_robot(meta: PolicyMetadata, suite: Suite, draw: RobotDraw) -> HiddenRobot:
-    """The drawn G1, free base in the export's start pose (module docstring).
+def balance_robot(meta: PolicyMetadata, suite: Suite, draw: RobotDraw, hang_m: float | None = None) -> HiddenRobot:
+    """The drawn G1, free base in the export's start pose (module docstring); with ``hang_m``, welded that far above
+    it instead (the identification motion: feet clear of the ground).
 
     Raises:
         SuiteError: A body the suite names is not the robot's; a contact time constant under two physics steps.
@@ -142,7 +143,9 @@ def balance_robot(meta: PolicyMetadata, suite: Suite, draw: RobotDraw) -> Hidden
     payload = suite.bodies["payload_body"]
     if payload not in {nominal.model.body(i).name for i in links}:
         raise SuiteError(f"{suite.source}: bodies.payload_body: the robot has no body {payload!r}")
-    sim = MujocoRobot.for_policy(meta, edit_spec=inertia_edit(perturbed_inertia(nominal.model, links, draw, payload)))
+    mount = {} if hang_m is None else {"fixed_base": True, "hang_m": hang_m}
+    edit = inertia_edit(perturbed_inertia(nominal.model, links, draw, payload))
+    sim = MujocoRobot.for_policy(meta, edit_spec=edit, **mount)
     feet = _collider_geoms(sim.model, suite.bodies["foot_bodies"], f"{suite.source}: bodies.foot_bodies")
     _set_contacts(sim.model, feet, draw.body["foot_friction"], draw.body["foot_timeconst_s"])
     period = draw.hold_period_steps
@@ -214,3 +217,37 @@ def grasp_robot(
         sim, b["object_pos_bias_m"], b["object_pos_noise_m"], b["object_rot_noise_rad"], seed=draw.noise.seed + 1
     )
     return robot, sim, objects
+
+
+def excitation_robot(meta: PolicyMetadata, suite_path: str, family: str, index: int, hang_m: float) -> HiddenRobot:
+    """Robot ``index`` of ``family`` welded ``hang_m`` above its start pose, for the identification motion
+    (``python -m realgap.envs.deploy --robot suite --excite``; the transfer study's identify-then-train arm).
+
+    The G1 carries every drive, body and sensor error of its draw; the Panda its drives and sensors (no scene: the
+    motion runs the bare arm, as the hidden Panda's does, and without the controller's gravity compensation, which the
+    identification's model does not know).
+
+    Raises:
+        SuiteError: An invalid suite, an unknown family, an index outside it. ValueError: An export of another task or
+            robot than the suite's.
+    """
+    from realgap.envs.eval.suite.draw import draw_robot
+    from realgap.envs.eval.suite.schema import load_suite
+
+    suite = load_suite(suite_path)
+    fam = suite.family(family)
+    task = "grasp" if meta.scene is not None else "balance"
+    if task != suite.task or meta.robot.name != suite.robot:
+        raise ValueError(
+            f"suite {suite.source} is for the {suite.task} task on robot '{suite.robot}'; the export is "
+            f"{task} ({meta.task}) on '{meta.robot.name}'"
+        )
+    if not 0 <= index < fam.robots:
+        raise SuiteError(f"{suite.source}: family {family!r} has robots 0..{fam.robots - 1}, not {index}")
+    if suite.task == "grasp":
+        draw = draw_robot(suite, fam, index, meta)
+        sim = MujocoRobot.for_policy(meta, fixed_base=True, hang_m=hang_m)
+        return HiddenRobot(meta, truth=draw.truth, noise=draw.noise, sim=sim)
+    nominal = MujocoRobot.for_policy(meta)
+    draw = draw_robot(suite, fam, index, meta, len(robot_links(nominal.model, nominal.imu_body)))
+    return balance_robot(meta, suite, draw, hang_m=hang_m)
