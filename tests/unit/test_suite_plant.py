@@ -152,6 +152,13 @@ def test_link_inertia_and_payload_reach_the_dynamics(g1):
     ]
     assert np.allclose(m.geom_friction[feet, 0], draw.body["foot_friction"])
     assert np.allclose(m.geom_solref[feet, 0], draw.body["foot_timeconst_s"])
+    import mujoco
+
+    d.qpos[2] -= 0.002  # soles 2 mm into the ground: every contact pair takes the foot's values (priority 1)
+    mujoco.mj_forward(m, d)
+    pairs = [(d.contact[i].solref[0], d.contact[i].friction[0]) for i in range(d.ncon)]
+    assert len(pairs) == 8
+    assert np.allclose(pairs, [(draw.body["foot_timeconst_s"], draw.body["foot_friction"])] * 8)
 
 
 def test_an_unchanged_inertia_keeps_every_foot_contact(g1):
