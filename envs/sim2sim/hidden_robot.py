@@ -221,9 +221,10 @@ class HiddenRobot(Robot):
         self.imu_body = self.sim.imu_body
         self.root_pos_w = self.sim.start_root_pos_w
         n = len(meta.joint_names)
-        self.delay = np.broadcast_to(np.asarray(t.delay_steps, dtype=np.int64), (n,)).copy()
-        if np.ndim(t.delay_steps) not in (0, 1) or np.size(t.delay_steps) not in (1, n) or (self.delay < 0).any():
+        delay = np.asarray(t.delay_steps)
+        if delay.ndim > 1 or delay.size not in (1, n) or (delay < 0).any() or (delay != np.round(delay)).any():
             raise ValueError(f"delay_steps must be one integer >= 0 or one per joint ({n}), got {t.delay_steps}")
+        self.delay = np.broadcast_to(delay.astype(np.int64), (n,)).copy()
         params = meta.actuator_groups[0].joint_params()
         no_load = np.concatenate([g.joint_params().no_load_speed for g in meta.actuator_groups])
         order = [j for g in meta.actuator_groups for j in g.joint_names]
@@ -310,9 +311,9 @@ class HiddenRobot(Robot):
             command = np.stack(self._history)[past, :, cols]  # (J, 2): each joint's delayed (q*, q̇*)
             joints = self.sim.read_joints()
             out = self.chain.compute(command[None, :, 0], command[None, :, 1], joints.pos[None, :], joints.vel[None, :])
-            self._tau = (
-                out.tau_applied[0] + self._gravity_torque() if self.gravity_compensated else out.tau_applied[0].copy()
-            )
+            self._tau = out.tau_applied[0].copy()
+            if self.gravity_compensated:  # the controller's g(q) on top, the sum inside the drive's torque limit
+                self._tau = np.clip(self._tau + self._gravity_torque(), -self.truth.peak_torque, self.truth.peak_torque)
             self.sim.send_torques(self._tau)
             self.sim.step()
 
