@@ -20,7 +20,9 @@ identification motion (:mod:`realgap.envs.sim2sim.excitation`) on those joints w
 the start pose and logs it (``--log`` required). ``--robot hidden`` is the G1 with hidden drive parameters drawn from
 ``--hidden_seed`` (:mod:`realgap.envs.sim2sim.hidden_robot`), a stand-in for real hardware: free-floating in the start
 pose for the pushed episodes, welded for ``--excite`` (the same drives either way). ``scripts/hidden_compare.py``
-runs two exports on it with paired push schedules.
+runs two exports on it with paired push schedules. ``--robot suite`` with ``--excite`` logs robot ``--suite_robot``
+of family ``--suite_family`` of the held-out suite ``--suite`` (:mod:`realgap.envs.eval.suite`), welded: the log the
+transfer study's identify-then-train arm identifies; its episodes run with ``scripts/evaluate_suite.py``.
 ``--robot unitree_g1`` drives a Unitree G1 over unitree_sdk2 DDS (:mod:`realgap.envs.deploy.drivers.unitree_g1`;
 ``pip install 'realgap[deploy,unitree]'``) on ``--domain`` / ``--interface``: a real robot, or
 ``python -m realgap.envs.deploy.drivers.g1_dds_sim`` (which pushes on its own seeded schedule). It connects within
@@ -65,10 +67,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--robot",
         required=True,
-        choices=["mujoco", "hidden", "unitree_g1", "franka"],
+        choices=["mujoco", "hidden", "unitree_g1", "franka", "suite"],
         help="mujoco: the MuJoCo robot; hidden: the same robot with hidden drive parameters (--excite: welded); "
-        "unitree_g1: a G1 (or g1_dds_sim) over unitree_sdk2 DDS; franka: a Franka (or franky-sim) over franky",
+        "unitree_g1: a G1 (or g1_dds_sim) over unitree_sdk2 DDS; franka: a Franka (or franky-sim) over franky; "
+        "suite: a robot of a held-out suite (--excite only)",
     )
+    p.add_argument("--suite", default=None, help="--robot suite: the suite file (configs/suites/*.yaml)")
+    p.add_argument("--suite_family", default="worn", help="--robot suite: the robot's family (default worn)")
+    p.add_argument("--suite_robot", type=int, default=0, help="--robot suite: the robot's index in its family")
     p.add_argument("--hostname", default=None, help="franka: the robot's FCI address (franky-sim: 127.0.0.1)")
     p.add_argument("--gripper_force_n", type=float, default=20.0, help="franka: grasp force of a closing command, N")
     p.add_argument("--report", default=None, help="franka: write tracking, timing and gripper figures (JSON)")
@@ -152,6 +158,11 @@ def main(argv: list[str] | None = None) -> int:
           f"policy {r.policy_hz:g} Hz ({r.target_mode})", flush=True)  # fmt: skip
     if args.sensor_noise != "none" and args.robot != "hidden":
         raise ValueError(f"--sensor_noise {args.sensor_noise} is a property of the hidden robot: add --robot hidden")
+    if args.robot == "suite" and (args.excite is None or args.suite is None):
+        raise ValueError(
+            "--robot suite runs the identification motion on a suite robot: give --suite FILE and "
+            "--excite JOINT ...; episodes on suite robots run with scripts/evaluate_suite.py"
+        )
     if args.excite is not None:
         return _excite(args, meta)
     if args.robot == "unitree_g1":
@@ -244,6 +255,11 @@ def _excite(args: argparse.Namespace, meta) -> int:
         robot = HiddenRobot(
             meta, args.hidden_seed, fixed_base=True, hang_m=args.hang_m, noise=noise, drives=args.hidden_drives
         )
+        root = robot.root_pos_w
+    elif args.robot == "suite":
+        from realgap.envs.eval.suite.plant import excitation_robot
+
+        robot = excitation_robot(meta, args.suite, args.suite_family, args.suite_robot, args.hang_m)
         root = robot.root_pos_w
     else:
         from realgap.envs.deploy.mujoco_robot import MujocoRobot
