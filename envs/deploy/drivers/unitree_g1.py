@@ -61,6 +61,7 @@ from realgap.envs.deploy.robot import ImuState, JointState, Robot
 
 MODE_PR = 0  # LowCmd_/LowState_.mode_pr: 0 = ankle pitch/roll (series) joints, 1 = AB (the parallel motors)
 CONNECT_WINDOW_S = 0.25  # the stream is watched this long at connect to choose the clock and measure its periods
+CONNECT_WINDOWS = 3  # windows watched before a refusal
 
 
 class RobotUnreachable(TimeoutError):
@@ -195,15 +196,28 @@ class UnitreeG1Robot(Robot):
             time.sleep(0.005)
 
     def _choose_clock(self, clock: str) -> ClockChoice:
-        """Watch the stream for :data:`CONNECT_WINDOW_S`; the clock (``clock`` if not auto) and its checks."""
-        with self._lock:
-            self._window = []
-        time.sleep(CONNECT_WINDOW_S)
-        with self._lock:
-            window, self._window = self._window, None
-        if self.stream.fault is not None:
-            raise ValueError(f"{LOWSTATE_TOPIC} refused at connect: {self.stream.fault}")
-        choice = choose_clock(window, self.tick_period_s, self._dt)
+        """Watch the stream for :data:`CONNECT_WINDOW_S`; the clock (``clock`` if not auto) and its checks. A window
+        that fails the checks is watched again, up to :data:`CONNECT_WINDOWS` times (a simulator on a loaded host
+        stalls now and then; a wrong tick period fails every window), and refused with every measurement."""
+        failures = []
+        for _ in range(CONNECT_WINDOWS):
+            with self._lock:
+                self._window = []
+            time.sleep(CONNECT_WINDOW_S)
+            with self._lock:
+                window, self._window = self._window, None
+            if self.stream.fault is not None:
+                raise ValueError(f"{LOWSTATE_TOPIC} refused at connect: {self.stream.fault}")
+            try:
+                choice = choose_clock(window, self.tick_period_s, self._dt)
+                break
+            except ValueError as err:
+                failures.append(str(err))
+        else:
+            raise ValueError(
+                f"{LOWSTATE_TOPIC} refused at connect, {CONNECT_WINDOWS} windows of "
+                f"{CONNECT_WINDOW_S:g} s: " + " | ".join(failures)
+            )
         if clock != "auto" and clock != choice.clock:
             choice = ClockChoice(clock, choice.message_period_s, choice.tick_period_s, choice.states)
         with self._lock:

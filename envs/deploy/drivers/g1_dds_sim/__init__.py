@@ -5,8 +5,9 @@
 
 Every physics step (2 ms, 500 Hz) each motor applies the drive law from the latest accepted command,
 ``tau + kp·(q* − q) + kd·(dq* − dq)``, clamped to the motor's peak torque from the metadata (the datasheet envelope),
-and ``rt/lowstate`` is published: motor q/dq/tau_est, IMU quaternion/gyro/accelerometer of the pelvis, ``tick``
-(physics steps since start), ``mode_machine`` and the CRC. A command whose CRC fails is dropped and counted. Until
+and ``rt/lowstate`` is published: motor q/dq/tau_est, IMU quaternion/rpy/gyro/accelerometer of the pelvis, ``tick``
+(one per physics step; before the first command, while the robot is held, one per step period of the wall clock),
+``mode_machine`` and the CRC. A command whose CRC fails is dropped and counted. Until
 the first command arrives the robot is held in the export's start pose (physics paused, state still published), so a
 controller can connect. Pushes (the balance task's: a horizontal velocity change of random heading) follow the
 seeded schedule of :func:`realgap.envs.deploy.sim2sim.schedules` from ``--settle_s`` after the first command (the
@@ -183,7 +184,7 @@ def run(args: argparse.Namespace, make_hidden: Callable | None = None) -> dict:
         f"{f', motion mode {args.motion_mode!r} held' if args.motion_mode else ''}",
         flush=True,
     )
-    deadline = time.perf_counter()
+    deadline = wall0 = time.perf_counter()
     try:
         while True:
             if args.lockstep and t_run is None:  # held: the clock stands until the first command, taken at once
@@ -237,8 +238,12 @@ def run(args: argparse.Namespace, make_hidden: Callable | None = None) -> dict:
                         f"{robot.tilt():.2f} rad",
                         flush=True,
                     )
-            if cmd is not None or not args.lockstep:
+            if cmd is not None:
                 tick += 1
+            elif not args.lockstep:  # held: the robot's clock is the wall clock (a late step skips ticks, as a robot's
+                # tick would), so a driver measures the tick period, not this host's load (measured: 4.7-6.4 ms per
+                # 2 ms tick at connect on a loaded 2-core host when it counted steps)
+                tick = max(tick + 1, int((time.perf_counter() - wall0) / dt))
             d = plant.data
             js = robot.read_joints()
             for i, s in enumerate(slots):
@@ -247,6 +252,13 @@ def run(args: argparse.Namespace, make_hidden: Callable | None = None) -> dict:
             quat = d.xquat[imu_body].copy()
             imu = state.imu_state
             imu.quaternion = [float(v) for v in quat]
+            if not unitree:  # roll, pitch, yaw (ZYX) as a robot reports them; Unitree's bridge leaves them 0
+                w, x, y, z = (float(v) for v in quat)
+                imu.rpy = [
+                    float(np.arctan2(2 * (w * x + y * z), 1 - 2 * (x * x + y * y))),
+                    float(np.arcsin(np.clip(2 * (w * y - z * x), -1.0, 1.0))),
+                    float(np.arctan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))),
+                ]
             imu.gyroscope = [float(v) for v in plant.read_imu().ang_vel_b]
             v = d.qvel[0:3].copy() if plant.floating else np.zeros(3)
             a_w = (v - v_prev) / dt + np.array([0.0, 0.0, 9.81]) if t_run else np.array([0.0, 0.0, 9.81])
@@ -270,6 +282,8 @@ def run(args: argparse.Namespace, make_hidden: Callable | None = None) -> dict:
             if args.lockstep:
                 continue
             deadline += dt
+            if t_run is None:  # held: no steps to catch up (the tick follows the wall clock, above)
+                deadline = max(deadline, time.perf_counter())
             # sleep even when late (0 s): it releases the GIL, so the DDS reader thread takes a command now rather than
             # after Python's 5 ms switch interval (a simulator behind real time would otherwise read commands late)
             time.sleep(max(deadline - time.perf_counter(), 0.0))
