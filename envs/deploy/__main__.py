@@ -24,10 +24,12 @@ runs two exports on it with paired push schedules.
 ``--robot unitree_g1`` drives a Unitree G1 over unitree_sdk2 DDS (:mod:`realgap.envs.deploy.drivers.unitree_g1`;
 ``pip install 'realgap[deploy,unitree]'``) on ``--domain`` / ``--interface``: a real robot, or
 ``python -m realgap.envs.deploy.drivers.g1_dds_sim`` (which pushes on its own seeded schedule). It connects within
-``--connect_timeout_s`` or exits with an error, soft-starts to the start pose over ``--soft_start_s``, runs one
-episode, and ends in damping (also on Ctrl-C, a watchdog trip, a non-finite action or a fall: exit 3). Falls are
-judged by tilt only (no root height over DDS). With ``--excite`` it soft-starts, runs the identification motion over
-DDS (against ``g1_dds_sim --hidden_seed N --lockstep``, welded ``--hang_m`` above the start pose) and logs it.
+``--connect_timeout_s`` or exits with an error, checks the stream and the motion switcher before any command
+(``--clock``, ``--tick_period_s``, ``--state_crc``, ``--motion_switcher``: a refusal exits 2), soft-starts to the
+start pose over ``--soft_start_s``, runs one episode, and ends in damping (also on Ctrl-C: 130; a watchdog trip, a
+bad state or a non-finite action: 3; a fall: 0). Falls are judged by tilt only (no root height over DDS). With
+``--excite`` it soft-starts, runs the identification motion over DDS (against ``g1_dds_sim --hidden_seed N
+--lockstep`` with ``--clock tick``, welded ``--hang_m`` above the start pose) and logs it.
 A manipulation export (one with scene facts, ``grasp_franka``) on ``--robot mujoco`` runs in its MuJoCo grasp scene
 (:mod:`realgap.envs.deploy.grasp_scene`: table and object from the metadata) and prints its success rate;
 ``--robot franka`` drives a Franka over franky (:mod:`realgap.envs.deploy.drivers.franka`; ``pip install

@@ -105,6 +105,19 @@ def test_bad_state_on_the_wire_ends_in_damping_naming_the_cause(tmp_path: Path, 
     assert rep["last_kp_max"] == 0.0 and rep["last_kd_min"] > 0, rep  # damping is the last command received
 
 
+def test_a_safety_stop_in_the_soft_start_with_log_exits_3_and_writes_no_log(tmp_path: Path) -> None:
+    """Before the first policy step there is nothing to log: no crash (issue 59: the log's reshape of 0 samples)."""
+    d = _domain(35)
+    sim, report = _sim(tmp_path, d, 1.0 + 2.0 + 1.0, "0,0", "--fault", "crc", "--fault_at_s", "0.3")
+    log = tmp_path / "never.npz"
+    drv = _driver(d, "--duration_s", "2", "--push_mps", "0,0", "--log", str(log))
+    out, _ = drv.communicate(timeout=180)
+    assert drv.returncode == 3 and "into the soft start (control time" in out and "no log written" in out, out
+    assert not log.exists()
+    rep = _finish(sim, report)
+    assert rep["last_kp_max"] == 0.0, rep
+
+
 def test_a_held_robot_is_refused_then_released(tmp_path: Path) -> None:
     d = _domain(40)
     sim, report = _sim(tmp_path, d, 1.0 + 2.0 + 2.0, "0,0", "--motion_mode", "ai")
