@@ -80,6 +80,12 @@ def test_a_quaternion_that_is_not_a_rotation_is_a_fault(quat: list[float], why: 
     assert s.fault.startswith("bad IMU quaternion") and why in s.fault
 
 
+def test_a_state_in_ab_ankle_mode_is_a_fault() -> None:
+    s = StateStream()
+    assert s.accept(1, True, UNIT_Q, True, 0.0, mode_pr=0)
+    assert not s.accept(2, True, UNIT_Q, True, 0.002, mode_pr=1) and "AB ankle mode (mode_pr 1)" in s.fault
+
+
 def test_non_finite_joints_are_a_fault() -> None:
     s = StateStream()
     assert not s.accept(1, True, UNIT_Q, False, 0.0) and "non-finite joint" in s.fault

@@ -8,8 +8,9 @@ A real G1 stamps every LowState with ``tick`` (one per state, 500 Hz) and a CRC;
   period is measured on the host clock at connect and must match the expected one within
   :data:`TICK_PERIOD_TOLERANCE`, or the connection is refused (a wrong period would run the loop at the wrong rate).
 - **bad states**, each a latched fault naming its cause: ``max_bad_crc`` invalid CRCs in a row (each one dropped,
-  never read); a quaternion whose norm is off 1 by more than :data:`QUAT_NORM_TOLERANCE` (zero included); a
-  non-finite joint reading; on the tick clock, a tick that goes backwards or jumps by more than ``max_tick_jump``.
+  never read); a quaternion whose norm is off 1 by more than :data:`QUAT_NORM_TOLERANCE` (zero included); the AB
+  ankle mode; a non-finite joint reading; on the tick clock, a tick that goes backwards or jumps by more than
+  ``max_tick_jump``.
 
 numpy only: the DDS reader thread calls :meth:`StateStream.accept` with plain numbers (tested without DDS).
 """
@@ -103,9 +104,12 @@ class StateStream:
         self.fresh_time = -math.inf  # host time of the last fresh state, s (tick advanced / message arrived)
         self.fault: str | None = None
 
-    def accept(self, tick: int, crc_ok: bool, quat: np.ndarray, joints_finite: bool, now: float) -> bool:
+    def accept(
+        self, tick: int, crc_ok: bool, quat: np.ndarray, joints_finite: bool, now: float, mode_pr: int = 0
+    ) -> bool:
         """Judge one state arriving at host time ``now``; ``True`` if the driver may read it (a fault latches in
-        :attr:`fault` and the state is not taken)."""
+        :attr:`fault` and the state is not taken). ``mode_pr`` 1 (AB: the ankles' parallel motors) is a fault: the
+        driver reads and commands pitch/roll joints."""
         if self.check_crc and not crc_ok:
             self.bad_crc_run += 1
             self.bad_crc_total += 1
@@ -116,6 +120,9 @@ class StateStream:
         norm = float(np.linalg.norm(quat))
         if not abs(norm - 1.0) <= QUAT_NORM_TOLERANCE:  # also NaN
             self.fault = self.fault or f"bad IMU quaternion {np.round(quat, 4).tolist()} (norm {norm:.4f}, not 1)"
+            return False
+        if mode_pr != 0:
+            self.fault = self.fault or f"LowState in AB ankle mode (mode_pr {mode_pr}): the driver reads PR joints"
             return False
         if not joints_finite:
             self.fault = self.fault or "non-finite joint position or velocity in LowState"

@@ -233,7 +233,8 @@ class UnitreeG1Robot(Robot):
         with self._lock:
             self._crc_zero = self._crc_zero and msg.crc == 0
             previous = self.stream.last_tick
-            if not self.stream.accept(int(msg.tick), crc_ok, np.array(msg.imu_state.quaternion), finite, now):
+            quat = np.array(msg.imu_state.quaternion)
+            if not self.stream.accept(int(msg.tick), crc_ok, quat, finite, now, int(msg.mode_pr)):
                 return
             if self.record_timing and msg.tick != previous:
                 self.state_log.append((int(msg.tick), now))
