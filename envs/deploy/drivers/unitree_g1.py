@@ -45,6 +45,7 @@ from realgap.envs.deploy.drivers.g1_dds import (
     LOWCMD_TOPIC,
     LOWSTATE_TOPIC,
     MOTOR_ENABLE,
+    LowStateCrc,
     motor_indices,
     quat_to_gravity_b,
     tilt_of,
@@ -141,7 +142,7 @@ class UnitreeG1Robot(Robot):
                 self._peak[index[n]] = g.peak_torque[j]
         self._start = np.asarray(meta.default_joint_pos, dtype=float)
         self.watchdog_s, self.fall_tilt, self.damping_kd = watchdog_s, fall_tilt, damping_kd
-        self._crc, self._cmd = CRC(), unitree_hg_msg_dds__LowCmd_()
+        self._crc, self._cmd, self._state_crc = CRC(), unitree_hg_msg_dds__LowCmd_(), LowStateCrc()
         self._lock = threading.Lock()
         self._state = self._snap = None
         # a tick jump longer than the watchdog means states were lost for longer than we would tolerate silence
@@ -227,7 +228,7 @@ class UnitreeG1Robot(Robot):
 
     def _on_state(self, msg) -> None:
         now = time.monotonic()
-        crc_ok = (not self.stream.check_crc) or self._crc.Crc(msg) == msg.crc
+        crc_ok = (not self.stream.check_crc) or self._state_crc(msg) == msg.crc
         ms = msg.motor_state
         finite = np.isfinite([ms[s].q for s in self._slots] + [ms[s].dq for s in self._slots]).all()
         with self._lock:

@@ -71,7 +71,7 @@ from pathlib import Path
 
 import numpy as np
 
-from realgap.envs.deploy.drivers.g1_dds import LOWCMD_TOPIC, LOWSTATE_TOPIC, motor_indices
+from realgap.envs.deploy.drivers.g1_dds import LOWCMD_TOPIC, LOWSTATE_TOPIC, LowStateCrc, motor_indices
 
 PHYSICS_DT = 0.002
 MODE_PR = 0  # LowCmd_.mode_pr: 0 = ankle pitch/roll joints; 1 = AB (parallel motors, not modeled)
@@ -125,7 +125,7 @@ def run(args: argparse.Namespace, make_hidden: Callable | None = None) -> dict:
     if hidden and push_mps[1] > 0:
         raise ValueError("--hidden_seed welds the base (identification): pushes need --push_mps 0,0")
     pushes = list(schedules(1, horizon, push_mps, interval, args.seed)[0]) if push_mps[1] > 0 else []
-    crc = CRC()
+    crc, state_crc = CRC(), LowStateCrc()
     latest: dict = {}
     counts = {
         "commands": 0,
@@ -273,7 +273,7 @@ def run(args: argparse.Namespace, make_hidden: Callable | None = None) -> dict:
             if faulty and args.fault == "quat":
                 imu.quaternion = [0.0, 0.0, 0.0, 0.0]
             state.tick = 0 if unitree else tick & 0xFFFFFFFF
-            state.crc = 0 if unitree else crc.Crc(state)
+            state.crc = 0 if unitree else state_crc(state)
             if faulty and args.fault == "crc":
                 state.crc ^= 0x1
             pub.Write(state)
