@@ -26,10 +26,12 @@ transfer study's identify-then-train arm identifies; its episodes run with ``scr
 ``--robot unitree_g1`` drives a Unitree G1 over unitree_sdk2 DDS (:mod:`realgap.envs.deploy.drivers.unitree_g1`;
 ``pip install 'realgap[deploy,unitree]'``) on ``--domain`` / ``--interface``: a real robot, or
 ``python -m realgap.envs.deploy.drivers.g1_dds_sim`` (which pushes on its own seeded schedule). It connects within
-``--connect_timeout_s`` or exits with an error, soft-starts to the start pose over ``--soft_start_s``, runs one
-episode, and ends in damping (also on Ctrl-C, a watchdog trip, a non-finite action or a fall: exit 3). Falls are
-judged by tilt only (no root height over DDS). With ``--excite`` it soft-starts, runs the identification motion over
-DDS (against ``g1_dds_sim --hidden_seed N --lockstep``, welded ``--hang_m`` above the start pose) and logs it.
+``--connect_timeout_s`` or exits with an error, checks the stream and the motion switcher before any command
+(``--clock``, ``--tick_period_s``, ``--state_crc``, ``--motion_switcher``: a refusal exits 2), soft-starts to the
+start pose over ``--soft_start_s``, runs one episode, and ends in damping (also on Ctrl-C: 130; a watchdog trip, a
+bad state or a non-finite action: 3; a fall: 0). Falls are judged by tilt only (no root height over DDS). With
+``--excite`` it soft-starts, runs the identification motion over DDS (against ``g1_dds_sim --hidden_seed N
+--lockstep`` with ``--clock tick``, welded ``--hang_m`` above the start pose) and logs it.
 A manipulation export (one with scene facts, ``grasp_franka``) on ``--robot mujoco`` runs in its MuJoCo grasp scene
 (:mod:`realgap.envs.deploy.grasp_scene`: table and object from the metadata) and prints its success rate;
 ``--robot franka`` drives a Franka over franky (:mod:`realgap.envs.deploy.drivers.franka`; ``pip install
@@ -84,12 +86,38 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--watchdog_s",
         type=float,
-        default=0.1,
-        help="unitree_g1: damping after no fresh state; franka: stop when the robot clock stands still, s",
+        default=None,
+        help="unitree_g1: damping after no fresh state (default 0.25: g1_stream.G1_WATCHDOG_S); franka: stop when "
+        "the robot clock stands still (default 0.1), s",
     )
     p.add_argument("--soft_start_s", type=float, default=1.0, help="unitree_g1: move to the start pose over, s")
-    p.add_argument("--tick_period_s", type=float, default=0.002,
-                   help="unitree_g1: one LowState tick, s (g1_dds_sim: 0.002; --hidden_seed: 0.005)")  # fmt: skip
+    p.add_argument(
+        "--tick_period_s",
+        type=float,
+        default=0.002,
+        help="unitree_g1: one LowState tick, s (a real G1 and g1_dds_sim: 0.002; g1_dds_sim --hidden_seed: 0.005); "
+        "measured at connect, a mismatch is refused",
+    )
+    p.add_argument(
+        "--clock",
+        choices=["auto", "tick", "arrival"],
+        default="auto",
+        help="unitree_g1: pace on the LowState tick if it advances while connecting, else on message arrival and the "
+        "host clock (auto); tick: a lockstep simulator, whose tick stands still until the first command",
+    )
+    p.add_argument(
+        "--state_crc",
+        choices=["on", "off"],
+        default="on",
+        help="unitree_g1: check the LowState CRC (off: only for a stream without one, as Unitree's simulator sends)",
+    )
+    p.add_argument(
+        "--motion_switcher",
+        choices=["check", "release", "skip"],
+        default="check",
+        help="unitree_g1: before the first command, refuse (check) or release a high-level motion service holding "
+        "the robot; skip: a simulator that does not serve it (unitree_mujoco)",
+    )
     p.add_argument("--log", default=None, help="record a robot log (.npz) of every control period")
     p.add_argument("--excite", nargs="+", default=None, metavar="JOINT", help="run the identification motion")
     p.add_argument("--hang_m", type=float, default=0.5, help="--excite: base welded this far above the start pose, m")
@@ -119,7 +147,12 @@ _NONNEGATIVE = ("fall_height", "fall_tilt", "hang_m", "soft_start_s")
 
 
 def check_numbers(args: argparse.Namespace) -> None:
-    """Refuse a non-finite or out-of-range numeric flag before anything runs (a NaN threshold never trips)."""
+    """Refuse a non-finite or out-of-range numeric flag before anything runs (a NaN threshold never trips); fill
+    ``--watchdog_s``'s per-robot default."""
+    if args.watchdog_s is None:  # the G1's reason is at G1_WATCHDOG_S; the Franka keeps its 0.1 s
+        from realgap.envs.deploy.drivers.g1_stream import G1_WATCHDOG_S
+
+        args.watchdog_s = G1_WATCHDOG_S if args.robot == "unitree_g1" else 0.1
     for name in _POSITIVE + _NONNEGATIVE:
         v = getattr(args, name)
         if not math.isfinite(v) or v < 0 or (name in _POSITIVE and v == 0):

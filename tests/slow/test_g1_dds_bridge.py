@@ -42,10 +42,10 @@ def _no_orphans(bridge_lock):
             proc.wait(timeout=30)
 
 
-def _sim(tmp: Path, domain: int, duration_s: float, push: str = "0,0") -> tuple[subprocess.Popen, Path]:
+def _sim(tmp: Path, domain: int, duration_s: float, push: str = "0,0", *extra: str) -> tuple[subprocess.Popen, Path]:
     report = tmp / f"sim_{domain}.json"
-    cmd = [sys.executable, "-m", "realgap.envs.deploy.drivers.g1_dds_sim", "--policy", POLICY, "--domain",
-           str(domain), "--duration_s", str(duration_s), "--push_mps", push, "--report", str(report)]  # fmt: skip
+    cmd = [sys.executable, "-m", "realgap.envs.deploy.drivers.g1_dds_sim", "--policy", POLICY, "--domain"]
+    cmd += [str(domain), "--duration_s", str(duration_s), "--push_mps", push, "--report", str(report), *extra]
     _STARTED.append(subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
     return _STARTED[-1], report
 

@@ -51,7 +51,7 @@ def _record_over_dds(tmp: Path, realtime: bool) -> tuple[Path, str, str]:
     log = tmp / "dds.npz"
     drv = subprocess.run([sys.executable, "-m", "realgap.envs.deploy", "--policy", POLICY, "--robot", "unitree_g1",
                           "--domain", str(domain), "--connect_timeout_s", "60", "--tick_period_s", "0.005",
-                          "--watchdog_s", "1.0", "--soft_start_s", str(SOFT_START_S),
+                          "--clock", "tick", "--watchdog_s", "1.0", "--soft_start_s", str(SOFT_START_S),
                           "--excite", *JOINTS, "--log", str(log)], cwd=ROOT, preexec_fn=pre, capture_output=True,
                          text=True, timeout=240)  # fmt: skip
     sim_out, _ = sim.communicate(timeout=60)

@@ -43,6 +43,25 @@ def test_motor_map_refuses_unknown_and_duplicate_joints() -> None:
         motor_indices(["left_knee_joint", "left_knee_joint"])
 
 
+def test_lowstate_crc_equals_the_sdks() -> None:
+    pytest.importorskip("unitree_sdk2py", reason="needs the unitree extra")
+    from unitree_sdk2py.idl.default import unitree_hg_msg_dds__LowState_
+    from unitree_sdk2py.utils.crc import CRC
+
+    from realgap.envs.deploy.drivers.g1_dds import LowStateCrc
+
+    sdk, fast, state, rng = CRC(), LowStateCrc(), unitree_hg_msg_dds__LowState_(), np.random.default_rng(0)
+    for _ in range(20):  # every field group the CRC covers, random values
+        state.tick, state.mode_machine, state.crc = (int(v) for v in rng.integers(0, [2**32, 256, 2**32]))
+        state.imu_state.quaternion = [float(v) for v in rng.normal(size=4)]
+        state.imu_state.rpy = [float(v) for v in rng.normal(size=3)]
+        for m in state.motor_state:
+            m.q, m.dq, m.tau_est = (float(v) for v in rng.normal(size=3))
+            m.temperature = [int(v) for v in rng.integers(-100, 100, size=2)]
+        state.wireless_remote = [int(v) for v in rng.integers(0, 256, size=40)]
+        assert fast(state) == sdk.Crc(state)
+
+
 def test_gravity_and_tilt_from_quaternion() -> None:
     assert np.allclose(quat_to_gravity_b(np.array([1.0, 0, 0, 0])), [0, 0, -1])
     half = np.pi / 4  # a 90-degree roll: gravity lies in the body's x-y plane

@@ -28,7 +28,7 @@ def dds_episode(policy: str, seed: int, duration_s: float, push: str, domain: in
     m = re.search(r"p50 ([\d.]+) ms, p99 ([\d.]+) ms", drv.stdout)
     fell = rep["fell_at_s"] is not None and rep["fell_at_s"] <= 1.0 + duration_s
     p50, p99 = (float(m.group(1)), float(m.group(2))) if m else (None, None)
-    stop = re.search(r"safety stop after [\d.]+ s: (.*); damping", drv.stdout)
+    stop = re.search(r"safety stop at [\d.]+ s [a-z ]+ \(control time; wall [\d.]+ s\): (.*); damping", drv.stdout)
     return {"seed": seed, "exit": drv.returncode, "fell": fell, "fell_at_s": rep["fell_at_s"],
             "pushes": rep["pushes"], "crc_failures": rep["crc_failures"], "commands": rep["commands"],
             "period_p50_ms": p50, "period_p99_ms": p99,

@@ -1,9 +1,11 @@
 """``python -m realgap.envs.deploy --robot unitree_g1``: one balance episode (or, with ``--excite``, the identification
 motion) on a G1 over DDS, ending in damping.
 
-Exit status: 0 the episode ran (fell or not: printed, like ``--robot mujoco``); 2 bad input or no robot within the
-connect timeout; 3 a safety stop other than a fall (watchdog, non-finite action); 130 Ctrl-C. Every ending sends
-damping for 0.5 s first, because the drives hold the last command they received.
+Exit status: 0 the episode ran (fell or not: printed, like ``--robot mujoco``); 2 bad input, no robot within the
+connect timeout, or a stream refused at connect (tick period, CRC, AB mode, motion service); 3 a safety stop other
+than a fall (watchdog, bad state, non-finite action); 130 Ctrl-C. Every ending sends damping for 0.5 s first, because
+the drives hold the last command they received. Every time printed is control time (completed control periods ×
+the control period: the robot's clock on the tick clock), except where a line says "wall".
 """
 
 from __future__ import annotations
@@ -21,9 +23,31 @@ from realgap.envs.deploy.log import RobotLog
 
 
 def _connect(args: argparse.Namespace, meta) -> UnitreeG1Robot:
-    return UnitreeG1Robot(meta, args.domain, args.interface, connect_timeout_s=args.connect_timeout_s,
-                          watchdog_s=args.watchdog_s, fall_tilt=args.fall_tilt,
-                          tick_period_s=args.tick_period_s)  # fmt: skip
+    robot = UnitreeG1Robot(
+        meta,
+        args.domain,
+        args.interface,
+        connect_timeout_s=args.connect_timeout_s,
+        watchdog_s=args.watchdog_s,
+        fall_tilt=args.fall_tilt,
+        tick_period_s=args.tick_period_s,
+        clock=args.clock,
+        state_crc=args.state_crc == "on",
+        motion_switcher=args.motion_switcher,
+    )
+    c = robot.clock_choice
+    tick = (
+        f", {c.tick_period_s * 1e3:.2f} ms per tick (expected {args.tick_period_s * 1e3:g})" if c.tick_period_s else ""
+    )
+    crc = "checked" if robot.stream.check_crc else "not checked (--state_crc off)"
+    for note in robot.connect_notes:
+        print(f"[realgap] {note}", flush=True)
+    print(
+        f"[realgap] LowState stream: {c.clock} clock ({c.states} states in the connect window, one every "
+        f"{c.message_period_s * 1e3:.2f} ms{tick}); state CRC {crc}; watchdog {args.watchdog_s * 1e3:g} ms",
+        flush=True,
+    )
+    return robot
 
 
 def excite_g1(args: argparse.Namespace, meta, motion: Callable[[UnitreeG1Robot, np.ndarray], RobotLog]) -> int:
@@ -84,15 +108,27 @@ def run_g1(args: argparse.Namespace, meta, policy, push_mps: tuple[float, float]
     print(f"[realgap] G1 over DDS: domain {args.domain}, interface {args.interface}, control {1 / robot.control_dt:g} "
           f"Hz, watchdog {args.watchdog_s * 1e3:g} ms; soft start {args.soft_start_s:g} s", flush=True)  # fmt: skip
     pushes = schedules(1, args.duration_s, push_mps, interval, args.seed)[0]
-    status, t0 = 0, time.monotonic()
+    status, episode_step, wall0 = 0, None, time.monotonic()
     try:
         robot.soft_start(runtime.kp, runtime.kd, args.soft_start_s)
+        episode_step = robot.steps_done
         res = run_episode(runtime, robot, pushes, args.duration_s, args.fall_height, args.fall_tilt)
-        print(f"episode 1/1: time up {res.time_up_s:.2f} s, {'fell' if res.fell else 'no fall'}, {res.pushes} "
-              f"pushes (scheduled; applied by the robot side)", flush=True)  # fmt: skip
+        # the driver cannot push a robot: these are the schedule's pushes (seed, --push_mps, --push_interval_s) that
+        # fell due; the robot side applies its own (g1_dds_sim's --report counts those it applied)
+        print(
+            f"episode 1/1: time up {res.time_up_s:.2f} s, {'fell' if res.fell else 'no fall'}, {res.pushes} pushes "
+            f"due on the schedule of seed {args.seed} (applied by the robot side, not counted here)",
+            flush=True,
+        )
     except SafetyStop as err:
         fell = str(err).startswith("fall")
-        print(f"episode 1/1: safety stop after {time.monotonic() - t0:.2f} s: {err}; damping", flush=True)
+        t = robot.control_time_s - (episode_step or 0) * robot.control_dt
+        where = "into the episode" if episode_step is not None else "into the soft start"
+        print(
+            f"episode 1/1: safety stop at {t:.2f} s {where} (control time; wall {time.monotonic() - wall0:.2f} s): "
+            f"{err}; damping",
+            flush=True,
+        )
         status = 0 if fell else 3
     except KeyboardInterrupt:
         robot.damp("Ctrl-C")
@@ -101,11 +137,14 @@ def run_g1(args: argparse.Namespace, meta, policy, push_mps: tuple[float, float]
     finally:
         robot.damp(robot.fault or "episode end")
         robot.hold_damping(0.5)
-    if recorder is not None:
-        print(f"[realgap] log: {recorder.save(Path(args.log))} ({len(recorder.to_log().t)} samples)", flush=True)
+    samples = 0 if episode_step is None else robot.steps_done - episode_step  # one per completed control period
+    if recorder is not None and samples > 0:
+        print(f"[realgap] log: {recorder.save(Path(args.log))} ({samples} samples)", flush=True)
+    elif recorder is not None:
+        print(f"[realgap] no log written to {args.log}: the run stopped before the first policy step", flush=True)
     if len(robot.step_times) > 2:
         period = np.diff(robot.step_times) * 1e3
-        print(f"[realgap] control period (wall) p50 {np.percentile(period, 50):.2f} ms, p99 "
+        print(f"[realgap] control period (wall clock) p50 {np.percentile(period, 50):.2f} ms, p99 "
               f"{np.percentile(period, 99):.2f} ms over {len(period)} periods", flush=True)  # fmt: skip
     print(f"[realgap] commands sent {robot.commands_sent}; ended in damping ({robot.fault or 'episode end'})")
     robot.close()

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 
 import numpy as np
@@ -35,12 +36,46 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--hang_m", type=float, default=0.5, help="--hidden_seed: base welded this far above the start, m")
     p.add_argument("--lockstep", action="store_true", help="step once per new command (see above)")
     p.add_argument("--lockstep_wait_s", type=float, default=0.5, help="--lockstep: longest wait for a command, s")
+    p.add_argument(
+        "--bridge",
+        choices=["realgap", "unitree"],
+        default="realgap",
+        help="unitree: behave like Unitree's unitree_mujoco bridge (tick, state CRC, mode_machine 0; PD "
+        "torque computed once per command and held; no motion switcher)",
+    )
+    p.add_argument(
+        "--physics_dt",
+        type=float,
+        default=g1_dds_sim.PHYSICS_DT,
+        help="physics step of the free-base robot, s (default 0.002; Unitree's simulator: 0.005)",
+    )
+    p.add_argument(
+        "--motion_mode",
+        default="",
+        help="a high-level motion service holding the robot at start (a real G1: its locomotion mode, "
+        "e.g. ai), released through the motion switcher; default none",
+    )
+    p.add_argument(
+        "--fault",
+        choices=["crc", "quat", "tick_back", "tick_jump"],
+        default=None,
+        help="corrupt the published state from --fault_at_s on (see above)",
+    )
+    p.add_argument("--fault_at_s", type=float, default=1.5, help="--fault: simulated time after the first command, s")
     p.add_argument("--timing_log", default=None, help="write per-command receive/apply times and ticks (.npz)")
     args = p.parse_args(argv)
-    times = np.array([args.duration_s, args.settle_s, args.hang_m, args.lockstep_wait_s])
+    if not (np.isfinite(args.physics_dt) and 0.0005 <= args.physics_dt <= 0.02):
+        raise ValueError(f"--physics_dt must be in [0.0005, 0.02] s, got {args.physics_dt}")
+    if args.bridge == "unitree" and (args.hidden_seed is not None or args.lockstep):
+        raise ValueError(
+            "--bridge unitree simulates Unitree's bridge on the free-base robot: no --hidden_seed, no --lockstep"
+        )
+    times = np.array([args.duration_s, args.settle_s, args.hang_m, args.lockstep_wait_s, args.fault_at_s])
     if not (np.isfinite(times).all() and (times >= 0).all()) or not 0 <= args.domain <= 232:
-        raise ValueError("--duration_s, --settle_s, --hang_m, --lockstep_wait_s must be finite and >= 0, --domain in "
-                         "0..232")  # fmt: skip
+        raise ValueError(
+            "--duration_s, --settle_s, --hang_m, --lockstep_wait_s, --fault_at_s must be finite and >= 0, --domain "
+            "in 0..232"
+        )
     make_hidden = None
     if args.hidden_seed is not None:
         from realgap.envs.sim2sim.hidden_robot import HiddenRobot
@@ -52,7 +87,12 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _terminate(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # SIGTERM stops the run as Ctrl-C does: the report is still written
+
+
 if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         sys.exit(main())
     except (ValueError, FileNotFoundError, ModuleNotFoundError) as err:
