@@ -11,7 +11,7 @@ fall and the push survived). ``--policy`` evaluates an exported policy (ONNX + m
 configs/policies/) without its training run folder.
 
 Exports ``policy.onnx`` (observation normalizer folded in, metadata embedded), ``policy.pt`` (TorchScript) and
-``policy.json`` (joint order, action scale, gains, rates, observation layout...) into <run>/exported/, as
+``policy.json`` (joint order, action scale, gains, rates, observation layout...) into <run>/realgap_export/, as
 ``scripts/export.py`` does.
 """
 
