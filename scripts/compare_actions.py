@@ -1,6 +1,6 @@
 """Compare the grasp task's action spaces: train each with the same budget and seeds, evaluate, tabulate, plot.
 
-    python scripts/compare_actions.py --max_iterations 300 --num_envs 64                  # all six, seed 0
+    python scripts/compare_actions.py --max_iterations 300 --num_envs 64                  # all eight, seed 0
     python scripts/compare_actions.py --spaces joint_pos,joint_torque --seeds 0,1 --factors object_mass_scale
     python scripts/compare_actions.py --max_iterations 2 --num_envs 8 --episodes 2        # smoke test
     python scripts/compare_actions.py --seeds 1 --include runs/compare_actions/<seed-0 folder>  # add a seed later

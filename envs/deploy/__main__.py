@@ -84,7 +84,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--soft_start_s", type=float, default=1.0, help="unitree_g1: move to the start pose over, s")
     p.add_argument("--tick_period_s", type=float, default=0.002,
                    help="unitree_g1: one LowState tick, s (g1_dds_sim: 0.002; --hidden_seed: 0.005)")  # fmt: skip
-    p.add_argument("--log", default=None, help="record a robot log (.npz) of every control period")
+    p.add_argument("--log", default=None, metavar="FILE",
+                   help="record a robot log of every control period, .npz or .mcap (the suffix decides)")  # fmt: skip
     p.add_argument("--excite", nargs="+", default=None, metavar="JOINT", help="run the identification motion")
     p.add_argument("--hang_m", type=float, default=0.5, help="--excite: base welded this far above the start pose, m")
     p.add_argument("--hidden_seed", type=int, default=0, help="--robot hidden: seed of the hidden parameters")
