@@ -1,10 +1,10 @@
 """Robustness sweeps: evaluate trained policies while one physical factor at a time moves away from nominal.
 
-    python scripts/evaluate.py --checkpoint runs/balance_g1/<run>                        # every factor, defaults
-    python scripts/evaluate.py --checkpoint runs/balance_g1/<dr_run> --label DR --checkpoint runs/balance_g1/<run> \\
+    realgap evaluate --checkpoint runs/balance_g1/<run>                        # every factor, defaults
+    realgap evaluate --checkpoint runs/balance_g1/<dr_run> --label DR --checkpoint runs/balance_g1/<run> \\
         --label "no DR" --zero_action --factors payload_kg,push_mps --heatmap push_mps,payload_kg
-    python scripts/evaluate.py --zero_action --task Realgap-Balance-G1-v0 --values push_mps=0,0.5,1 --episodes 32
-    python scripts/evaluate.py --policy configs/policies/balance_g1 --zero_action        # a shipped export
+    realgap evaluate --zero_action --task Realgap-Balance-G1-v0 --values push_mps=0,0.5,1 --episodes 32
+    realgap evaluate --policy configs/policies/balance_g1 --zero_action        # a shipped export
 
 Factors (``realgap.envs.eval.sweep.FACTORS``; default values per robot in ``DEFAULT_VALUES``, set your own with
 ``--values NAME=V1,V2,...``): payload_kg, link_mass_scale, com_shift_m, inertia_scale, object_mass_scale,

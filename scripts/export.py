@@ -4,9 +4,9 @@ robot description and its hash, joint order, default and start pose, action term
 and parameters, friction, command delay, rates, observation layout with units, frames and training-only noise, what
 the training simulator assumed, task and training commit.
 
-    python scripts/export.py --checkpoint runs/balance_g1/2026-11-29_20-00-00            # latest model_<it>.pt
-    python scripts/export.py --checkpoint runs/balance_g1/<run>/model_300.pt --out /tmp/g1_policy
-    python scripts/export.py --upgrade configs/policies/balance_g1                       # a realgap.policy/1 export
+    realgap export --checkpoint runs/balance_g1/2026-11-29_20-00-00            # latest model_<it>.pt
+    realgap export --checkpoint runs/balance_g1/<run>/model_300.pt --out /tmp/g1_policy
+    realgap export --upgrade configs/policies/balance_g1                       # a realgap.policy/1 export
 
 The export goes to <run>/realgap_export/ unless --out is given (not exported/, where isaaclab play writes its own
 policy.onnx). --upgrade rewrites an old export's metadata in place (the network is left unchanged; the metadata is

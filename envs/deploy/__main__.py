@@ -1,13 +1,13 @@
 """Run an exported policy on a robot through the deploy runtime and report time up and falls per episode.
 
-    python -m realgap.envs.deploy --policy configs/policies/balance_g1 --robot mujoco
-    python -m realgap.envs.deploy --policy configs/policies/balance_g1 --robot mujoco --episodes 8 --push_mps 0.2,0.4
-    python -m realgap.envs.deploy --policy configs/policies/balance_g1 --robot mujoco --log runs/logs/ep.npz
-    python -m realgap.envs.deploy --policy configs/policies/balance_g1 --robot unitree_g1 --interface lo --domain 0
-    python -m realgap.envs.deploy --policy configs/policies/balance_g1 --robot hidden --hidden_seed 3 --episodes 8
-    python -m realgap.envs.deploy --policy configs/policies/grasp_franka --robot mujoco --episodes 16
-    python -m realgap.envs.deploy --policy configs/policies/grasp_franka --robot franka --hostname 127.0.0.1
-    python -m realgap.envs.deploy --policy configs/policies/balance_g1 --robot hidden --excite left_knee_joint \
+    realgap deploy --policy configs/policies/balance_g1 --robot mujoco
+    realgap deploy --policy configs/policies/balance_g1 --robot mujoco --episodes 8 --push_mps 0.2,0.4
+    realgap deploy --policy configs/policies/balance_g1 --robot mujoco --log runs/logs/ep.npz
+    realgap deploy --policy configs/policies/balance_g1 --robot unitree_g1 --interface lo --domain 0
+    realgap deploy --policy configs/policies/balance_g1 --robot hidden --hidden_seed 3 --episodes 8
+    realgap deploy --policy configs/policies/grasp_franka --robot mujoco --episodes 16
+    realgap deploy --policy configs/policies/grasp_franka --robot franka --hostname 127.0.0.1
+    realgap deploy --policy configs/policies/balance_g1 --robot hidden --excite left_knee_joint \
         --log runs/identify/hidden.npz
 
 ``--robot mujoco``: the robot the metadata names, in plain MuJoCo C (:class:`~realgap.envs.deploy.mujoco_robot.
