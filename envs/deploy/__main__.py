@@ -22,8 +22,8 @@ the start pose and logs it (``--log`` required). ``--robot hidden`` is the G1 wi
 pose for the pushed episodes, welded for ``--excite`` (the same drives either way). ``scripts/hidden_compare.py``
 runs two exports on it with paired push schedules.
 ``--robot unitree_g1`` drives a Unitree G1 over unitree_sdk2 DDS (:mod:`realgap.envs.deploy.drivers.unitree_g1`;
-``pip install 'realgap[deploy,unitree]'``) on ``--domain`` / ``--interface``: a real robot, or
-``python -m realgap.envs.deploy.drivers.g1_dds_sim`` (which pushes on its own seeded schedule). It connects within
+``pip install '.[deploy,unitree]'``) on ``--domain`` / ``--interface``: a real robot, or
+``realgap g1_dds_sim`` (which pushes on its own seeded schedule). It connects within
 ``--connect_timeout_s`` or exits with an error, soft-starts to the start pose over ``--soft_start_s``, runs one
 episode, and ends in damping (also on Ctrl-C, a watchdog trip, a non-finite action or a fall: exit 3). Falls are
 judged by tilt only (no root height over DDS). With ``--excite`` it soft-starts, runs the identification motion over
@@ -31,9 +31,10 @@ DDS (against ``g1_dds_sim --hidden_seed N --lockstep``, welded ``--hang_m`` abov
 A manipulation export (one with scene facts, ``grasp_franka``) on ``--robot mujoco`` runs in its MuJoCo grasp scene
 (:mod:`realgap.envs.deploy.grasp_scene`: table and object from the metadata) and prints its success rate;
 ``--robot franka`` drives a Franka over franky (:mod:`realgap.envs.deploy.drivers.franka`; ``pip install
-'realgap[deploy,franka]'``) at ``--hostname``, a real arm or franky-sim: connect within ``--connect_timeout_s``, move to
+'.[deploy,franka]'``) at ``--hostname``, a real arm or franky-sim: connect within ``--connect_timeout_s``, move to
 the start pose, one episode of ``--duration_s``, then stop (also on Ctrl-C, a non-finite action or a fault: exit 3).
-Needs numpy, onnxruntime, jsonschema, mujoco and the robot's description package: ``pip install 'realgap[deploy]'``.
+Needs numpy, onnxruntime, jsonschema, mujoco and the robot's description package: ``pip install '.[deploy]'`` from a
+clone, or the wheel built from it with ``[deploy]`` (docs/getting_started.md).
 Bad input exits with status 2 and one message.
 """
 
@@ -171,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         from realgap.envs.deploy.mujoco_robot import MujocoRobot
     except ModuleNotFoundError as err:
-        msg = f"--robot {args.robot} needs the '{err.name}' package: pip install 'realgap[deploy]'"
+        msg = f"--robot {args.robot} needs the '{err.name}' package: the deploy extra, pip install '.[deploy]'"
         raise ModuleNotFoundError(msg) from err
     from realgap.envs.deploy.log import LogRecorder
     from realgap.envs.deploy.runtime import DeployRuntime
