@@ -60,7 +60,7 @@ def _pair(text: list[str], name: str) -> tuple[float, float]:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m realgap.envs.deploy", description=__doc__,
+    p = argparse.ArgumentParser(prog="realgap deploy", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     p.add_argument("--policy", required=True, help="export folder (policy.onnx + policy.json) or a policy.onnx")
     p.add_argument(

@@ -83,7 +83,9 @@ def main(argv: list[str] | None = None) -> int:
 
     Returns:
         0 for ``--help`` / ``--version``; otherwise the job ends the process with its own exit status (or returns it
-        when it returns normally); 2 for a missing or unknown job (the message lists the jobs).
+        when it returns normally); 2 for a missing or unknown job (the message lists the jobs), and for a job whose
+        third-party package is not installed (a training job in a robot-side install: the message names the package
+        and the extra).
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] in (["-h"], ["--help"]):
@@ -105,6 +107,13 @@ def main(argv: list[str] | None = None) -> int:
     sys.argv = [f"{PROG} {job}", *rest]
     try:
         runpy.run_module(table[job], run_name="__main__")
+    except ModuleNotFoundError as err:
+        if (err.name or "realgap").split(".")[0] == "realgap":
+            raise  # a module of realgap itself missing is a broken install, not a usage error: the traceback says where
+        print(f"error: realgap {job} needs the package '{err.name}', which is not installed here ({err}); training, "
+              "evaluation and export need the train extra (README 'Setup'), the robot jobs the deploy extra "
+              "(docs/getting_started.md)", file=sys.stderr)  # fmt: skip
+        return EXIT_USAGE
     finally:
         sys.argv = saved
     return 0

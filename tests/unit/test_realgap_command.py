@@ -42,3 +42,19 @@ def test_a_job_parses_its_own_flags_under_the_command_name(capsys: pytest.Captur
         main(["play", "--episodes", "0"])  # the script's own range check and message, exit 2
     assert done.value.code == 2
     assert "error: --episodes must be >= 1, got 0 (see realgap play --help)" in capsys.readouterr().err
+
+
+def test_version_and_a_job_missing_its_package(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from importlib.metadata import version
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"realgap {version('realgap')}\n"
+    # a job whose import needs a package this install lacks (e.g. torch in a robot-side install): one clear message
+    (tmp_path / "needs_missing.py").write_text('"""A job."""\nimport no_such_package_58  # noqa: F401\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr("realgap.envs.run.command.jobs", lambda: {"fake": "needs_missing"})
+    assert main(["fake", "--help"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: realgap fake needs the package 'no_such_package_58', which is not installed here")
