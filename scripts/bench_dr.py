@@ -1,7 +1,7 @@
 """Cost of domain randomization at reset: the balance env stepping with and without a DR profile.
 
-    python scripts/bench_dr.py                      # 256 envs on the CPU, profile "nominal", 3 rounds
-    python scripts/bench_dr.py --rounds 5 --std 1.0 # more rounds, more falls (resets)
+    realgap bench_dr                      # 256 envs on the CPU, profile "nominal", 3 rounds
+    realgap bench_dr --rounds 5 --std 1.0 # more rounds, more falls (resets)
 
 One env is built with the profile; then rounds of one PPO iteration's worth of steps (24 policy steps) alternate
 between three variants (no DR, DR with fast solver sync, DR with Isaac Lab's exact sync; see

@@ -1,7 +1,7 @@
 """Benchmarks, every figure measured in one run and printed with its baseline and ratio (never asserted in tests).
 
-    python scripts/benchmark.py                                  # all sections, 256 envs
-    python scripts/benchmark.py --sections env --num_envs 64 --steps 50 --json bench.json
+    realgap benchmark                                  # all sections, 256 envs
+    realgap benchmark --sections env --num_envs 64 --steps 50 --json bench.json
 
 Sections:
   env     policy steps/s of each task's env vs bare stepping of the same scene for the same physics steps (ratio:

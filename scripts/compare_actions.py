@@ -1,11 +1,11 @@
 """Compare the grasp task's action spaces: train each with the same budget and seeds, evaluate, tabulate, plot.
 
-    python scripts/compare_actions.py --max_iterations 300 --num_envs 64                  # all six, seed 0
-    python scripts/compare_actions.py --spaces joint_pos,joint_torque --seeds 0,1 --factors object_mass_scale
-    python scripts/compare_actions.py --max_iterations 2 --num_envs 8 --episodes 2        # smoke test
-    python scripts/compare_actions.py --seeds 1 --include runs/compare_actions/<seed-0 folder>  # add a seed later
-    python scripts/compare_actions.py --seeds none --include DIR --out NEW    # rebuild DIR's tables, train nothing
-    python scripts/compare_actions.py ... --out DIR   # the same command again: goes on where a stopped sitting ended
+    realgap compare_actions --max_iterations 300 --num_envs 64                  # all eight, seed 0
+    realgap compare_actions --spaces joint_pos,joint_torque --seeds 0,1 --factors object_mass_scale
+    realgap compare_actions --max_iterations 2 --num_envs 8 --episodes 2        # smoke test
+    realgap compare_actions --seeds 1 --include runs/compare_actions/<seed-0 folder>  # add a seed later
+    realgap compare_actions --seeds none --include DIR --out NEW    # rebuild DIR's tables, train nothing
+    realgap compare_actions ... --out DIR   # the same command again: goes on where a stopped sitting ended
 
 For every action space and seed, one subprocess (``--jobs`` at a time: the physics of one takes a core, so 2 on a
 2-core CPU) trains as ``scripts/train.py`` does with identical ``--max_iterations``, ``--num_envs`` and ``--seed``

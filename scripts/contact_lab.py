@@ -1,7 +1,7 @@
 """The contact drop lab: sweeps of MuJoCo contact parameters on a box drop and the passive G1, JSON + plots.
 
 Usage: python scripts/contact_lab.py [--factors timeconst dampratio ...] [--out docs/results/contact]
-       python scripts/contact_lab.py --engines   # MuJoCo C beside the training engine (Newton): engines.json,
+       realgap contact_lab --engines   # MuJoCo C beside the training engine (Newton): engines.json,
                                                  # box, G1 foot and the passive whole G1
 """
 

@@ -1,7 +1,7 @@
 """Evaluate every checkpoint of a run under the task's evaluation variant: the learning curve in task metrics.
 
-    python scripts/eval_checkpoints.py --run runs/balance_g1/<timestamp> --episodes 64
-    python scripts/eval_checkpoints.py --run runs/balance_g1/<timestamp> --every 50 --target_survival 0.95
+    realgap eval_checkpoints --run runs/balance_g1/<timestamp> --episodes 64
+    realgap eval_checkpoints --run runs/balance_g1/<timestamp> --every 50 --target_survival 0.95
 
 For each model_<it>.pt (every ``--every`` iterations), runs ``--episodes`` episodes of the Play variant (for the
 balance task: the default pushes at full magnitude from the first second, no curriculum, no observation noise) and

@@ -1,10 +1,10 @@
 """Robustness sweeps: evaluate trained policies while one physical factor at a time moves away from nominal.
 
-    python scripts/evaluate.py --checkpoint runs/balance_g1/<run>                        # every factor, defaults
-    python scripts/evaluate.py --checkpoint runs/balance_g1/<dr_run> --label DR --checkpoint runs/balance_g1/<run> \\
+    realgap evaluate --checkpoint runs/balance_g1/<run>                        # every factor, defaults
+    realgap evaluate --checkpoint runs/balance_g1/<dr_run> --label DR --checkpoint runs/balance_g1/<run> \\
         --label "no DR" --zero_action --factors payload_kg,push_mps --heatmap push_mps,payload_kg
-    python scripts/evaluate.py --zero_action --task Realgap-Balance-G1-v0 --values push_mps=0,0.5,1 --episodes 32
-    python scripts/evaluate.py --policy configs/policies/balance_g1 --zero_action        # a shipped export
+    realgap evaluate --zero_action --task Realgap-Balance-G1-v0 --values push_mps=0,0.5,1 --episodes 32
+    realgap evaluate --policy configs/policies/balance_g1 --zero_action        # a shipped export
 
 Factors (``realgap.envs.eval.sweep.FACTORS``; default values per robot in ``DEFAULT_VALUES``, set your own with
 ``--values NAME=V1,V2,...``): payload_kg, link_mass_scale, com_shift_m, inertia_scale, object_mass_scale,
@@ -34,9 +34,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--policy", action="append", default=[], help="export folder (policy.onnx + metadata; repeatable)")
     p.add_argument("--label", action="append", default=[],
                    help="name of each --checkpoint, then each --policy, in the report and plots")  # fmt: skip
-    p.add_argument("--zero_action", action="store_true", help="also evaluate the zero action (hold the default pose)")
+    p.add_argument("--zero_action", action="store_true",
+                   help="also evaluate the zero action (beside --policy it holds the standing pose, not the pose the "
+                   "export acts around, e.g. the crouch)")  # fmt: skip
+    unsweepable = f"; not sweepable: {', '.join(NOT_SWEEPABLE)}" if NOT_SWEEPABLE else ""  # none at present
     p.add_argument("--factors", default=None, help="comma-separated factors (default: every one the task supports) "
-                   f"among {', '.join(FACTORS)}; not sweepable: {', '.join(NOT_SWEEPABLE)}")  # fmt: skip
+                   f"among {', '.join(FACTORS)}{unsweepable}")  # fmt: skip
     p.add_argument("--values", action="append", default=[], help="FACTOR=V1,V2,... sweep values (repeatable)")
     p.add_argument("--heatmap", default=None, help="X,Y factors of the success heatmap, or 'none' "
                    "(default: push_mps,payload_kg when both are swept)")  # fmt: skip

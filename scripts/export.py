@@ -4,13 +4,14 @@ robot description and its hash, joint order, default and start pose, action term
 and parameters, friction, command delay, rates, observation layout with units, frames and training-only noise, what
 the training simulator assumed, task and training commit.
 
-    python scripts/export.py --checkpoint runs/balance_g1/2026-11-29_20-00-00            # latest model_<it>.pt
-    python scripts/export.py --checkpoint runs/balance_g1/<run>/model_300.pt --out /tmp/g1_policy
-    python scripts/export.py --upgrade configs/policies/balance_g1                       # a realgap.policy/1 export
+    realgap export --checkpoint runs/balance_g1/2026-11-29_20-00-00            # latest model_<it>.pt
+    realgap export --checkpoint runs/balance_g1/<run>/model_300.pt --out /tmp/g1_policy
+    realgap export --upgrade configs/policies/balance_g1                       # a realgap.policy/1 export
 
-The export goes to <run>/exported/ unless --out is given. --upgrade rewrites an old export's metadata in place (the
-network is left unchanged; the metadata is read again from the task's env and must describe the same policy). Run it
-on the robot with `python -m realgap.envs.deploy` (numpy + onnxruntime only: pip install 'realgap[deploy]').
+The export goes to <run>/realgap_export/ unless --out is given (not exported/, where isaaclab play writes its own
+policy.onnx). --upgrade rewrites an old export's metadata in place (the network is left unchanged; the metadata is
+read again from the task's env and must describe the same policy). Run it on the robot with `realgap deploy` (numpy +
+onnxruntime only: the deploy extra, docs/deploy.md).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--checkpoint", help="run folder (latest model_<it>.pt) or a model_<it>.pt file")
     what.add_argument("--upgrade", help="export folder in the old format realgap.policy/1, rewritten in place")
-    p.add_argument("--out", default=None, help="export folder (default: <run>/exported)")
+    p.add_argument("--out", default=None, help="export folder (default: <run>/realgap_export)")
     p.add_argument(
         "--num_checks", type=positive_int, default=64, help="random observations ONNX and torch are compared on"
     )

@@ -2,8 +2,8 @@
 episodes with its Wilson interval, against Isaac Lab Play's 0.992), and the franky driver against franky-sim (joint
 tracking error, loop timing, gripper).
 
-    python scripts/franka_bridge.py mujoco --episodes 256 --out docs/results/robot_bridges/grasp_mujoco.json
-    python scripts/franka_bridge.py franky --duration_s 4 --out docs/results/robot_bridges/franka_sim.json
+    realgap franka_bridge mujoco --episodes 256 --out docs/results/robot_bridges/grasp_mujoco.json
+    realgap franka_bridge franky --duration_s 4 --out docs/results/robot_bridges/franka_sim.json
 
 ``mujoco`` needs ``pip install '.[deploy,franka]'`` (the Panda MJCF); ``franky`` also starts franky-sim (headless,
 MuJoCo) in a second process. Timing is wall clock on whatever machine runs it (the JSON records the CPU count and

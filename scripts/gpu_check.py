@@ -2,8 +2,8 @@
 throughput figure at 4,096 envs per task, each with a verdict (PASS / FAIL / NO GPU / NOT RUN). About 15 minutes on
 one GPU; on a machine without one it says so at once and runs nothing.
 
-    python scripts/gpu_check.py                      # report in gpu_check/report.txt
-    python scripts/gpu_check.py --out /tmp/gpu_check
+    realgap gpu_check                      # report in gpu_check/report.txt
+    realgap gpu_check --out /tmp/gpu_check
 
 Exit status: 0 all passed, 1 a step failed, 2 no usable GPU was found. See docs/gpu.md.
 """

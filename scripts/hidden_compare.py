@@ -1,6 +1,6 @@
 """Two exported balance policies on the hidden G1, free-floating, facing the same pushes: paired time up.
 
-    python scripts/hidden_compare.py --policy runs/balance_g1/<identified>/exported \\
+    realgap hidden_compare --policy runs/balance_g1/<identified>/realgap_export \\
         --against configs/policies/balance_g1 --hidden_seed 3 --episodes 64 --seed 0 --out runs/hidden/seed3.json
 
 The robot is ``--robot hidden`` of ``python -m realgap.envs.deploy`` (``envs/sim2sim/hidden_robot.py``): the MuJoCo

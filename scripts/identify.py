@@ -1,8 +1,8 @@
 """Identify the actuator chain from a robot log and write the identified spec, a DR profile and a fit plot.
 
-    python -m realgap.envs.deploy --policy configs/policies/balance_g1 --robot hidden --excite \\
+    realgap deploy --policy configs/policies/balance_g1 --robot hidden --excite \\
         left_knee_joint left_shoulder_pitch_joint --log runs/identify/hidden.npz
-    python scripts/identify.py --log runs/identify/hidden.npz --out configs/identified/g1_hidden.yaml
+    realgap identify --log runs/identify/hidden.npz --out configs/identified/g1_hidden.yaml
 
 Per joint (default: every joint the log excited), it fits what the log determines — command delay (physics steps,
 discrete search), realized kp/kd, armature, Coulomb and viscous friction, torque limit — and reports any other

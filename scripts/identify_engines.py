@@ -1,7 +1,7 @@
 """Identification side by side: realgap's inverse-dynamics fit and MuJoCo's ``mujoco.sysid`` on the same hidden-robot
 logs, against the hidden truth (the identification docs page's engine table).
 
-    python scripts/identify_engines.py --out docs/results/identify_engines
+    realgap identify_engines --out docs/results/identify_engines
 
 Per drive family (``default``: the hidden robot of the identification tests; ``worn``: far from its datasheet), the
 hidden G1 of seed ``--seed`` runs the excitation of ``--joints`` hanging, and both engines fit armature, Coulomb and

@@ -1,9 +1,9 @@
 """Play a trained policy: run N episodes of the task's evaluation variant, print the task metrics, export the policy.
 
-    python scripts/play.py --checkpoint runs/balance_g1/2026-11-29_20-00-00
-    python scripts/play.py --checkpoint runs/balance_g1/<run>/model_300.pt --episodes 200 --num_envs 64
-    python scripts/play.py --task Realgap-Balance-G1-v0 --zero_action     # baseline: hold the default pose
-    python scripts/play.py --policy configs/policies/balance_g1 --episodes 256 --num_envs 128   # a shipped export
+    realgap play --checkpoint runs/balance_g1/2026-11-29_20-00-00
+    realgap play --checkpoint runs/balance_g1/<run>/model_300.pt --episodes 200 --num_envs 64
+    realgap play --task Realgap-Balance-G1-v0 --zero_action     # baseline: hold the default pose
+    realgap play --policy configs/policies/balance_g1 --episodes 256 --num_envs 128   # a shipped export
 
 Prints the task's metrics with 95 % Wilson intervals: ``success=`` (grasp: lifted and held; with the drop rate,
 the time to drop and the joint-speed-reflex rate) or ``survival=`` (balance: reached the time-out; with the time to
@@ -11,7 +11,7 @@ fall and the push survived). ``--policy`` evaluates an exported policy (ONNX + m
 configs/policies/) without its training run folder.
 
 Exports ``policy.onnx`` (observation normalizer folded in, metadata embedded), ``policy.pt`` (TorchScript) and
-``policy.json`` (joint order, action scale, gains, rates, observation layout...) into <run>/exported/, as
+``policy.json`` (joint order, action scale, gains, rates, observation layout...) into <run>/realgap_export/, as
 ``scripts/export.py`` does.
 """
 

@@ -1,6 +1,6 @@
 """Learning curve of a run: a task metric from progress.csv against wall-clock minutes and env steps (one PNG).
 
-    python scripts/plot_curve.py --run runs/grasp_franka_ee_pose_delta/<run> --metric success_rate --out curve.png
+    realgap plot_curve --run runs/grasp_franka_ee_pose_delta/<run> --metric success_rate --out curve.png
 
 Minutes are the run's own collection + learning time per iteration, summed (what `--max_minutes` budgets); env steps
 are iterations x steps per env x envs (from params/). Also writes the curve as CSV beside the PNG.

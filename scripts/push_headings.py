@@ -1,7 +1,7 @@
 """Which of the task's pushes knock a balance policy over: falls by push heading (in the robot's frame) and magnitude.
 
-    python scripts/push_headings.py --policy configs/policies/balance_g1
-    python scripts/push_headings.py --policy configs/policies/balance_g1 --zero_action --steps 1000
+    realgap push_headings --policy configs/policies/balance_g1
+    realgap push_headings --policy configs/policies/balance_g1 --zero_action --steps 1000
 
 Runs the task's Play variant as it is evaluated (pushes of 0.2-0.4 m/s in a random heading every 3-5 s) for
 ``--steps`` policy steps in ``--num_envs`` envs, logs every push and whether a fall followed it before the next push,

@@ -1,7 +1,7 @@
 """Single-push limit of a balance policy: the largest push it survives in at least half the trials.
 
-    python scripts/push_limit.py --policy configs/policies/balance_g1 --zero_action --episodes 64
-    python scripts/push_limit.py --policy configs/policies/balance_g1 --values 0.3,0.4,0.5 --engines mujoco
+    realgap push_limit --policy configs/policies/balance_g1 --zero_action --episodes 64
+    realgap push_limit --policy configs/policies/balance_g1 --values 0.3,0.4,0.5 --engines mujoco
 
 Each episode: stand for ``--push_at_s`` (1 s), one push of the swept magnitude in a random heading, then
 ``--recover_s`` (3 s) to stay up (pelvis above 0.45 m, tilt below 1 rad). Isaac Lab runs the task's Play variant (the

@@ -1,6 +1,6 @@
 """Record grasp states from the scripted grasp, for the grasp task's reverse curriculum.
 
-    python scripts/record_grasp_states.py --num_envs 256 --per_phase 1024 --out configs/grasp_states/franka_scripted.npz
+    realgap record_grasp_states --num_envs 256 --per_phase 1024 --out configs/grasp_states/franka_scripted.npz
 
 Runs the scripted approach–descend–close–lift (``envs/eval/scripted_grasp.py``, through the end-effector action
 space) once in every env, keeps every env-step of the descend, close and lift phases of the episodes that succeeded,

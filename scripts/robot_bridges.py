@@ -2,7 +2,7 @@
 loopback) against the in-process MuJoCo robot on the same push seeds, the driver's loop timing, and command-to-state
 latency (:func:`realgap.envs.deploy.drivers.latency.measure_latency`: a ``--latency_s`` hold of the start pose).
 
-    python scripts/robot_bridges.py --seeds 0 1 2 --duration_s 6 --out docs/results/robot_bridges/balance_dds.json
+    realgap robot_bridges --seeds 0 1 2 --duration_s 6 --out docs/results/robot_bridges/balance_dds.json
 
 Needs ``pip install '.[deploy,unitree]'``. Timing is wall clock on whatever machine runs it (the JSON records the
 CPU count and load average next to it).

@@ -1,6 +1,6 @@
 """Score an identified actuator spec against the hidden robot it was identified on (the proof of identification).
 
-    python scripts/score_identification.py --spec configs/identified/g1_hidden_seed3.yaml \\
+    realgap score_identification --spec configs/identified/g1_hidden_seed3.yaml \\
         --policy configs/policies/balance_g1 --hidden_seed 3
 
 Reads the hidden truth of ``--robot hidden --hidden_seed N`` (``envs/sim2sim/hidden_robot.py``; the identification

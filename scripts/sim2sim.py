@@ -1,8 +1,8 @@
 """Sim2sim: Isaac Lab (Newton, MuJoCo-Warp) against plain MuJoCo C — contact-free first, then the closed loop.
 
-    python scripts/sim2sim.py --checkpoint runs/balance_g1/<run>           # exports the policy if needed
-    python scripts/sim2sim.py --policy runs/balance_g1/<run>/exported --episodes 16
-    python scripts/sim2sim.py --zero_action --task Realgap-Balance-G1-v0 --duration_s 4
+    realgap sim2sim --checkpoint runs/balance_g1/<run>           # exports the policy if needed
+    realgap sim2sim --policy runs/balance_g1/<run>/realgap_export --episodes 16
+    realgap sim2sim --zero_action --task Realgap-Balance-G1-v0 --duration_s 4
 
 1. Open loop, no contact: the robot's root welded in the air, no friction or damping, the same
    torque sequence (gravity torque of the start pose + per-joint sinusoids) in both engines at the training physics
@@ -25,7 +25,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
     p = parser(__doc__, shared_flags("task", "episodes", "seed", task=None, episodes=8))
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--checkpoint", help="run folder or model_<it>.pt (exported to <run>/exported if needed)")
+    src.add_argument("--checkpoint", help="run folder or model_<it>.pt (exported to <run>/realgap_export if needed)")
     src.add_argument("--policy", help="export folder or policy.onnx")
     src.add_argument("--zero_action", action="store_true", help="the zero action (hold the default pose)")
     p.add_argument("--duration_s", type=positive_float, default=10.0, help="closed-loop episode length, s")

@@ -2,8 +2,8 @@
 same scene, and for the grasp task the env with the object's nominal body; then a CoM-offset box in MuJoCo C and
 MuJoCo-Warp alone.
 
-    python scripts/solver_counts.py --task Realgap-Grasp-Franka-v0 --num_envs 16
-    python scripts/solver_counts.py --task Realgap-Balance-G1-v0 --num_envs 16 --steps 200 --no_box
+    realgap solver_counts --task Realgap-Grasp-Franka-v0 --num_envs 16
+    realgap solver_counts --task Realgap-Balance-G1-v0 --num_envs 16 --steps 200 --no_box
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """Single rigid body dynamics of the G1 against the full model: writes docs/results/srbd/ (validation.json, plots).
 
-    python scripts/srbd.py --policy configs/policies/balance_g1 --out docs/results/srbd
+    realgap srbd --policy configs/policies/balance_g1 --out docs/results/srbd
 
 The export balances the MuJoCo G1 through the deploy runtime for ``--duration_s`` in each scenario (no push; a
 0.4 m/s push forward at 2 s; the same sideways); every physics step the single body gets the measured contact forces
 (:mod:`realgap.envs.srbd.validate` says what is compared and why).
 
-    python scripts/srbd.py --out docs/results/srbd/lab --isaac 16 --num_envs 112
+    realgap srbd --out docs/results/srbd/lab --isaac 16 --num_envs 112
 
 ``--isaac`` instead runs the three-way balance evaluation (SRBD controller, policy, zero action) in the Isaac Lab
 task's robustness protocol (:func:`realgap.envs.eval.srbd_balance.lab_evaluate`): <out>/report.json and plots.

@@ -1,11 +1,11 @@
 """Train a realgap task with PPO (rsl-rl-lib through isaaclab_rl).
 
-    python scripts/train.py --task Realgap-Balance-G1-v0
-    python scripts/train.py --task Realgap-Balance-G1-v0 --num_envs 4096 --device cuda
-    python scripts/train.py --num_procs 2                 # CPU: two processes, half the envs each, both cores busy
-    python scripts/train.py --resume runs/balance_g1/2026-11-29_20-00-00
-    python scripts/train.py --dr_profile nominal      # domain randomization from configs/dr/nominal.yaml
-    python scripts/train.py --set agent.algorithm.num_learning_epochs=8 env.rewards.fall.weight=-50
+    realgap train --task Realgap-Balance-G1-v0
+    realgap train --task Realgap-Balance-G1-v0 --num_envs 4096 --device cuda
+    realgap train --num_procs 2                 # CPU: two processes, half the envs each, both cores busy
+    realgap train --resume runs/balance_g1/2026-11-29_20-00-00
+    realgap train --dr_profile nominal      # domain randomization from configs/dr/nominal.yaml
+    realgap train --set agent.algorithm.num_learning_epochs=8 env.rewards.fall.weight=-50
 
 The default device is CUDA when torch sees one, else the CPU. Runs land in runs/<experiment>/<timestamp>/ with
 checkpoints, TensorBoard logs (tensorboard --logdir runs), progress.csv and the resolved configs in params/

@@ -5,7 +5,7 @@ Train/play, export, evaluate, sim2sim, same-seed and the resume tests each train
 40 s each, most of it start-up). They now share one: :data:`TINY_RUN_ARGS` (2 iterations of 8 envs, seed 5, a
 checkpoint every iteration), trained once per pytest session — once in all, also when pytest-xdist runs the tier on
 several workers: the first worker to ask trains it under a file lock, the others wait and reuse it. A test that writes
-into a run folder (play and export write ``exported/``, a resume appends checkpoints) works on its own copy
+into a run folder (play and export write ``realgap_export/``, a resume appends checkpoints) works on its own copy
 (:func:`copy_run`), so the shared run stays as trained.
 """
 

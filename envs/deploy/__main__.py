@@ -1,13 +1,13 @@
 """Run an exported policy on a robot through the deploy runtime and report time up and falls per episode.
 
-    python -m realgap.envs.deploy --policy configs/policies/balance_g1 --robot mujoco
-    python -m realgap.envs.deploy --policy configs/policies/balance_g1 --robot mujoco --episodes 8 --push_mps 0.2,0.4
-    python -m realgap.envs.deploy --policy configs/policies/balance_g1 --robot mujoco --log runs/logs/ep.npz
-    python -m realgap.envs.deploy --policy configs/policies/balance_g1 --robot unitree_g1 --interface lo --domain 0
-    python -m realgap.envs.deploy --policy configs/policies/balance_g1 --robot hidden --hidden_seed 3 --episodes 8
-    python -m realgap.envs.deploy --policy configs/policies/grasp_franka --robot mujoco --episodes 16
-    python -m realgap.envs.deploy --policy configs/policies/grasp_franka --robot franka --hostname 127.0.0.1
-    python -m realgap.envs.deploy --policy configs/policies/balance_g1 --robot hidden --excite left_knee_joint \
+    realgap deploy --policy configs/policies/balance_g1 --robot mujoco
+    realgap deploy --policy configs/policies/balance_g1 --robot mujoco --episodes 8 --push_mps 0.2,0.4
+    realgap deploy --policy configs/policies/balance_g1 --robot mujoco --log runs/logs/ep.npz
+    realgap deploy --policy configs/policies/balance_g1 --robot unitree_g1 --interface lo --domain 0
+    realgap deploy --policy configs/policies/balance_g1 --robot hidden --hidden_seed 3 --episodes 8
+    realgap deploy --policy configs/policies/grasp_franka --robot mujoco --episodes 16
+    realgap deploy --policy configs/policies/grasp_franka --robot franka --hostname 127.0.0.1
+    realgap deploy --policy configs/policies/balance_g1 --robot hidden --excite left_knee_joint \
         --log runs/identify/hidden.npz
 
 ``--robot mujoco``: the robot the metadata names, in plain MuJoCo C (:class:`~realgap.envs.deploy.mujoco_robot.
@@ -24,8 +24,8 @@ runs two exports on it with paired push schedules. ``--robot suite`` with ``--ex
 of family ``--suite_family`` of the held-out suite ``--suite`` (:mod:`realgap.envs.eval.suite`), welded: the log the
 transfer study's identify-then-train arm identifies; its episodes run with ``scripts/evaluate_suite.py``.
 ``--robot unitree_g1`` drives a Unitree G1 over unitree_sdk2 DDS (:mod:`realgap.envs.deploy.drivers.unitree_g1`;
-``pip install 'realgap[deploy,unitree]'``) on ``--domain`` / ``--interface``: a real robot, or
-``python -m realgap.envs.deploy.drivers.g1_dds_sim`` (which pushes on its own seeded schedule). It connects within
+``pip install '.[deploy,unitree]'``) on ``--domain`` / ``--interface``: a real robot, or
+``realgap g1_dds_sim`` (which pushes on its own seeded schedule). It connects within
 ``--connect_timeout_s`` or exits with an error, checks the stream and the motion switcher before any command
 (``--clock``, ``--tick_period_s``, ``--state_crc``, ``--motion_switcher``: a refusal exits 2), soft-starts to the
 start pose over ``--soft_start_s``, runs one episode, and ends in damping (also on Ctrl-C: 130; a watchdog trip, a
@@ -35,9 +35,10 @@ bad state or a non-finite action: 3; a fall: 0). Falls are judged by tilt only (
 A manipulation export (one with scene facts, ``grasp_franka``) on ``--robot mujoco`` runs in its MuJoCo grasp scene
 (:mod:`realgap.envs.deploy.grasp_scene`: table and object from the metadata) and prints its success rate;
 ``--robot franka`` drives a Franka over franky (:mod:`realgap.envs.deploy.drivers.franka`; ``pip install
-'realgap[deploy,franka]'``) at ``--hostname``, a real arm or franky-sim: connect within ``--connect_timeout_s``, move to
+'.[deploy,franka]'``) at ``--hostname``, a real arm or franky-sim: connect within ``--connect_timeout_s``, move to
 the start pose, one episode of ``--duration_s``, then stop (also on Ctrl-C, a non-finite action or a fault: exit 3).
-Needs numpy, onnxruntime, jsonschema, mujoco and the robot's description package: ``pip install 'realgap[deploy]'``.
+Needs numpy, onnxruntime, jsonschema, mujoco and the robot's description package: ``pip install '.[deploy]'`` from a
+clone, or the wheel built from it with ``[deploy]`` (docs/getting_started.md).
 Bad input exits with status 2 and one message.
 """
 
@@ -63,7 +64,7 @@ def _pair(text: list[str], name: str) -> tuple[float, float]:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m realgap.envs.deploy", description=__doc__,
+    p = argparse.ArgumentParser(prog="realgap deploy", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     p.add_argument("--policy", required=True, help="export folder (policy.onnx + policy.json) or a policy.onnx")
     p.add_argument(
@@ -118,7 +119,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="unitree_g1: before the first command, refuse (check) or release a high-level motion service holding "
         "the robot; skip: a simulator that does not serve it (unitree_mujoco)",
     )
-    p.add_argument("--log", default=None, help="record a robot log (.npz) of every control period")
+    p.add_argument(
+        "--log",
+        default=None,
+        metavar="FILE",
+        help="record a robot log of every control period, .npz or .mcap (the suffix decides)",
+    )
     p.add_argument("--excite", nargs="+", default=None, metavar="JOINT", help="run the identification motion")
     p.add_argument("--hang_m", type=float, default=0.5, help="--excite: base welded this far above the start pose, m")
     p.add_argument("--hidden_seed", type=int, default=0, help="--robot hidden: seed of the hidden parameters")
@@ -214,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         from realgap.envs.deploy.mujoco_robot import MujocoRobot
     except ModuleNotFoundError as err:
-        msg = f"--robot {args.robot} needs the '{err.name}' package: pip install 'realgap[deploy]'"
+        msg = f"--robot {args.robot} needs the '{err.name}' package: the deploy extra, pip install '.[deploy]'"
         raise ModuleNotFoundError(msg) from err
     from realgap.envs.deploy.log import LogRecorder
     from realgap.envs.deploy.runtime import DeployRuntime

@@ -9,7 +9,6 @@ the run first reached its target.
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,13 +80,13 @@ def eval_checkpoints(req: CheckpointsRequest, echo: Callable[[str], None] = _pri
         ValueError: ``push_mps`` for a task without pushes; see :func:`checkpoints_to_evaluate`.
     """
     from realgap.envs.run.factory import load_cfgs, make_env, simulation
-    from realgap.envs.run.run_dir import env_steps_per_iteration, policy_settings, training_seconds
+    from realgap.envs.run.run_dir import env_steps_per_iteration, policy_settings, run_task, training_seconds
     from realgap.envs.run.runner import RealgapRunner
     from realgap.tasks import play_task
 
     run = Path(req.run)
     ckpts = checkpoints_to_evaluate(run, req.every)
-    task = play_task(json.loads((run / "params" / "run.json").read_text())["task"])
+    task = play_task(run_task(ckpts[-1][1]))  # realgap's or isaaclab train's record; none is refused
     env_cfg, agent_cfg = load_cfgs(task, req.device, req.num_envs, req.seed)
     policy_settings(ckpts[-1][1]).apply(env_cfg, agent_cfg)  # one run: one set of rates and interface overrides
     if req.push_mps is not None:

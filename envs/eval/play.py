@@ -52,23 +52,22 @@ def check_request(req: PlayRequest) -> None:
 
 
 def resolve_policy_source(req: PlayRequest) -> tuple[str | None, Path | None, tuple[Any, Path] | None]:
-    """The task id the policy names (``req.task`` first, then the run's ``run.json``, then the export's metadata), the
+    """The task id the policy names (``req.task`` first, then the run's record, realgap's or Isaac Lab's
+    (:func:`~realgap.envs.run.run_dir.run_task`), then the export's metadata), the
     checkpoint file and the export ``(metadata, onnx path)``; a corrupt checkpoint or a bad export is refused here.
 
     Raises:
         CheckpointError: A missing or corrupt checkpoint.
         ExportError: No such folder, no export there, an unreadable graph, another task's export.
     """
-    from realgap.envs.run.run_dir import check_checkpoint, latest_checkpoint
+    from realgap.envs.run.run_dir import check_checkpoint, latest_checkpoint, run_task
 
     task, checkpoint, export = req.task, None, None
     if req.checkpoint is not None:
         path = Path(req.checkpoint)
         checkpoint = path if path.is_file() else latest_checkpoint(path)
         check_checkpoint(checkpoint)  # a corrupt file fails here, before an env is built
-        run_json = checkpoint.parent / "params" / "run.json"
-        if task is None and run_json.is_file():
-            task = json.loads(run_json.read_text()).get("task")
+        task = task or run_task(checkpoint)  # realgap's or isaaclab train's record; none is refused
     elif req.policy is not None:
         from realgap.envs.eval.policies import read_export
 

@@ -40,6 +40,9 @@ from realgap.envs.format.schema import FORMAT, ONNX_METADATA_KEY, MetadataError,
 from realgap.envs.format.verify import contact_problems_of
 
 ONNX_FILE, TORCHSCRIPT_FILE, METADATA_FILE = "policy.onnx", "policy.pt", "policy.json"
+EXPORT_DIR = "realgap_export"
+"""A run's default export folder, ``<run>/realgap_export``: not ``exported/``, where Isaac Lab's ``isaaclab play``
+writes its own ``policy.onnx`` / ``policy.pt`` (no metadata), so neither tool overwrites the other's files."""
 
 
 @dataclass(frozen=True)
@@ -272,8 +275,9 @@ def export_checkpoint(
 
     Args:
         checkpoint: A run folder (its latest ``model_<it>.pt``) or a checkpoint file.
-        task: Task id; ``None`` reads it from the run's ``params/run.json``.
-        out: Export folder; ``None`` is ``<run>/exported``.
+        task: Task id; ``None`` reads it from the run's record, realgap's or Isaac Lab's
+            (:func:`~realgap.envs.run.run_dir.run_task`).
+        out: Export folder; ``None`` is ``<run>/realgap_export`` (:data:`EXPORT_DIR`).
         device: Device for building the env and loading the checkpoint.
         num_checks: Random observations on which ONNX and TorchScript are compared.
 
@@ -281,22 +285,18 @@ def export_checkpoint(
         The metadata, the export result and the checkpoint's training iteration.
 
     Raises:
-        CheckpointError: No checkpoint there. ValueError: no task known. ExportError: the env cannot be described.
+        CheckpointError: No checkpoint there, or no task known (:func:`~realgap.envs.run.run_dir.run_task`).
+        ExportError: The env cannot be described.
     """
-    import json
-
     from realgap.envs.run.factory import load_cfgs, make_env, simulation
-    from realgap.envs.run.run_dir import check_checkpoint, latest_checkpoint, policy_settings
+    from realgap.envs.run.run_dir import check_checkpoint, latest_checkpoint, policy_settings, run_task
     from realgap.envs.run.runner import RealgapRunner
 
     path = Path(checkpoint)
     checkpoint = path if path.is_file() else latest_checkpoint(path)
     check_checkpoint(checkpoint)
-    run_json = checkpoint.parent / "params" / "run.json"
-    task = task or (json.loads(run_json.read_text()).get("task") if run_json.is_file() else None)
-    if task is None:
-        raise ValueError(f"--task is required: {run_json} does not name the run's task")
-    out = Path(out) if out else checkpoint.parent / "exported"
+    task = task or run_task(checkpoint)  # realgap's or isaaclab train's record; none is refused
+    out = Path(out) if out else checkpoint.parent / EXPORT_DIR
     # The training variant (not Play): the metadata records the observation noise the policy was trained with.
     env_cfg, agent_cfg = load_cfgs(task, device, num_envs=1)
     policy_settings(checkpoint).apply(env_cfg, agent_cfg)  # the run's rates and interface overrides

@@ -68,14 +68,20 @@ def check_rates(env_cfg: Any) -> RateSpec:
 
 
 def _registered_cfg(task: str, key: str) -> Any:
-    """A fresh config from the entry point that realgap's own registration names (``tasks/*/__init__.py`` registers a
-    function returning the config). Called directly rather than through ``isaaclab_tasks``' loader: importing that
-    package registers every Isaac Lab task, ~1 s of every script's start, for a lookup of one callable."""
+    """A fresh config from the entry point that realgap's own registration names: a ``"module:attribute"`` string
+    (``tasks/*/__init__.py``), the attribute a function or class returning the config, as Isaac Lab's loader reads it.
+    Resolved here rather than through ``isaaclab_tasks``' loader: importing that package registers every Isaac Lab
+    task, ~1 s of every script's start, for a lookup of one callable."""
+    import importlib
+
     import gymnasium as gym
 
     entry = gym.spec(task).kwargs[key]
+    if isinstance(entry, str) and entry.count(":") == 1:
+        module, _, name = entry.partition(":")
+        entry = getattr(importlib.import_module(module), name)
     if not callable(entry):
-        raise TypeError(f"{task}: the {key} registered is {entry!r}, not a function returning the config")
+        raise TypeError(f"{task}: the {key} registered is {entry!r}, not 'module:function' returning the config")
     return entry()
 
 

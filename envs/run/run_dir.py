@@ -96,6 +96,36 @@ def read_run_json(path: str | Path) -> dict[str, Any]:
     return record
 
 
+ISAACLAB_RUN_RECORD = "run.json"
+"""Isaac Lab 3.0's own record of a run, beside its checkpoints: ``isaaclab train`` writes the library and the task."""
+
+
+def run_task(checkpoint: str | Path) -> str:
+    """The task id the run of ``checkpoint`` (a ``model_<it>.pt``) trained: from realgap's record
+    (``params/run.json``, written by ``realgap train``), else from Isaac Lab's (``run.json`` beside the checkpoints,
+    written by ``isaaclab train``). Never a default: a run that names no task is refused.
+
+    Raises:
+        CheckpointError: Neither record names a task (the message names both files and ``--task``); Isaac Lab's
+            record names another RL library than rsl_rl (realgap loads rsl-rl checkpoints only).
+    """
+    run_dir = Path(checkpoint).parent
+    ours, isaaclab = run_dir / "params" / "run.json", run_dir / ISAACLAB_RUN_RECORD
+    if ours.is_file() and isinstance(task := read_run_json(ours).get("task"), str):
+        return task
+    if isaaclab.is_file():
+        record = read_run_json(isaaclab)
+        if record.get("library", "rsl_rl") != "rsl_rl":
+            raise CheckpointError(
+                f"'{isaaclab}': the run was trained with {record['library']!r}; realgap loads rsl_rl checkpoints "
+                "(isaaclab train --rl_library rsl_rl, the tasks' default)"
+            )
+        if isinstance(task := record.get("task"), str):
+            return task
+    raise CheckpointError(f"the run of '{checkpoint}' names no task: neither realgap's record '{ours}' nor Isaac "
+                          f"Lab's '{isaaclab}' gives one; pass --task ID")  # fmt: skip
+
+
 def new_run_dir(log_root: str | Path, experiment: str, run_name: str = "") -> Path:
     """Create and return a fresh, empty run folder."""
     stamp = datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")

@@ -78,13 +78,14 @@ def resolve_policy(req: Sim2SimRequest) -> tuple[Path | None, Path | None, Any, 
         FileNotFoundError: No policy.onnx at ``policy``.
         CheckpointError: A run folder without a checkpoint.
     """
+    from realgap.envs.export.writer import EXPORT_DIR
     from realgap.envs.run.runner import latest_checkpoint
 
     folder, checkpoint = None, None
     if req.checkpoint:
         path = Path(req.checkpoint)
         checkpoint = path if path.is_file() else latest_checkpoint(path)
-        folder = checkpoint.parent / "exported"
+        folder = checkpoint.parent / EXPORT_DIR
     elif req.policy:
         folder = Path(req.policy)
         if not (folder / "policy.onnx" if folder.is_dir() else folder).is_file():

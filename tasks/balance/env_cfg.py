@@ -256,6 +256,12 @@ class BalanceEnvCfg(ManagerBasedRLEnvCfg):
     rates: dict = RATES.to_dict()
     """Physics / control / policy rates and target mode (RateSpec.to_dict()); recorded in every run folder."""
 
+    def play_mode(self) -> None:
+        """Evaluation settings, in place: Isaac Lab's (no observation noise) and 32 envs; the pushes stay the task's.
+        ``isaaclab play`` calls it on the training id's config; the ``-Play-v0`` ids are built with it."""
+        super().play_mode()
+        self.scene.num_envs = 32
+
 
 CROUCH_RAMP_S = 1.0
 """Seconds over which the crouch task's nominal pose moves from the spawn stance to the crouch after each reset, s.
@@ -290,6 +296,5 @@ def balance_env_cfg(play: bool = False, crouch: bool = False, levers: bool = Fal
         cfg.rewards = LeverRewardsCfg()
         cfg.curriculum = LeverCurriculumCfg()
     if play:
-        cfg.scene.num_envs = 32
-        cfg.observations.policy.enable_corruption = False
+        cfg.play_mode()
     return cfg

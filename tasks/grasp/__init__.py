@@ -7,8 +7,9 @@ nothing (docs/results/action_spaces.md).
 
 ``Realgap-Grasp-Franka-v0`` uses joint position targets; every other action space has its own id,
 ``Realgap-Grasp-Franka-<Variant>-v0`` (table below). Each has its evaluation variant ``...-Play-v0`` (the task's normal
-resets only, 32 envs), and ``...-Levers-v0`` (with ``-Levers-Play-v0``) holds the terms studied as levers, off until a
-run sets them (the reverse curriculum, the speed-margin penalty). The configs are built by
+resets only, 32 envs: the training id's config after ``play_mode()``, which Isaac Lab 3.0's ``isaaclab play --task
+<training id>`` also applies), and ``...-Levers-v0`` (with ``-Levers-Play-v0``) holds the terms studied as levers, off
+until a run sets them (the reverse curriculum, the speed-margin penalty). The configs are built by
 :func:`realgap.tasks.grasp.env_cfg.grasp_env_cfg` and :func:`realgap.tasks.grasp.agent_cfg.grasp_ppo_cfg`; nothing
 here imports Isaac Lab.
 """
@@ -16,6 +17,7 @@ here imports Isaac Lab.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import gymnasium as gym
 
@@ -37,32 +39,46 @@ RECOMMENDED_TASK = ACTION_SPACE_IDS[RECOMMENDED_ACTION_SPACE]
 """``Realgap-Grasp-Franka-EEPoseDelta-v0``: what ``configs/policies/grasp_franka`` was trained on, with no overrides."""
 
 
-def _env_cfg_entry(action_space: str, play: bool = False, levers: bool = False) -> Callable[[], object]:
-    def env_cfg():
+def _cfg_name(action_space: str, play: bool, levers: bool) -> str:
+    """The module attribute building one id's env config: ``ee_pose_delta_env_cfg``, ``..._levers_play_env_cfg``."""
+    return f"{action_space}{'_levers' if levers else ''}{'_play' if play else ''}_env_cfg"
+
+
+def _env_cfg_entry(action_space: str, play: bool, levers: bool) -> Callable[[], Any]:
+    def env_cfg() -> Any:
         from realgap.tasks.grasp.env_cfg import grasp_env_cfg
 
         return grasp_env_cfg(action_space, play=play, levers=levers)
 
+    env_cfg.__name__ = env_cfg.__qualname__ = _cfg_name(action_space, play, levers)
+    env_cfg.__doc__ = f"The grasp task's env config: {action_space} actions, play={play}, levers={levers}."
     return env_cfg
 
 
-def _agent_cfg_entry(action_space: str) -> Callable[[], object]:
-    def agent_cfg():
+def _agent_cfg_entry(action_space: str) -> Callable[[], Any]:
+    def agent_cfg() -> Any:
         from realgap.tasks.grasp.agent_cfg import grasp_ppo_cfg
 
         return grasp_ppo_cfg(action_space)
 
+    agent_cfg.__name__ = agent_cfg.__qualname__ = f"{action_space}_ppo_cfg"
+    agent_cfg.__doc__ = f"The grasp task's PPO config for {action_space} actions."
     return agent_cfg
 
 
 def _register(task_id: str, action_space: str, play: bool = False, levers: bool = False) -> None:
+    # Each config is a module attribute named in the registry as a "module:function" string (Isaac Lab's convention:
+    # its list_envs prints it and its project view matches it; a callable would show as <function ...>).
+    env_cfg, agent_cfg = _env_cfg_entry(action_space, play, levers), _agent_cfg_entry(action_space)
+    globals()[env_cfg.__name__], globals()[agent_cfg.__name__] = env_cfg, agent_cfg
     gym.register(
         id=task_id,
         entry_point="isaaclab.envs:ManagerBasedRLEnv",
         disable_env_checker=True,
         kwargs={
-            "env_cfg_entry_point": _env_cfg_entry(action_space, play, levers),
-            "rsl_rl_cfg_entry_point": _agent_cfg_entry(action_space),
+            "env_cfg_entry_point": f"{__name__}:{env_cfg.__name__}",
+            "rsl_rl_cfg_entry_point": f"{__name__}:{agent_cfg.__name__}",
+            "default_agent": "rsl_rl",  # isaaclab train / play need no --rl_library
         },
     )
 

@@ -272,6 +272,13 @@ class GraspEnvCfg(ManagerBasedRLEnvCfg):
     """``{"name", "low_level", "rates"}``: the arm action space, its low-level actuator model in words, and the
     physics / control / policy rates (``RateSpec.to_dict()``) it was built with."""
 
+    def play_mode(self) -> None:
+        """Evaluation settings, in place: Isaac Lab's (no observation noise), 32 envs, the task's normal resets only
+        (never the reverse curriculum). ``isaaclab play`` calls it; the ``-Play-v0`` ids are built with it."""
+        super().play_mode()
+        self.scene.num_envs = 32
+        self.events.reset_from_states = None
+
 
 def grasp_env_cfg(action_space: str = "joint_pos", play: bool = False, levers: bool = False) -> GraspEnvCfg:
     """The grasp task with the arm action space ``action_space`` (a key of ``actions.ACTION_SPACES``).
@@ -294,6 +301,5 @@ def grasp_env_cfg(action_space: str = "joint_pos", play: bool = False, levers: b
         cfg.rewards = LeverRewardsCfg()
         cfg.events = LeverEventsCfg()
     if play:
-        cfg.scene.num_envs = 32
-        cfg.events.reset_from_states = None  # evaluation starts from the task's normal resets only
+        cfg.play_mode()
     return cfg

@@ -81,7 +81,7 @@ def test_sim2sim_writes_report(run_dir, tmp_path):
           "--push_interval_s", "0.5,1", "--open_loop_s", "0.1", "--fine_dt", "0", "--out", str(out)],
          tmp_path)  # fmt: skip
     report = json.loads(out.read_text())
-    assert (run_dir / "exported" / "policy.onnx").is_file()  # exported on the way
+    assert (run_dir / "realgap_export" / "policy.onnx").is_file()  # exported on the way
     (ol,) = report["open_loop"]
     assert ol["dt_s"] == 0.005 and ol["steps"] == 20 and ol["trajectory"]["rms_rad"] < 1e-4
     assert {"isaac", "mujoco"} == set(ol["energy"]) and ol["constraint_rows"] == {"isaac": 0, "mujoco": 0}

@@ -37,7 +37,7 @@ def exported(run_copy) -> Path:
     out = run_script("scripts/export.py", "--checkpoint", str(run_copy))
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
     print(out.stdout.strip().splitlines()[-1])  # the export's own ONNX-vs-torch figure
-    return run_copy / "exported"
+    return run_copy / "realgap_export"
 
 
 def test_export_writes_three_self_contained_files(exported):

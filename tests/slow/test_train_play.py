@@ -63,7 +63,7 @@ def test_train_two_iterations_then_play(tiny_run, tmp_path):
     assert metrics["episodes"] == 4 and 0.0 <= metrics["survival_rate"] <= 1.0 and metrics["episode_s"] == 2.0
     assert "| 4 episodes of 2 s" in play.stdout  # a shortened episode is said
     assert metrics["task"] == "Realgap-Balance-G1-Play-v0"
-    exported = run / "exported"
+    exported = run / "realgap_export"  # not exported/, where isaaclab play writes its own policy.onnx
     assert (exported / "policy.onnx").is_file() and (exported / "policy.pt").is_file()
     meta = json.loads((exported / "policy.json").read_text())
     assert meta["task"] == "Realgap-Balance-G1-v0" and len(meta["joints"]["names"]) == 29
