@@ -51,7 +51,7 @@ def resolve_inputs(req: EvalRequest) -> tuple[str, Policies, Path]:
         ValueError: No policy, a label count that does not match, policies of different tasks without ``--task``.
     """
     from realgap.envs.eval.policies import read_export
-    from realgap.envs.run.run_dir import latest_checkpoint
+    from realgap.envs.run.run_dir import latest_checkpoint, read_run_json
     from realgap.tasks import play_task
 
     if not req.checkpoint and not req.policy and not req.zero_action:
@@ -67,7 +67,7 @@ def resolve_inputs(req: EvalRequest) -> tuple[str, Policies, Path]:
             ckpt = path if path.is_file() else latest_checkpoint(path)
             run_json = ckpt.parent / "params" / "run.json"
             if run_json.is_file():
-                tasks.add(json.loads(run_json.read_text()).get("task"))
+                tasks.add(read_run_json(run_json).get("task"))  # a corrupt record is refused naming the file
             default_label, value = f"{ckpt.parent.name}/{ckpt.stem}", ckpt
         else:
             meta, onnx_path = read_export(path, req.task)

@@ -59,7 +59,7 @@ def resolve_policy_source(req: PlayRequest) -> tuple[str | None, Path | None, tu
         CheckpointError: A missing or corrupt checkpoint.
         ExportError: No such folder, no export there, an unreadable graph, another task's export.
     """
-    from realgap.envs.run.run_dir import check_checkpoint, latest_checkpoint
+    from realgap.envs.run.run_dir import check_checkpoint, latest_checkpoint, read_run_json
 
     task, checkpoint, export = req.task, None, None
     if req.checkpoint is not None:
@@ -68,7 +68,7 @@ def resolve_policy_source(req: PlayRequest) -> tuple[str | None, Path | None, tu
         check_checkpoint(checkpoint)  # a corrupt file fails here, before an env is built
         run_json = checkpoint.parent / "params" / "run.json"
         if task is None and run_json.is_file():
-            task = json.loads(run_json.read_text()).get("task")
+            task = read_run_json(run_json).get("task")  # a corrupt record is refused naming the file
     elif req.policy is not None:
         from realgap.envs.eval.policies import read_export
 

@@ -51,9 +51,27 @@ class CliParser(argparse.ArgumentParser):
     <script> --help)`` on stderr, exit status 2 (:class:`UsageError`)."""
 
     def error(self, message: str) -> NoReturn:  # type: ignore[override]
-        message = re.sub(r"^argument (--\w+)(?:/\S+)?: ", r"\1 ", message) + f" (see {self.prog} --help)"
+        message = re.sub(r"^argument (--\w+)(?:/\S+)?: ", r"\1 ", message)
+        message += self._missing_values_hint(message) + f" (see {self.prog} --help)"
         print(f"error: {message}", file=sys.stderr)
         raise UsageError(message)
+
+    def _missing_values_hint(self, message: str) -> str:
+        """For "--flag expected N argument(s)": what the flag takes, and the value it was given if argparse read that
+        value as a flag because it starts with '-' (``--push_mps -1,0.2``); else nothing."""
+        found = re.match(r"^(--\w+) expected ", message)
+        if not found:
+            return ""
+        flag = found.group(1)
+        action = next((a for a in self._actions if flag in a.option_strings), None)
+        metavar = action.metavar if action is not None else None
+        takes = " ".join(metavar) if isinstance(metavar, tuple) else (metavar or flag.lstrip("-").upper())
+        hint = f": {flag} takes {takes}" + (f" ({action.help})" if action is not None and action.help else "")
+        argv = sys.argv[1:]
+        if flag in argv and argv.index(flag) + 1 < len(argv) and argv[argv.index(flag) + 1].startswith("-"):
+            given = argv[argv.index(flag) + 1]
+            hint += f"; it was given {given!r}, which starts with '-' and so reads as a flag"
+        return hint
 
 
 def parser(doc: str | None, *parents: argparse.ArgumentParser) -> CliParser:
