@@ -163,6 +163,12 @@ def main(argv: list[str] | None = None) -> int:
     check_flags(argv, args.robot, meta.scene is not None, args.excite is not None)  # a flag it would ignore: refused
     if args.robot == "unitree_g1":
         check_interface(args.interface)
+    from realgap.envs.run.paths import check_output_file  # stdlib only: the torch-free robot side may import it
+
+    if args.log is not None:  # a folder, a link or another suffix is refused before the robot moves, not at the end
+        check_output_file(args.log, "--log", (".npz", ".mcap"))
+    if args.report is not None:
+        check_output_file(args.report, "--report", (".json",))
     if args.excite is not None:
         return _excite(args, meta)
     if args.robot == "unitree_g1":

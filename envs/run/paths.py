@@ -11,6 +11,7 @@ folder exists. Standard library only: every layer (training, deploy, identificat
 from __future__ import annotations
 
 import re
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -88,3 +89,22 @@ def _check_parents(path: Path, flag: str) -> None:
             if not parent.is_dir():
                 raise PathRefused(f"{flag} '{path}': '{parent}' is a file, not a folder")
             return
+
+
+def check_writable(folder: str | Path, flag: str) -> Path:
+    """``folder`` (or, where it does not exist yet, its nearest existing parent) accepts a new file: probed with a
+    temporary file that is removed at once, since permission bits do not tell (an immutable folder, a read-only
+    mount, root's access() answers).
+
+    Raises:
+        PathRefused: The folder refuses a new file (names it and the system's reason).
+    """
+    folder = Path(folder)
+    probe = next((p for p in (folder, *folder.parents) if p.exists()), Path("."))
+    try:
+        with tempfile.TemporaryFile(dir=probe):
+            pass
+    except OSError as err:
+        raise PathRefused(f"{flag}: cannot write in '{probe}' ({err.strerror or err}): free space or fix its "
+                          "permissions (an immutable folder: chattr -i), then run again") from None  # fmt: skip
+    return folder

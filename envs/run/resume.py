@@ -188,6 +188,9 @@ def prepare_resume(args: argparse.Namespace) -> Resume:
     if getattr(args, "run_name", ""):
         raise ValueError("--run_name names a new run's folder; a resumed run keeps its own: drop --run_name")
     run_dir, checkpoint, iteration = resume_target(args.resume)
+    from realgap.envs.run.paths import check_writable
+
+    check_writable(run_dir, "--resume")  # checkpoints, logs and progress go there: refused before the env is built
     record = read_run_json(run_dir / "params" / "run.json")
     check_record(record, run_dir / "params" / "run.json")
     if "max_iterations" not in record or "save_interval" not in record:  # a run recorded before these flags were

@@ -82,8 +82,10 @@ def preflight(args: argparse.Namespace) -> None:
     import sys
 
     from realgap.envs.run.cli import warn_num_procs
-    from realgap.envs.run.paths import check_name
+    from realgap.envs.run.paths import check_name, check_writable
 
+    if not args.resume:
+        check_writable(args.log_root, "--log_root")
     if (warning := warn_num_procs(args.num_procs or 1)) is not None:
         print(f"[realgap] warning: {warning}", file=sys.stderr)
 

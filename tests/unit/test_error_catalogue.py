@@ -101,6 +101,7 @@ def _inputs(tmp: Path) -> None:
     np.savez(tmp / "objects.npz", format=np.array([{"a": 1}], dtype=object))  # loading it would run pickle
     (tmp / "text.npz").write_text("time,q\n0,0.1\n")  # a CSV saved under the wrong name
     (tmp / "a_folder.yaml").mkdir()
+    (tmp / "a_folder.npz").mkdir()
     feet = (REPO / "configs" / "contact" / "g1_ground.yaml").read_text()
     assert "timeconst: 0.02 " in feet and "timestep: 0.005" in feet  # the lines edited below
     (tmp / "fast_feet.yaml").write_text(
@@ -157,7 +158,7 @@ CATALOGUE: list[tuple[str, list[str], str]] = [
         "deploy",
         ["--policy", str(REPO / "configs/policies/grasp_franka"), "--robot", "mujoco", "--log", "{tmp}/x.npz"],
         "--log would be ignored by the grasp scene",
-    ),  # fmt: skip
+    ),
     (
         "deploy",
         [
@@ -171,28 +172,38 @@ CATALOGUE: list[tuple[str, list[str], str]] = [
             "{tmp}/x.npz",
         ],
         "--log would be ignored by --robot franka",
-    ),  # fmt: skip
+    ),
     (
         "deploy",
         ["--policy", str(REPO / "configs/policies/balance_g1"), "--robot", "mujoco", "--hostname", "h"],
         "--hostname would be ignored by --robot mujoco",
-    ),  # fmt: skip
+    ),
     # unclear before: a traceback, argparse's words, the wrong cause, or no file named
     (
         "deploy",
         ["--policy", str(REPO / "configs/policies/balance_g1"), "--robot", "mujoco", "--push_mps", "-1,0.2"],
         "--push_mps needs 0 <= LO <= HI, got -1,0.2",
-    ),  # fmt: skip
+    ),
     (
         "deploy",
         ["--policy", str(REPO / "configs/policies/balance_g1"), "--robot", "unitree_g1", "--interface", "nope0"],
         "--interface 'nope0' is not a network interface of this machine",
-    ),  # fmt: skip
+    ),
     (
         "deploy",
         ["--policy", str(REPO / "configs/policies/balance_g1"), "--robot", "mujoco", "--require_signature"],
         "--require_signature needs the public keys to trust",
-    ),  # fmt: skip
+    ),
+    (
+        "deploy",
+        ["--policy", str(REPO / "configs/policies/balance_g1"), "--robot", "mujoco", "--log", "{tmp}/a_folder.npz"],
+        "is an existing folder; give a file path",
+    ),
+    (
+        "deploy",
+        ["--policy", str(REPO / "configs/policies/balance_g1"), "--robot", "mujoco", "--log", "{tmp}/x.csv"],
+        "must end in .npz or .mcap",
+    ),
     ("play.py", ["--zero_action", "--push_mps", "-1,0.2"], "it was given '-1,0.2', which starts with '-'"),
     ("play.py", ["--checkpoint", "{runs}/corrupt/model_2.pt"], "corrupt/params/run.json' is unreadable or not JSON"),
     ("identify.py", ["--log", "{tmp}/text.npz", "--out", "{tmp}/spec.yaml"], "text.npz: not an .npz file"),
@@ -204,7 +215,7 @@ CATALOGUE: list[tuple[str, list[str], str]] = [
         "sign_export.py",
         ["verify", "--policy", str(REPO / "configs/policies/balance_g1"), "--trust", "{tmp}/none.pub"],
         "--trust '",
-    ),  # fmt: skip
+    ),
 ]
 
 
@@ -224,4 +235,4 @@ def test_catalogue(tmp_path, script, args, text):
     assert text in out.stderr and out.stderr.startswith("error: "), out.stderr[-2000:]
     assert "Traceback" not in out.stderr and "allow_pickle" not in out.stderr  # never advise loading pickles
     assert snapshot(tmp_path) == before  # nothing written, nothing changed
-    assert sorted(p.name for p in tmp_path.iterdir() if p.is_dir()) == ["a_folder.yaml", "runs"]  # no folder made
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_dir()) == ["a_folder.npz", "a_folder.yaml", "runs"]

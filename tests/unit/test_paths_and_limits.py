@@ -134,3 +134,24 @@ def test_checkpoints_and_progress_get_the_mode_every_other_run_file_gets(tmp_pat
         os.umask(old)
     modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in Path(tmp_path).iterdir()}
     assert modes == dict.fromkeys(["model_1.pt", "model_1.env.pt", "progress.csv", "run.json"], 0o640), modes
+
+
+def test_a_folder_that_refuses_new_files_is_named_before_anything_runs(tmp_path):
+    """An immutable folder (root ignores permission bits, so chattr stands in for a read-only one): resuming into it
+    failed after the env was built, in TensorBoard's writer thread, with three tracebacks."""
+    import shutil
+    import subprocess
+
+    from realgap.envs.run.paths import check_writable
+
+    folder = tmp_path / "run"
+    folder.mkdir()
+    assert check_writable(folder / "not_yet" / "made", "--log_root") == folder / "not_yet" / "made"  # probes 'run'
+    if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(folder)]).returncode != 0:
+        pytest.skip("chattr +i is not available here (needs root and a file system with the flag)")
+    try:
+        with pytest.raises(PathRefused, match=r"--resume: cannot write in '.*run' \(Operation not permitted\)"):
+            check_writable(folder, "--resume")
+    finally:
+        subprocess.run(["chattr", "-i", str(folder)], check=True)
+    assert list(folder.iterdir()) == []  # the probe left nothing
