@@ -19,8 +19,8 @@ ENGINE_STEPS = (0.005, 0.001)
 
 
 def main(argv: list[str] | None = None) -> int:
-    from realgap.envs.run.paths import check_output_dir
     from realgap.envs.run.cli import parser
+    from realgap.envs.run.paths import check_output_dir
 
     ap = parser(__doc__.splitlines()[0])
     ap.add_argument("--factors", nargs="+", default=sorted(lab.SWEEPS), choices=sorted(lab.SWEEPS))

@@ -143,7 +143,8 @@ def write_outputs(ident: Identification, log: RobotLog, log_path: str, out: str 
 
 def output_paths(out: str | Path) -> tuple[Path, Path, Path]:
     """The spec, DR profile and plot paths of ``--out`` (``<out>``, ``<out stem>_dr.yaml``, ``<out stem>.png``), each
-    checked as a file to create (:func:`realgap.envs.run.paths.check_output_file`), so a refused path leaves none written.
+    checked as a file to create (:func:`realgap.envs.run.paths.check_output_file`), so a refused path leaves none
+    written.
 
     Raises:
         PathRefused: Names the flag, the path and the rule it breaks.
