@@ -131,6 +131,34 @@ def nonnegative_float(text: str) -> float:
     return _at_least(float, text, 0.0, strict=False)
 
 
+def output_dir(text: str) -> str:
+    """A folder a script creates or fills (``--out``): not an existing file, not a symbolic link
+    (:func:`realgap.envs.run.paths.check_output_dir`), checked while the command line is parsed."""
+    from realgap.envs.run.paths import PathRefused, check_output_dir
+
+    try:
+        check_output_dir(text, "--out")
+    except PathRefused as err:
+        raise argparse.ArgumentTypeError(str(err).removeprefix("--out ")) from None
+    return text
+
+
+def output_file(*suffixes: str) -> Callable[[str], str]:
+    """An argparse type: a file a script writes, ending in one of ``suffixes``, not a folder, not a symbolic link
+    (:func:`realgap.envs.run.paths.check_output_file`)."""
+    from realgap.envs.run.paths import PathRefused, check_output_file
+
+    def parse(text: str) -> str:
+        try:
+            check_output_file(text, "--out", suffixes)
+        except PathRefused as err:
+            raise argparse.ArgumentTypeError(str(err).removeprefix("--out ")) from None
+        return text
+
+    parse.__name__ = f"output file ({' or '.join(suffixes)})"
+    return parse
+
+
 class _Deterministic(argparse.Action):
     """``--deterministic`` (no value): True, and ``REALGAP_DETERMINISTIC=1``, read where the physics config is
     resolved (:func:`realgap.envs.sim.physics.apply_device`) here and in every process this one starts."""

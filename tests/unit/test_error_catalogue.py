@@ -211,6 +211,10 @@ CATALOGUE: list[tuple[str, list[str], str]] = [
     ("identify.py", ["--log", "{tmp}/objects.npz", "--out", "{tmp}/spec.txt"], "--out '"),
     ("contact_lab.py", ["--engines", "--g1", "{tmp}/fast_feet.yaml", "--out", "{tmp}/lab"], "at the 5 ms step"),
     ("train.py", ["--num_envs", "50000000"], "an estimated"),
+    ("srbd.py", ["--out", "{tmp}/bad.yaml"], "bad.yaml' is an existing file; give a folder"),
+    ("export.py", ["--checkpoint", "{run}", "--out", "{tmp}/bad.yaml"], "is an existing file; give a folder"),
+    ("sim2sim.py", ["--zero_action", "--out", "{tmp}/runs"], "must end in .json"),
+    ("plot_curve.py", ["--run", "{run}", "--out", "{tmp}/a_folder.npz"], "must end in .png"),
     (
         "sign_export.py",
         ["verify", "--policy", str(REPO / "configs/policies/balance_g1"), "--trust", "{tmp}/none.pub"],
