@@ -211,6 +211,8 @@ CATALOGUE: list[tuple[str, list[str], str]] = [
     ("identify.py", ["--log", "{tmp}/objects.npz", "--out", "{tmp}/spec.txt"], "--out '"),
     ("contact_lab.py", ["--engines", "--g1", "{tmp}/fast_feet.yaml", "--out", "{tmp}/lab"], "at the 5 ms step"),
     ("train.py", ["--num_envs", "50000000"], "an estimated"),
+    ("play.py", ["--zero_action", "--num_envs", "50000000", "--device", "cpu"], "an estimated"),
+    ("evaluate.py", ["--zero_action", "--num_envs", "50000000", "--device", "cpu"], "an estimated"),
     ("srbd.py", ["--out", "{tmp}/bad.yaml"], "bad.yaml' is an existing file; give a folder"),
     ("export.py", ["--checkpoint", "{run}", "--out", "{tmp}/bad.yaml"], "is an existing file; give a folder"),
     ("sim2sim.py", ["--zero_action", "--out", "{tmp}/runs"], "must end in .json"),
