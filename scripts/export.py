@@ -20,13 +20,13 @@ import argparse
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.run.cli import parser, positive_int, shared_flags
+    from realgap.envs.run.cli import output_dir, parser, positive_int, shared_flags
 
     p = parser(__doc__, shared_flags("task", "device", task=None))
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--checkpoint", help="run folder (latest model_<it>.pt) or a model_<it>.pt file")
     what.add_argument("--upgrade", help="export folder in the old format realgap.policy/1, rewritten in place")
-    p.add_argument("--out", default=None, help="export folder (default: <run>/realgap_export)")
+    p.add_argument("--out", type=output_dir, default=None, help="export folder (default: <run>/realgap_export)")
     p.add_argument(
         "--num_checks", type=positive_int, default=64, help="random observations ONNX and torch are compared on"
     )

@@ -20,7 +20,14 @@ import argparse
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.run.cli import nonnegative_float, nonnegative_int, parser, positive_float, shared_flags
+    from realgap.envs.run.cli import (
+        nonnegative_float,
+        nonnegative_int,
+        output_file,
+        parser,
+        positive_float,
+        shared_flags,
+    )
 
     p = parser(__doc__, shared_flags("episodes", "seed", episodes=64))
     p.add_argument("--policy", required=True, help="export folder (or policy.onnx) of the policy to test")
@@ -39,7 +46,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="time between pushes, s")  # fmt: skip
     p.add_argument("--fall_height", type=positive_float, default=0.45, help="fall: root below this height, m")
     p.add_argument("--fall_tilt", type=positive_float, default=1.0, help="fall: root tilted beyond this angle, rad")
-    p.add_argument("--out", default=None, help="output JSON (default: runs/hidden_compare/seed<N>_<timestamp>.json)")
+    p.add_argument(
+        "--out",
+        type=output_file(".json"),
+        default=None,
+        help="output JSON (default: runs/hidden_compare/seed<N>_<timestamp>.json)",
+    )
     p.add_argument("--plot", default=None, help="also draw the fraction of episodes still standing against time (PNG)")
     return p.parse_args(argv)
 

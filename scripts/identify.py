@@ -41,6 +41,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--no_replay", action="store_true", help="skip the MuJoCo replay (no q plot; needs torque)")
     p.add_argument("--no_plot", action="store_true", help="do not draw the fit plot")
+    p.add_argument("--accept_log_problems", action="store_true",
+                   help="fit a log that fails the timing checks (repeated or skipped samples, another rate) anyway; "
+                   "the problems are recorded in the spec's notes")  # fmt: skip
     return p.parse_args(argv)
 
 
@@ -50,8 +53,9 @@ def main(argv: list[str] | None = None) -> int:
         raise ValueError("--max_delay_steps must be >= 1")
     from realgap.envs.deploy.log import load_log, metadata_sha256
     from realgap.envs.sim2sim.identify import identify
-    from realgap.envs.sim2sim.identify_report import summary_lines, write_outputs
+    from realgap.envs.sim2sim.identify_report import output_paths, summary_lines, write_outputs
 
+    output_paths(args.out)  # a folder, a link or a wrong suffix at any of the three outputs: refused before the fit
     expected = None
     if args.policy is not None:
         from realgap.envs.format.verify import load_verified
@@ -59,9 +63,14 @@ def main(argv: list[str] | None = None) -> int:
         meta, _ = load_verified(args.policy)
         expected = metadata_sha256(meta)
     log = load_log(args.log, joint_names=None if args.policy is None else meta.joint_names, metadata_hash=expected)
+    from realgap.envs.sim2sim.log_quality import check_log_quality, log_quality
+
+    quality = log_quality(log) if args.accept_log_problems else check_log_quality(log, args.log)
+    print(f"[realgap] {quality.line()}")
     ident = identify(
         log, args.joints, max_delay_steps=args.max_delay_steps, replay=not args.no_replay, filter_hz=args.filter_hz
     )
+    ident.notes.extend(f"log timing problem accepted (--accept_log_problems): {p}" for p in quality.problems)
     if args.engine == "mujoco_sysid":
         from realgap.envs.sim2sim.sysid_mujoco import use_sysid_plant
 

@@ -18,10 +18,10 @@ JOINTS = ("left_knee_joint", "left_shoulder_pitch_joint", "right_wrist_pitch_joi
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.run.cli import parser, positive_int, shared_flags
+    from realgap.envs.run.cli import output_dir, parser, positive_int, shared_flags
 
     p = parser(__doc__, shared_flags("seed", seed=3))
-    p.add_argument("--out", required=True, help="output folder (report.json, report.md)")
+    p.add_argument("--out", type=output_dir, required=True, help="output folder (report.json, report.md)")
     p.add_argument("--joints", nargs="+", default=list(JOINTS), help="joints to excite and identify")
     p.add_argument("--drives", nargs="+", default=["default", "worn"], help="hidden drive families")
     p.add_argument("--max_iters", type=positive_int, default=30, help="mujoco.sysid optimiser iterations")

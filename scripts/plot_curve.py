@@ -15,12 +15,12 @@ from pathlib import Path
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.run.cli import parser
+    from realgap.envs.run.cli import output_file, parser
 
     p = parser(__doc__)
     p.add_argument("--run", required=True, help="run folder (progress.csv, params/)")
     p.add_argument("--metric", default="success_rate", help="progress.csv column (e.g. success_rate, survival_rate)")
-    p.add_argument("--out", required=True, help="PNG to write")
+    p.add_argument("--out", type=output_file(".png"), required=True, help="PNG to write")
     p.add_argument("--title", default=None)
     return p.parse_args(argv)
 

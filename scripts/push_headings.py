@@ -16,7 +16,7 @@ import argparse
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.run.cli import finite_float, parser, positive_int, shared_flags
+    from realgap.envs.run.cli import finite_float, output_file, parser, positive_int, shared_flags
 
     p = parser(__doc__, shared_flags("num_envs", "seed", num_envs=128))
     p.add_argument("--policy", required=True, help="export folder of a balance policy (policy.onnx + metadata)")
@@ -46,7 +46,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="a what-if, not a policy: this many rad more knee flexion, half of it less on the hip and ankle pitch, "
         "as constant offsets (a lower stance)",
     )
-    p.add_argument("--out", default=None, help="output JSON")
+    p.add_argument("--out", type=output_file(".json"), default=None, help="output JSON")
     return p.parse_args(argv)
 
 

@@ -21,7 +21,7 @@ DEFAULT_VALUES = "0.2,0.25,0.3,0.35,0.4,0.45,0.5,0.55,0.6,0.65,0.7,0.8"
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.run.cli import nonnegative_float, parser, positive_float, shared_flags
+    from realgap.envs.run.cli import nonnegative_float, output_file, parser, positive_float, shared_flags
 
     p = parser(__doc__, shared_flags("episodes", "num_envs", "seed", episodes=64, num_envs=128))
     p.add_argument("--policy", required=True, help="export folder of a balance policy (policy.onnx + metadata)")
@@ -30,7 +30,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--engines", default="isaac,mujoco", help="isaac, mujoco or both")
     p.add_argument("--push_at_s", type=nonnegative_float, default=1.0, help="time of the push after the reset, s")
     p.add_argument("--recover_s", type=positive_float, default=3.0, help="time after the push to stay up, s")
-    p.add_argument("--out", default=None, help="output JSON")
+    p.add_argument("--out", type=output_file(".json"), default=None, help="output JSON")
     return p.parse_args(argv)
 
 

@@ -21,7 +21,7 @@ import argparse
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.run.cli import nonnegative_float, parser, positive_float, shared_flags
+    from realgap.envs.run.cli import nonnegative_float, output_file, parser, positive_float, shared_flags
 
     p = parser(__doc__, shared_flags("task", "episodes", "seed", task=None, episodes=8))
     src = p.add_mutually_exclusive_group(required=True)
@@ -34,7 +34,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--open_loop_s", type=positive_float, default=0.5, help="open-loop duration, s")
     p.add_argument("--fine_dt", type=nonnegative_float, default=0.001, help="second open-loop step, s (0: skip)")
     p.add_argument("--skip_closed_loop", action="store_true")
-    p.add_argument("--out", default=None, help="output JSON")
+    p.add_argument("--out", type=output_file(".json"), default=None, help="output JSON")
     return p.parse_args(argv)
 
 

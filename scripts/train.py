@@ -50,11 +50,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
-    from realgap.envs.run.cli import given_flags, warn_num_procs
+    from realgap.envs.run.cli import given_flags
     from realgap.envs.run.overrides import parse_override
     from realgap.envs.run.resume import prepare_resume
     from realgap.envs.run.training import (
         envs_per_process,
+        preflight,
         rank,
         relaunch_with_torchrun,
         resumed_seed,
@@ -71,8 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     for note in resume.notes if resume and rank() == 0 else ():
         print(f"[realgap] resume: {note}")
     args.task, args.num_procs = args.task or DEFAULT_TASK, args.num_procs or 1  # not given, nothing recorded
-    if (warning := warn_num_procs(args.num_procs)) is not None:
-        print(f"[realgap] warning: {warning}", file=sys.stderr)
+    preflight(args)  # --run_name a plain name; the envs' estimated memory fits; more processes than cores: said
     if args.num_procs > 1 and world_size() == 1:
         check_task(args.task)  # cheap checks before starting the processes
         if resume is not None:

@@ -54,6 +54,51 @@ def _scheduling_restored() -> Iterator[None]:
         os.sched_setscheduler(0, policy, param)
 
 
+SIGINT_IGNORED_AT_START: bool = False
+"""Whether this test process started with SIGINT ignored. No test sets it: a process started with ``&`` by a
+non-interactive shell (a CI script, a tool running the suite in the background) has SIGINT and SIGQUIT ignored (POSIX;
+measured: ``bash -c 'grep SigIgn /proc/self/status & wait'`` gives 0x6), and an ignored signal stays ignored over
+``exec`` in every process the tests start: a simulator or driver sent SIGINT then never stops."""
+
+
+def sigint_ignored() -> bool:
+    """Whether SIGINT is ignored in this process at the kernel level (``SigIgn`` of /proc/self/status, which also
+    sees a C library's ``sigaction``; Python's ``signal.getsignal`` sees only its own handlers)."""
+    import signal
+
+    try:
+        status = open("/proc/self/status").read()
+    except OSError:
+        return signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    mask = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigIgn:")), 16)
+    return bool(mask & (1 << (signal.SIGINT - 1)))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Undo an inherited SIGINT ignore (see :data:`SIGINT_IGNORED_AT_START`): Python's own handler in this process,
+    so every child starts with the default disposition, as from a terminal (a Ctrl-C test, a simulator stopped by
+    SIGINT). In every xdist worker too (each loads this conftest)."""
+    import signal
+
+    global SIGINT_IGNORED_AT_START
+    SIGINT_IGNORED_AT_START = sigint_ignored()
+    if SIGINT_IGNORED_AT_START:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+@pytest.fixture(autouse=True)
+def _sigint_restored(request: pytest.FixtureRequest) -> Iterator[None]:
+    """No test leaves SIGINT ignored or handled for the next: a change is undone and reported, naming the test."""
+    import signal
+    import warnings
+
+    handler, ignored = signal.getsignal(signal.SIGINT), sigint_ignored()
+    yield
+    if signal.getsignal(signal.SIGINT) != handler or sigint_ignored() != ignored:
+        signal.signal(signal.SIGINT, handler if handler is not None else signal.default_int_handler)
+        warnings.warn(f"{request.node.nodeid} changed SIGINT's disposition (restored)", stacklevel=1)
+
+
 @pytest.fixture
 def bridge_lock() -> Iterator[None]:
     """Run the two-process robot-bridge tests (DDS, libfranka) one at a time across pytest-xdist workers: their

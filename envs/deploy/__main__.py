@@ -50,6 +50,8 @@ import statistics
 import sys
 from pathlib import Path
 
+from realgap.envs.deploy.flags import check_flags, check_interface, join_pair_values
+
 
 def _pair(text: list[str], name: str) -> tuple[float, float]:
     """``["0.2,0.4"]`` or ``["0.2", "0.4"]`` → ``(0.2, 0.4)``."""
@@ -145,7 +147,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--fall_tilt", type=float, default=1.0, help="fall: root tilted beyond this angle, rad")
     p.add_argument("--zero_action", action="store_true", help="run the zero action instead of the policy")
     p.add_argument("--seed", type=int, default=0, help="seed of the pushes and the simulated command delay")
-    return p.parse_args(argv)
+    p.add_argument("--trust", nargs="+", default=[], metavar="PUB", help="public keys (PEM, or folders of *.pub)")
+    p.add_argument("--require_signature", action="store_true", help="refuse an export not signed by a --trust key")
+    return p.parse_args(join_pair_values(sys.argv[1:] if argv is None else argv))
 
 
 _POSITIVE = ("duration_s", "connect_timeout_s", "watchdog_s")
@@ -180,6 +184,7 @@ def check_numbers(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
     check_numbers(args)
     push_mps, interval = _pair(args.push_mps, "push_mps"), _pair(args.push_interval_s, "push_interval_s")
@@ -189,7 +194,10 @@ def main(argv: list[str] | None = None) -> int:
         raise ValueError("--push_interval_s LO must be > 0 s")
     from realgap.envs.deploy import ZeroPolicy
     from realgap.envs.format import load_policy
+    from realgap.envs.format.verify import check_export_signature
 
+    if args.trust or args.require_signature or Path(args.policy, "policy.sig").is_file():
+        print(f"[realgap] {check_export_signature(args.policy, args.trust, args.require_signature)}", flush=True)
     meta, policy = load_policy(args.policy)
     r = meta.rates
     print(f"[realgap] {args.policy}: {meta.task} on '{meta.robot.name}' ({meta.robot.description['path']}), obs "
@@ -202,6 +210,15 @@ def main(argv: list[str] | None = None) -> int:
             "--robot suite runs the identification motion on a suite robot: give --suite FILE and "
             "--excite JOINT ...; episodes on suite robots run with scripts/evaluate_suite.py"
         )
+    check_flags(argv, args.robot, meta.scene is not None, args.excite is not None)  # a flag it would ignore: refused
+    if args.robot == "unitree_g1":
+        check_interface(args.interface)
+    from realgap.envs.run.paths import check_output_file  # stdlib only: the torch-free robot side may import it
+
+    if args.log is not None:  # a folder, a link or another suffix is refused before the robot moves, not at the end
+        check_output_file(args.log, "--log", (".npz", ".mcap"))
+    if args.report is not None:
+        check_output_file(args.report, "--report", (".json",))
     if args.excite is not None:
         return _excite(args, meta)
     if args.robot == "unitree_g1":

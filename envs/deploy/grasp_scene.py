@@ -28,6 +28,7 @@ from realgap.envs.deploy.objects import ObjectPose
 from realgap.envs.deploy.runtime import DeployRuntime
 from realgap.envs.format.metadata import PolicyMetadata
 from realgap.envs.format.scene import SceneFacts
+from realgap.envs.format.stats import wilson_interval
 
 SCENE_CONTYPE = SCENE_CONAFFINITY = (
     1 | ROBOT_CONTYPE | ROBOT_CONAFFINITY
@@ -203,16 +204,6 @@ def run_grasp_episode(runtime: DeployRuntime, robot: MujocoGraspRobot) -> GraspE
         if robot.arm_speed_exceeded():
             return GraspEpisode(False, k, best, "reflex")
     return GraspEpisode(False, scene.episode_steps, best, "time_out")
-
-
-def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """Wilson score interval of a success rate (z = 1.96: 95 %); the same rule as ``envs/eval/sweep_stats.py``, here
-    because the deploy layer imports nothing above it."""
-    if n == 0:
-        return 0.0, 1.0
-    p = successes / n
-    centre, half = p + z * z / (2 * n), z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return (centre - half) / (1 + z * z / n), (centre + half) / (1 + z * z / n)
 
 
 def grasp_report(meta: PolicyMetadata, policy: object, episodes: int, seed: int = 0, start_noise: bool = True,

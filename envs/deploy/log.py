@@ -179,6 +179,11 @@ def load_log(path: str | Path, *, joint_names: tuple[str, ...] | list[str] | Non
         except ValueError as err:
             raise LogError(f"{path}: {err}") from None
     else:
+        with path.open("rb") as fh:
+            head = fh.read(6)
+        if not head.startswith(b"PK\x03\x04"):  # every .npz is a zip archive of .npy arrays
+            raise LogError(f"{path}: not an .npz file (a zip archive of arrays, which starts with PK\\x03\\x04): it "
+                           f"starts with {head!r}; a robot log is .npz or .mcap")  # fmt: skip
         try:
             data = dict(np.load(path, allow_pickle=False))
         except (OSError, ValueError) as err:

@@ -147,7 +147,11 @@ def check_request(args: argparse.Namespace) -> tuple[list[str], list[int], list[
     spaces = args.spaces.split(",") if args.spaces else list(ACTION_SPACE_IDS)
     if unknown := [s for s in spaces if s not in ACTION_SPACE_IDS]:
         raise ValueError(f"unknown action spaces {unknown}; known: {', '.join(ACTION_SPACE_IDS)}")
+    if twice := sorted({s for s in spaces if spaces.count(s) > 1}):  # a space listed twice would train twice
+        raise ValueError(f"--spaces {args.spaces!r} lists {', '.join(twice)} more than once: give each space once")
     seeds = parse_seeds(args.seeds)
+    if twice := sorted({n for n in seeds if seeds.count(n) > 1}):
+        raise ValueError(f"--seeds {args.seeds!r} lists {', '.join(map(str, twice))} more than once: give each once")
     if not seeds and not args.include:
         raise ValueError("--seeds none trains nothing: it needs --include DIR (the comparison to rebuild)")
     factors = args.factors.split(",")

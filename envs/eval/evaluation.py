@@ -143,12 +143,16 @@ def parse_heatmap(text: str | None, factors: list[str]) -> tuple[str, str] | Non
 
 def evaluate(req: EvalRequest) -> tuple[dict[str, Any], Path, int]:
     """Run the evaluation ``req`` asks for; returns the report, its folder and the number of plots written."""
+    task, checkpoints, out = resolve_inputs(req)
+    if not str(req.device or "").startswith("cuda"):  # the envs' estimated memory against the machine's, up front
+        from realgap.envs.run.memory import check_env_memory
+
+        check_env_memory(task, req.num_envs)
     from realgap.envs.eval.robustness import available_factors, prepare_compliant, prepare_env_cfg
     from realgap.envs.eval.sweep import COMPLIANT_FACTORS, parse_values
     from realgap.envs.run.factory import load_cfgs, make_env, simulation
     from realgap.envs.run.run_dir import policy_settings
 
-    task, checkpoints, out = resolve_inputs(req)
     env_cfg, agent_cfg = load_cfgs(task, req.device, req.num_envs, req.seed)
     settings = {policy_settings(v[1]) for v in checkpoints.values() if v is not None and v[0] == "checkpoint"}
     if len(settings) > 1:

@@ -103,6 +103,10 @@ def play(req: PlayRequest, echo: Callable[[str], None] = print) -> dict[str, Any
 
     task_id, checkpoint, export = resolve_policy_source(req)
     task = play_task(task_id or ZERO_ACTION_TASK)
+    if not str(req.device or "").startswith("cuda"):  # the envs' estimated memory against the machine's, up front
+        from realgap.envs.run.memory import check_env_memory
+
+        check_env_memory(task, req.num_envs)
     env_cfg, agent_cfg = load_cfgs(task, req.device, req.num_envs, req.seed)
     if checkpoint is not None:  # the run's rates and interface overrides (an observation history, a network size)
         policy_settings(checkpoint).apply(env_cfg, agent_cfg)

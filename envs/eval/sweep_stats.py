@@ -10,19 +10,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-
-def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """Wilson score interval of a binomial rate (95 % for z = 1.96); ``(nan, nan)`` for n = 0.
-
-    Unlike the normal approximation it stays inside [0, 1] and is not degenerate at 0/n or n/n.
-    """
-    if n == 0:
-        return math.nan, math.nan
-    p = successes / n
-    denom = 1.0 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+from realgap.envs.format.stats import wilson_interval  # noqa: F401  (re-exported: the sweep's callers import it here)
 
 
 def mean_std_ci(values: Sequence[float], z: float = 1.96) -> dict[str, float]:

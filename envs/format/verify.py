@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -122,6 +123,28 @@ def load_verified(path: str | Path) -> tuple[PolicyMetadata, Path]:
     if problems:
         raise ExportIntegrityError(f"{json_path}: physically impossible values:\n  - " + "\n  - ".join(problems))
     return meta, onnx_path
+
+
+def check_export_signature(path: str | Path, trust: Sequence[str | Path] = (), require: bool = False) -> str:
+    """Verify the export at ``path`` (:func:`load_verified`), then its signature (``policy.sig``) against the public
+    keys ``trust`` (:mod:`realgap.envs.format.signature`); returns one line saying what was verified.
+
+    Raises:
+        ExportIntegrityError: As :func:`load_verified`.
+        SignatureError: ``require`` without a signature or a trust store, a signature over another digest, by an
+            untrusted key, or one that does not verify.
+    """
+    import onnxruntime as ort
+
+    from realgap.envs.format.signature import TrustStore, check_signature
+
+    if require and not trust:  # refused before any file is read
+        check_signature(Path(path), {}, None, require)
+    store = TrustStore.load(trust) if trust else None
+    _, onnx_path = load_verified(path)
+    props = ort.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"]).get_modelmeta()
+    digest = _json(props.custom_metadata_map[INTEGRITY_KEY], f"'{INTEGRITY_KEY}' of {onnx_path}")
+    return check_signature(onnx_path.parent, digest, store, require)
 
 
 class OnnxPolicy:

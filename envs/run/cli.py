@@ -51,9 +51,27 @@ class CliParser(argparse.ArgumentParser):
     <script> --help)`` on stderr, exit status 2 (:class:`UsageError`)."""
 
     def error(self, message: str) -> NoReturn:  # type: ignore[override]
-        message = re.sub(r"^argument (--\w+)(?:/\S+)?: ", r"\1 ", message) + f" (see {self.prog} --help)"
+        message = re.sub(r"^argument (--\w+)(?:/\S+)?: ", r"\1 ", message)
+        message += self._missing_values_hint(message) + f" (see {self.prog} --help)"
         print(f"error: {message}", file=sys.stderr)
         raise UsageError(message)
+
+    def _missing_values_hint(self, message: str) -> str:
+        """For "--flag expected N argument(s)": what the flag takes, and the value it was given if argparse read that
+        value as a flag because it starts with '-' (``--push_mps -1,0.2``); else nothing."""
+        found = re.match(r"^(--\w+) expected ", message)
+        if not found:
+            return ""
+        flag = found.group(1)
+        action = next((a for a in self._actions if flag in a.option_strings), None)
+        metavar = action.metavar if action is not None else None
+        takes = " ".join(metavar) if isinstance(metavar, tuple) else (metavar or flag.lstrip("-").upper())
+        hint = f": {flag} takes {takes}" + (f" ({action.help})" if action is not None and action.help else "")
+        argv = sys.argv[1:]
+        if flag in argv and argv.index(flag) + 1 < len(argv) and argv[argv.index(flag) + 1].startswith("-"):
+            given = argv[argv.index(flag) + 1]
+            hint += f"; it was given {given!r}, which starts with '-' and so reads as a flag"
+        return hint
 
 
 def parser(doc: str | None, *parents: argparse.ArgumentParser) -> CliParser:
@@ -111,6 +129,34 @@ def positive_float(text: str) -> float:
 def nonnegative_float(text: str) -> float:
     """A finite number ≥ 0 (a magnitude, a threshold)."""
     return _at_least(float, text, 0.0, strict=False)
+
+
+def output_dir(text: str) -> str:
+    """A folder a script creates or fills (``--out``): not an existing file, not a symbolic link
+    (:func:`realgap.envs.run.paths.check_output_dir`), checked while the command line is parsed."""
+    from realgap.envs.run.paths import PathRefused, check_output_dir
+
+    try:
+        check_output_dir(text, "--out")
+    except PathRefused as err:
+        raise argparse.ArgumentTypeError(str(err).removeprefix("--out ")) from None
+    return text
+
+
+def output_file(*suffixes: str) -> Callable[[str], str]:
+    """An argparse type: a file a script writes, ending in one of ``suffixes``, not a folder, not a symbolic link
+    (:func:`realgap.envs.run.paths.check_output_file`)."""
+    from realgap.envs.run.paths import PathRefused, check_output_file
+
+    def parse(text: str) -> str:
+        try:
+            check_output_file(text, "--out", suffixes)
+        except PathRefused as err:
+            raise argparse.ArgumentTypeError(str(err).removeprefix("--out ")) from None
+        return text
+
+    parse.__name__ = f"output file ({' or '.join(suffixes)})"
+    return parse
 
 
 class _Deterministic(argparse.Action):

@@ -143,11 +143,21 @@ def set_seed(env_cfg: Any, agent_cfg: Any, seed: int) -> None:
 
 @contextlib.contextmanager
 def simulation(env_cfg: Any) -> Iterator[None]:
-    """Isaac Lab's launcher context for ``env_cfg`` (kitless: starts nothing for Newton, but validates the config)."""
+    """Isaac Lab's launcher context for ``env_cfg`` (kitless: starts nothing for Newton, but validates the config).
+
+    A refusal (``ValueError``) or a checkpoint that cannot be written (``CheckpointError``, a ``RuntimeError``: a
+    full disk) raised inside is re-raised after the launcher has closed: the launcher prints a full traceback of any
+    exception that passes through it, which put 17 lines of traceback before the one line that says what to do."""
     from isaaclab.app import launch_simulation
 
+    refused: BaseException | None = None
     with launch_simulation(env_cfg, {"headless": True, "device": env_cfg.sim.device}):
-        yield
+        try:
+            yield
+        except (ValueError, RuntimeError) as err:  # the launcher prints a traceback of whatever passes through it
+            refused = err
+    if refused is not None:  # a refusal or a failed checkpoint write: its message alone (scripts' run_cli prints it)
+        raise refused
 
 
 class _ExpectedForFixedBase(logging.Filter):

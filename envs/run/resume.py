@@ -125,6 +125,10 @@ def restore_flags(args: argparse.Namespace, record: dict[str, Any], from_iterati
             notes.append("--deterministic restored from the run's record")
         args.deterministic = bool(record["deterministic"])
     recorded = record.get("max_iterations")
+    if args.max_iterations is None and None not in (recorded, from_iteration) and recorded <= from_iteration:
+        raise ValueError(f"the run is complete: its checkpoint ends iteration {from_iteration - 1} of its recorded "
+                         f"--max_iterations {recorded}, so resuming trains nothing; give --max_iterations N > "
+                         f"{from_iteration} to train it further")  # fmt: skip
     if args.max_iterations is not None and from_iteration is not None and args.max_iterations <= from_iteration:
         raise ValueError(f"--max_iterations {args.max_iterations} leaves nothing to train: the checkpoint continues "
                          f"at iteration {from_iteration}; give more, or drop it (the run's: {recorded})")  # fmt: skip
@@ -141,6 +145,37 @@ def restore_flags(args: argparse.Namespace, record: dict[str, Any], from_iterati
     return notes
 
 
+RECORD_KEYS: dict[str, tuple[type, ...]] = {
+    "argv": (list,), "git": (dict,), "task": (str,), "device": (str,), "num_procs": (int,), "num_envs_total": (int,),
+    "rates": (dict, type(None)), "dr_profile": (str,), "overrides": (list,), "seed": (int, type(None)),
+    "max_iterations": (int,), "save_interval": (int,), "deterministic": (bool,), "resumes": (list,),
+}  # fmt: skip
+"""Every key ``params/run.json`` holds (:func:`realgap.envs.run.training.train` writes them) and its JSON type."""
+RECORD_MINIMUM = {"num_procs": 1, "num_envs_total": 1, "max_iterations": 1, "save_interval": 1, "seed": 0}
+"""The smallest valid value of each recorded count: a record below it was edited or corrupted."""
+
+
+def check_record(record: dict[str, Any], path: Path) -> None:
+    """A run's record holds only known keys (:data:`RECORD_KEYS`), each of its type and in range, so a resumed run is
+    never built from a value nobody gave, nor a mistyped key silently ignored.
+
+    Raises:
+        CheckpointError: An unknown key, a value of another type or out of range (names the file, key and value).
+    """
+    if unknown := sorted(set(record) - set(RECORD_KEYS)):
+        raise CheckpointError(f"'{path}' holds unknown keys {unknown}: a record this code did not write (edited, or "
+                              f"from a newer version); known keys: {', '.join(RECORD_KEYS)}")  # fmt: skip
+    for key, value in record.items():
+        kinds = RECORD_KEYS[key]
+        wrong_kind = not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds)
+        if wrong_kind or (key in RECORD_MINIMUM and value is not None and value < RECORD_MINIMUM[key]):
+            want = " or ".join(k.__name__ for k in kinds) + (
+                f" >= {RECORD_MINIMUM[key]}" if key in RECORD_MINIMUM else ""
+            )
+            raise CheckpointError(f"'{path}': {key} = {value!r} is not a valid record (expected {want}); the record "
+                                  "was edited or corrupted: restore it, or start a new run")  # fmt: skip
+
+
 def prepare_resume(args: argparse.Namespace) -> Resume:
     """Find the checkpoint ``args.resume`` names, read the run's record and restore every recorded flag on ``args``.
 
@@ -150,8 +185,14 @@ def prepare_resume(args: argparse.Namespace) -> Resume:
             (:func:`~realgap.envs.run.run_dir.recorded_contacts`; names the file).
         ValueError: A flag given with another value than the run recorded.
     """
+    if getattr(args, "run_name", ""):
+        raise ValueError("--run_name names a new run's folder; a resumed run keeps its own: drop --run_name")
     run_dir, checkpoint, iteration = resume_target(args.resume)
+    from realgap.envs.run.paths import check_writable
+
+    check_writable(run_dir, "--resume")  # checkpoints, logs and progress go there: refused before the env is built
     record = read_run_json(run_dir / "params" / "run.json")
+    check_record(record, run_dir / "params" / "run.json")
     if "max_iterations" not in record or "save_interval" not in record:  # a run recorded before these flags were
         record = _agent_yaml_settings(run_dir) | record
     spec = recorded_rates(run_dir, record)  # valid and consistent with the run's resolved config, before anything

@@ -127,10 +127,18 @@ def run_task(checkpoint: str | Path) -> str:
 
 
 def new_run_dir(log_root: str | Path, experiment: str, run_name: str = "") -> Path:
-    """Create and return a fresh, empty run folder."""
+    """Create and return a fresh, empty run folder ``<log_root>/<experiment>/<stamp>[_<run_name>]``.
+
+    Raises:
+        PathRefused: ``run_name`` or ``experiment`` is not a plain name, or the folder would resolve outside
+            ``log_root`` (a symbolic link inside it pointing elsewhere); nothing is created.
+    """
+    from realgap.envs.run.paths import check_inside, check_name
+
     stamp = datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
-    name = f"{stamp}_{run_name}" if run_name else stamp
-    path = Path(log_root) / experiment / name
+    name = f"{stamp}_{check_name(run_name, '--run_name')}" if run_name else stamp
+    path = Path(log_root) / check_name(experiment, "agent.experiment_name") / name
+    check_inside(path, log_root, "--run_name")
     path.mkdir(parents=True, exist_ok=False)
     return path
 
@@ -247,11 +255,26 @@ def fill_reward_terms(run_dir: str | Path, progress: str | Path | None = None) -
     return list(terms)
 
 
+def file_mode() -> int:
+    """The mode of a file a run writes: ``0o666`` less the process umask, as ``open()`` gives every other file of the
+    run (configs, logs, TensorBoard events; 0644 under the usual umask 022). ``tempfile.mkstemp`` creates its files
+    0600 whatever the umask, so a checkpoint or progress.csv renamed into place from one is set to this first: one
+    rule for every file of a run folder, which the umask (not the writer) decides."""
+    try:  # Linux states it; setting and restoring it would leave a window where another thread creates 0666 files
+        status = Path("/proc/self/status").read_text()
+        umask = int(re.search(r"^Umask:\s*([0-7]+)", status, re.M).group(1), 8)  # type: ignore[union-attr]
+    except (OSError, AttributeError):
+        umask = os.umask(0)
+        os.umask(umask)
+    return 0o666 & ~umask
+
+
 def write_progress(path: str | Path, header: list[str], rows: list[dict[str, Any]]) -> None:
     """Write a progress.csv whole, atomically (a temporary file in the same folder renamed into place); a cell a row
     lacks is ``nan``."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=".tmp_", suffix=".csv", dir=path.parent)
+    os.chmod(tmp, file_mode())
     with os.fdopen(fd, "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=header, restval="nan")
         writer.writeheader()

@@ -36,6 +36,7 @@ from realgap.envs.run.run_dir import (  # noqa: F401  (CHECKPOINT_RE and latest_
     CHECKPOINT_RE,
     REWARD_COLUMN,
     CheckpointError,
+    file_mode,
     latest_checkpoint,
     progress_column,
     write_failure,
@@ -58,6 +59,7 @@ def _atomic_save(obj: Any, path: str | Path) -> None:
     torch.save(obj, buffer)
     folder = os.path.dirname(path) or "."
     fd, tmp = tempfile.mkstemp(prefix=".tmp_", suffix=".pt", dir=folder)
+    os.chmod(tmp, file_mode())  # as every other file of the run, not mkstemp's 0600
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(buffer.getbuffer())

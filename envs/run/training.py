@@ -70,6 +70,33 @@ def envs_per_process(num_envs: int, num_procs: int) -> int:
     return num_envs // num_procs
 
 
+def preflight(args: argparse.Namespace) -> None:
+    """Checks of train.py's flags that read no file: ``--run_name`` is one plain folder name (a ``/`` or ``..``
+    would put the run outside ``--log_root``), and on the CPU the envs' estimated memory fits the machine
+    (:func:`realgap.envs.run.memory.check_env_memory`; ``args.task`` resolved). More processes than CPU cores is
+    allowed, with a warning on stderr.
+
+    Raises:
+        ValueError: Names the flag and what is expected.
+    """
+    import sys
+
+    from realgap.envs.run.cli import warn_num_procs
+    from realgap.envs.run.paths import check_name, check_writable
+
+    if not args.resume:
+        check_writable(args.log_root, "--log_root")
+    if (warning := warn_num_procs(args.num_procs or 1)) is not None:
+        print(f"[realgap] warning: {warning}", file=sys.stderr)
+
+    if args.run_name:
+        check_name(args.run_name, "--run_name")
+    if args.num_envs is not None and not str(args.device or "").startswith("cuda"):
+        from realgap.envs.run.memory import check_env_memory
+
+        check_env_memory(args.task, args.num_envs, args.num_procs or 1)
+
+
 def check_budget(max_minutes: float | None) -> None:
     """``--max_minutes`` must be a positive number of minutes (or absent)."""
     if max_minutes is not None and not max_minutes > 0:

@@ -99,6 +99,7 @@ def robot_usd(robot: RobotSource) -> Path:
             with _output_to(tmp / "convert.log"):
                 converted = _convert(robot.mjcf_path(), tmp / "converted")
                 _write_wrapper(converted, tmp / "robot.usda", final / "converted" / converted.name)
+            _check_layers(tmp)  # the USD writer can leave a truncated file without an error (a full disk)
             if final.exists():
                 shutil.rmtree(final)
             tmp.rename(final)
@@ -108,6 +109,26 @@ def robot_usd(robot: RobotSource) -> Path:
         print(f"[realgap] converted; the converter's messages (notes on MJCF elements USD does not carry, such as "
               f"lights and sensors) are in {final / 'convert.log'}", flush=True)  # fmt: skip
     return wrapper
+
+
+def _check_layers(folder: Path) -> None:
+    """Every USD layer under ``folder`` opens (read back from disk once), before the folder becomes the cache entry.
+
+    Raises:
+        OSError: A layer that does not open (truncated: a full disk or a file size limit); names it. Nothing is cached.
+    """
+    from pxr import Sdf, Tf
+
+    for path in sorted(p for p in folder.rglob("*") if p.suffix in (".usd", ".usda", ".usdc")):
+        try:
+            layer = Sdf.Layer.OpenAsAnonymous(str(path))
+        except Tf.ErrorException as err:
+            layer, why = None, str(err).strip().splitlines()[-1]
+        else:
+            why = "it does not open"
+        if layer is None:
+            raise OSError(f"the USD conversion wrote a corrupt layer '{path}' ({why}); is the disk full? Nothing was "
+                          "cached: free space and run again")  # fmt: skip
 
 
 @contextlib.contextmanager

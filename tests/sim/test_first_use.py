@@ -31,3 +31,19 @@ def test_conversion_on_an_empty_cache_is_quiet(tmp_path):
     assert os.path.isfile(wrapper)
     assert f"messages (notes on MJCF elements USD does not carry, such as lights and sensors) are in {log}" in text
     assert "not supported" in open(log).read()  # the converter's notes were kept, not lost
+
+
+def test_a_conversion_cut_short_by_a_full_disk_caches_nothing(tmp_path):
+    """A file size limit stands in for a full disk: USD's writer truncates GeometryLibrary.usdc without an error, and
+    a truncated cache entry failed every later run in Isaac Lab's loader. Each layer is read back before the rename."""
+    import resource
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (2_000_000, 2_000_000))  # the G1's geometry layer is ~8 MB
+
+    cache = tmp_path / "cache"
+    out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "REALGAP_CACHE": str(cache)}, preexec_fn=limited)  # fmt: skip
+    assert out.returncode != 0
+    assert "the USD conversion wrote a corrupt layer" in out.stderr and "GeometryLibrary.usdc" in out.stderr
+    assert [p.name for p in (cache / "assets").iterdir() if not p.name.startswith(".")] == []  # no entry, no temp

@@ -48,8 +48,9 @@ def franky_sim():
 
 
 def _driver(*extra: str) -> list[str]:
+    # a 1 s watchdog: no test here is about it, and a loaded machine can stall franky-sim's clock past the 0.1 s default
     return [sys.executable, "-m", "realgap.envs.deploy", "--policy", POLICY, "--robot", "franka", "--hostname", HOST,
-            "--connect_timeout_s", "30", *extra]  # fmt: skip
+            "--connect_timeout_s", "30", "--watchdog_s", "1.0", *extra]  # fmt: skip
 
 
 def test_episode_tracks_the_exports_commands_and_the_hand_closes(franky_sim, tmp_path: Path) -> None:

@@ -69,7 +69,7 @@ def test_pushed_balance_episode_over_dds(tmp_path: Path) -> None:
     d = _domain(0)
     sim, report = _sim(tmp_path, d, 1.0 + 6.0 + 1.0, push="0.2,0.4")  # soft start, episode, damping
     log = tmp_path / "ep.npz"
-    drv = _driver(d, "--duration_s", "6", "--push_mps", "0.2,0.4", "--log", str(log))
+    drv = _driver(d, "--duration_s", "6", "--push_mps", "0.2,0.4", "--log", str(log), "--watchdog_s", "1.0")
     out, _ = drv.communicate(timeout=180)
     rep = _finish(sim, report)
     assert drv.returncode == 0, out
@@ -96,6 +96,9 @@ def test_safety_ends_in_damping(tmp_path: Path, case: str) -> None:
     d = _domain(2 + ["watchdog", "ctrl_c", "fall"].index(case))
     sim, report = _sim(tmp_path, d, 4.0)
     extra = ["--fall_tilt", "0.0001"] if case == "fall" else []
+    # Ctrl-C and fall: a 1 s watchdog, so a stall of a loaded machine (a process descheduled past the default 0.1 s)
+    # cannot end the episode first; the watchdog case keeps the default and trips on the stopped simulator
+    extra += ["--watchdog_s", "1.0"] if case != "watchdog" else []
     drv = _driver(d, "--duration_s", "20", *extra)
     if case != "fall":
         for line in drv.stdout:  # wait until the episode runs

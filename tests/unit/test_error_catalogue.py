@@ -19,8 +19,10 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def run(script: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(REPO / "scripts" / script), *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=300)  # fmt: skip
+    """``scripts/<script>``, or the robot-side command for ``deploy`` (``python -m realgap.envs.deploy``)."""
+    command = ["-m", "realgap.envs.deploy"] if script == "deploy" else [str(REPO / "scripts" / script)]
+    return subprocess.run([sys.executable, *command, *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=300)  # fmt: skip
 
 
 def snapshot(folder: Path) -> dict[str, str]:
@@ -79,17 +81,38 @@ def test_num_envs_that_do_not_split_over_processes(tmp_path):
     assert not (tmp_path / "runs").exists()
 
 
-def _valid_run(folder: Path) -> Path:
-    """A resumable run folder: a loadable checkpoint and its record."""
+def _valid_run(folder: Path, iteration: int = 2, record_text: str | None = None, **changes: object) -> Path:
+    """A resumable run folder: a loadable checkpoint ``model_<iteration>.pt`` and its record (``changes`` applied;
+    ``record_text`` replaces the record whole)."""
     import json
 
     import torch
 
     (folder / "params").mkdir(parents=True)
-    torch.save({"iter": 2, "actor_state_dict": {}}, folder / "model_2.pt")
-    record = {"task": "Realgap-Balance-G1-v0", "num_envs_total": 8, "num_procs": 1, "max_iterations": 5}
-    (folder / "params" / "run.json").write_text(json.dumps(record))
+    torch.save({"iter": iteration, "actor_state_dict": {}}, folder / f"model_{iteration}.pt")
+    record = {"task": "Realgap-Balance-G1-v0", "num_envs_total": 8, "num_procs": 1, "max_iterations": 5} | changes
+    (folder / "params" / "run.json").write_text(record_text if record_text is not None else json.dumps(record))
     return folder
+
+
+def _inputs(tmp: Path) -> None:
+    """The files the catalogue's commands are given: each bad in one way."""
+    (tmp / "bad.yaml").write_text(BAD_YAML_RATES)
+    np.savez(tmp / "objects.npz", format=np.array([{"a": 1}], dtype=object))  # loading it would run pickle
+    (tmp / "text.npz").write_text("time,q\n0,0.1\n")  # a CSV saved under the wrong name
+    (tmp / "a_folder.yaml").mkdir()
+    (tmp / "a_folder.npz").mkdir()
+    feet = (REPO / "configs" / "contact" / "g1_ground.yaml").read_text()
+    assert "timeconst: 0.02 " in feet and "timestep: 0.005" in feet  # the lines edited below
+    (tmp / "fast_feet.yaml").write_text(
+        feet.replace("timeconst: 0.02 ", "timeconst: 0.008").replace("timestep: 0.005", "timestep: 0.002")
+    )  # fmt: skip  (valid at 2 ms, under two steps at the lab's 5 ms)
+    runs = tmp / "runs" / "balance_g1"
+    _valid_run(runs / "r")
+    _valid_run(runs / "done", iteration=4)  # model_4.pt ends iteration 4 of max_iterations 5: complete
+    _valid_run(runs / "typo", num_env=16)  # a mistyped key that would be ignored
+    _valid_run(runs / "negative", num_envs_total=-8)
+    _valid_run(runs / "corrupt", record_text='{"task": "Realgap-Balance-G1-v0", ')
 
 
 BAD_YAML_RATES = "physics_hz: 200\ncontrol_hz: [200\n"
@@ -122,16 +145,93 @@ CATALOGUE: list[tuple[str, list[str], str]] = [
     ("eval_checkpoints.py", ["--run", "{run}", "--every", "0"], "--every must be >= 1, got 0"),
     ("hidden_compare.py", ["--policy", "p", "--against", "q", "--fall_height", "nan"], "--fall_height 'nan' is not"),
     ("push_limit.py", ["--policy", "p", "--episodes", "0"], "--episodes must be >= 1, got 0"),
+    # silent before: a run folder outside --log_root, a flag dropped, a duplicate run, a resume that trains nothing
+    ("train.py", ["--run_name", "../../../../x"], "--run_name '../../../../x' is not a plain name"),
+    ("train.py", ["--run_name", "a b"], "is not a plain name"),
+    ("train.py", ["--resume", "{runs}/r", "--run_name", "again"], "a resumed run keeps its own: drop --run_name"),
+    ("train.py", ["--resume", "{runs}/done"], "the run is complete: its checkpoint ends iteration 4 of its recorded"),
+    ("train.py", ["--resume", "{runs}/typo"], "holds unknown keys ['num_env']"),
+    ("train.py", ["--resume", "{runs}/negative"], "num_envs_total = -8 is not a valid record (expected int >= 1)"),
+    ("compare_actions.py", ["--spaces", "joint_pos,joint_pos"], "lists joint_pos more than once"),
+    ("compare_actions.py", ["--seeds", "0,0"], "lists 0 more than once"),
+    (
+        "deploy",
+        ["--policy", str(REPO / "configs/policies/grasp_franka"), "--robot", "mujoco", "--log", "{tmp}/x.npz"],
+        "--log would be ignored by the grasp scene",
+    ),
+    (
+        "deploy",
+        [
+            "--policy",
+            str(REPO / "configs/policies/grasp_franka"),
+            "--robot",
+            "franka",
+            "--hostname",
+            "127.0.0.1",
+            "--log",
+            "{tmp}/x.npz",
+        ],
+        "--log would be ignored by --robot franka",
+    ),
+    (
+        "deploy",
+        ["--policy", str(REPO / "configs/policies/balance_g1"), "--robot", "mujoco", "--hostname", "h"],
+        "--hostname would be ignored by --robot mujoco",
+    ),
+    # unclear before: a traceback, argparse's words, the wrong cause, or no file named
+    (
+        "deploy",
+        ["--policy", str(REPO / "configs/policies/balance_g1"), "--robot", "mujoco", "--push_mps", "-1,0.2"],
+        "--push_mps needs 0 <= LO <= HI, got -1,0.2",
+    ),
+    (
+        "deploy",
+        ["--policy", str(REPO / "configs/policies/balance_g1"), "--robot", "unitree_g1", "--interface", "nope0"],
+        "--interface 'nope0' is not a network interface of this machine",
+    ),
+    (
+        "deploy",
+        ["--policy", str(REPO / "configs/policies/balance_g1"), "--robot", "mujoco", "--require_signature"],
+        "--require_signature needs the public keys to trust",
+    ),
+    (
+        "deploy",
+        ["--policy", str(REPO / "configs/policies/balance_g1"), "--robot", "mujoco", "--log", "{tmp}/a_folder.npz"],
+        "is an existing folder; give a file path",
+    ),
+    (
+        "deploy",
+        ["--policy", str(REPO / "configs/policies/balance_g1"), "--robot", "mujoco", "--log", "{tmp}/x.csv"],
+        "must end in .npz or .mcap",
+    ),
+    ("play.py", ["--zero_action", "--push_mps", "-1,0.2"], "it was given '-1,0.2', which starts with '-'"),
+    ("play.py", ["--checkpoint", "{runs}/corrupt/model_2.pt"], "corrupt/params/run.json' is unreadable or not JSON"),
+    ("identify.py", ["--log", "{tmp}/text.npz", "--out", "{tmp}/spec.yaml"], "text.npz: not an .npz file"),
+    ("identify.py", ["--log", "{tmp}/objects.npz", "--out", "{tmp}/a_folder.yaml"], "is an existing folder"),
+    ("identify.py", ["--log", "{tmp}/objects.npz", "--out", "{tmp}/spec.txt"], "--out '"),
+    ("contact_lab.py", ["--engines", "--g1", "{tmp}/fast_feet.yaml", "--out", "{tmp}/lab"], "at the 5 ms step"),
+    ("train.py", ["--num_envs", "50000000"], "an estimated"),
+    ("play.py", ["--zero_action", "--num_envs", "50000000", "--device", "cpu"], "an estimated"),
+    ("evaluate.py", ["--zero_action", "--num_envs", "50000000", "--device", "cpu"], "an estimated"),
+    ("srbd.py", ["--out", "{tmp}/bad.yaml"], "bad.yaml' is an existing file; give a folder"),
+    ("export.py", ["--checkpoint", "{run}", "--out", "{tmp}/bad.yaml"], "is an existing file; give a folder"),
+    ("sim2sim.py", ["--zero_action", "--out", "{tmp}/runs"], "must end in .json"),
+    ("plot_curve.py", ["--run", "{run}", "--out", "{tmp}/a_folder.npz"], "must end in .png"),
+    (
+        "sign_export.py",
+        ["verify", "--policy", str(REPO / "configs/policies/balance_g1"), "--trust", "{tmp}/none.pub"],
+        "--trust '",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("script", "args", "text"), CATALOGUE, ids=[f"{s}{' '.join(a)}" for s, a, _ in CATALOGUE])
 def test_catalogue(tmp_path, script, args, text):
-    (tmp_path / "bad.yaml").write_text(BAD_YAML_RATES)
-    np.savez(tmp_path / "objects.npz", format=np.array([{"a": 1}], dtype=object))  # loading it would run pickle
-    run_dir = _valid_run(tmp_path / "runs" / "balance_g1" / "r")
+    _inputs(tmp_path)
+    runs = tmp_path / "runs" / "balance_g1"
     before = snapshot(tmp_path)
-    filled = [a.replace("{tmp}", str(tmp_path)).replace("{run}", str(run_dir)) for a in args]
+    filled = [a.replace("{tmp}", str(tmp_path)).replace("{runs}", str(runs)).replace("{run}", str(runs / "r"))
+              for a in args]  # fmt: skip
     out = (
         run(script, *filled, "--log_root", str(tmp_path / "runs"), cwd=tmp_path)
         if script == "train.py"
@@ -141,3 +241,4 @@ def test_catalogue(tmp_path, script, args, text):
     assert text in out.stderr and out.stderr.startswith("error: "), out.stderr[-2000:]
     assert "Traceback" not in out.stderr and "allow_pickle" not in out.stderr  # never advise loading pickles
     assert snapshot(tmp_path) == before  # nothing written, nothing changed
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_dir()) == ["a_folder.npz", "a_folder.yaml", "runs"]
