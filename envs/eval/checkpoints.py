@@ -80,7 +80,8 @@ def eval_checkpoints(req: CheckpointsRequest, echo: Callable[[str], None] = _pri
         ValueError: ``push_mps`` for a task without pushes; see :func:`checkpoints_to_evaluate`.
     """
     from realgap.envs.run.factory import load_cfgs, make_env, simulation
-    from realgap.envs.run.run_dir import env_steps_per_iteration, policy_settings, run_task, training_seconds
+    from realgap.envs.run.run_dir import env_steps_per_iteration, run_task, training_seconds
+    from realgap.envs.run.run_record import policy_settings
     from realgap.envs.run.runner import RealgapRunner
     from realgap.tasks import play_task
 

@@ -151,7 +151,7 @@ def evaluate(req: EvalRequest) -> tuple[dict[str, Any], Path, int]:
     from realgap.envs.eval.robustness import available_factors, prepare_compliant, prepare_env_cfg
     from realgap.envs.eval.sweep import COMPLIANT_FACTORS, parse_values
     from realgap.envs.run.factory import load_cfgs, make_env, simulation
-    from realgap.envs.run.run_dir import policy_settings
+    from realgap.envs.run.run_record import policy_settings
 
     env_cfg, agent_cfg = load_cfgs(task, req.device, req.num_envs, req.seed)
     settings = {policy_settings(v[1]) for v in checkpoints.values() if v is not None and v[0] == "checkpoint"}

@@ -98,7 +98,7 @@ def play(req: PlayRequest, echo: Callable[[str], None] = print) -> dict[str, Any
     """
     check_request(req)
     from realgap.envs.run.factory import load_cfgs, make_env, simulation
-    from realgap.envs.run.run_dir import policy_settings
+    from realgap.envs.run.run_record import policy_settings
     from realgap.tasks import play_task
 
     task_id, checkpoint, export = resolve_policy_source(req)

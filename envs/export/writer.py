@@ -289,7 +289,8 @@ def export_checkpoint(
         ExportError: The env cannot be described.
     """
     from realgap.envs.run.factory import load_cfgs, make_env, simulation
-    from realgap.envs.run.run_dir import check_checkpoint, latest_checkpoint, policy_settings, run_task
+    from realgap.envs.run.run_dir import check_checkpoint, latest_checkpoint, run_task
+    from realgap.envs.run.run_record import policy_settings
     from realgap.envs.run.runner import RealgapRunner
 
     path = Path(checkpoint)

@@ -16,15 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from realgap.envs.run.run_dir import (
-    CHECKPOINT_RE,
-    CheckpointError,
-    check_checkpoint,
-    latest_checkpoint,
-    read_run_json,
-    recorded_contacts,
-    recorded_rates,
-)
+from realgap.envs.run.run_dir import CHECKPOINT_RE, CheckpointError, check_checkpoint, latest_checkpoint, read_run_json
+from realgap.envs.run.run_record import recorded_contacts, recorded_rates
 
 
 @dataclass(frozen=True)
@@ -182,7 +175,7 @@ def prepare_resume(args: argparse.Namespace) -> Resume:
     Raises:
         CheckpointError: The run folder, checkpoint or ``params/run.json`` is missing or unreadable, or its recorded
             rates are invalid or disagree with ``params/env.yaml``, or its recorded contact parameters break a rule
-            (:func:`~realgap.envs.run.run_dir.recorded_contacts`; names the file).
+            (:func:`~realgap.envs.run.run_record.recorded_contacts`; names the file).
         ValueError: A flag given with another value than the run recorded.
     """
     if getattr(args, "run_name", ""):

@@ -155,7 +155,8 @@ def train(args: argparse.Namespace, resume: Resume | None = None) -> Path:
     from realgap.envs.run.contacts import contact_record, write_contacts
     from realgap.envs.run.factory import check_rates, load_cfgs, make_env, set_seed, simulation
     from realgap.envs.run.overrides import apply_overrides
-    from realgap.envs.run.run_dir import new_run_dir, record_resume, recorded_rates, write_params
+    from realgap.envs.run.run_dir import new_run_dir, record_resume, write_params
+    from realgap.envs.run.run_record import recorded_rates
     from realgap.envs.run.runner import RealgapRunner
     from realgap.envs.run.validate import check_training_cfg
 

@@ -11,7 +11,8 @@ import pytest
 from shared_run import copy_run
 
 from realgap.envs.format.contacts import recorded_contact_problems
-from realgap.envs.run.run_dir import CheckpointError, policy_settings, recorded_contacts
+from realgap.envs.run.run_dir import CheckpointError
+from realgap.envs.run.run_record import policy_settings, recorded_contacts
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]

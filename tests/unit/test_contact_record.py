@@ -20,7 +20,8 @@ from realgap.envs.format.contacts import contact_problems, geom_row_problems, re
 from realgap.envs.format.verify import ExportIntegrityError, contact_problems_of, load_verified
 from realgap.envs.rates import load_rate_profile
 from realgap.envs.run.resume import prepare_resume
-from realgap.envs.run.run_dir import CheckpointError, policy_settings, recorded_contacts
+from realgap.envs.run.run_dir import CheckpointError
+from realgap.envs.run.run_record import policy_settings, recorded_contacts
 
 pytestmark = pytest.mark.unit
 

@@ -16,7 +16,8 @@ from realgap.envs.rates import RateSpec, load_rate_profile
 from realgap.envs.run.factory import check_rates, load_cfgs
 from realgap.envs.run.overrides import apply_overrides
 from realgap.envs.run.resume import prepare_resume
-from realgap.envs.run.run_dir import CheckpointError, policy_settings, recorded_rates, write_params
+from realgap.envs.run.run_dir import CheckpointError, write_params
+from realgap.envs.run.run_record import policy_settings, recorded_rates
 
 pytestmark = pytest.mark.unit
 TASK = "Realgap-Balance-G1-v0"

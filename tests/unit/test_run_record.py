@@ -53,7 +53,7 @@ def test_policy_settings_keep_the_runs_rates_and_interface_overrides(tmp_path):
     and network (observations, actions, agent); those of the training distribution (events, rewards) are not
     re-applied: evaluation stays on the task as defined."""
     from realgap.envs.rates import RateSpec
-    from realgap.envs.run.run_dir import policy_settings
+    from realgap.envs.run.run_record import policy_settings
 
     (tmp_path / "params").mkdir()
     overrides = ["env.observations.policy.history_length=3", "env.events.push.params.magnitude_mps=[0.2,0.6]",

@@ -5,6 +5,7 @@ process started exactly that way."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -28,8 +29,15 @@ print(before, conftest.SIGINT_IGNORED_AT_START, conftest.sigint_ignored(), child
 def test_a_background_run_gets_sigint_back_for_itself_and_its_children(tmp_path):
     script = tmp_path / "probe.py"
     script.write_text(PROBE)
-    out = subprocess.run(["bash", "-c", f"'{sys.executable}' '{script}' & wait"], capture_output=True, text=True,
-                         timeout=120, cwd=TESTS)  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(TESTS)}  # the probe imports conftest (pytest's pythonpath is its own)
+    out = subprocess.run(
+        ["bash", "-c", f"'{sys.executable}' '{script}' & wait $!"],  # wait $!: the probe's own exit status
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=TESTS,
+        env=env,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     # ignored at start (inherited from the shell's '&'), then handled here, and a child gets Python's default handler
     assert out.stdout.split() == ["True", "True", "False", "default_int_handler"], out.stdout
