@@ -44,7 +44,9 @@ def _ed25519() -> Any:
         from cryptography.hazmat.primitives.asymmetric import ed25519
     except ModuleNotFoundError as err:
         raise ModuleNotFoundError(
-            "signed exports need the 'cryptography' package: pip install 'realgap[deploy]'", name=err.name
+            "signed exports need the 'cryptography' package: pip install '.[deploy]' in a clone, or the wheel "
+            "with [deploy]",
+            name=err.name,
         ) from err
     return ed25519
 
