@@ -61,7 +61,7 @@ class GripperAction(BinaryJointPositionAction):
     def export_description(self) -> dict[str, Any]:
         """``binary_joint_position`` with the finger speed; a clipped one is refused (``envs/format/terms.py``)."""
         clipped = self.cfg.clip is not None
-        speed = None if self.cfg.max_speed is None else [self.cfg.max_speed] * self.action_dim
+        speed = None if self.cfg.max_speed is None else [self.cfg.max_speed] * len(self._joint_names)  # per joint
         return fmt.binary_joint_position(self._joint_names, self._open_command, self._close_command, clipped, speed)
 
 

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.sim
 POLICIES = Path(__file__).resolve().parents[2] / "configs" / "policies"
 
 
-@pytest.mark.parametrize("export", ["balance_g1", "grasp_franka"])
+@pytest.mark.parametrize("export", ["balance_g1", "grasp_franka", "grasp_franka_hand"])
 def test_shipped_action_metadata_is_redescribed_byte_for_byte(export):
     from conftest import build_env
 

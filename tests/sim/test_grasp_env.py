@@ -116,6 +116,9 @@ def _check_fingers_close_at_the_hands_speed(env, act):
         peak = max(peak, float(robot.data.joint_vel.torch[:, fingers].abs().max()))
     travelled = start - robot.data.joint_pos.torch[:, fingers]
     assert peak <= 0.05 * 1.05, f"a finger moved at {peak:.3f} m/s, past the hand's 0.05 m/s"
+    # the export carries the speed per finger joint (what the runtime and the driver run)
+    described = env.action_manager.get_term("gripper").export_description()
+    assert described["params"]["speed"] == [0.05, 0.05] and len(described["joint_names"]) == 2
     assert float(travelled.min()) > 0.005, travelled
 
 

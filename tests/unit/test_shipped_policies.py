@@ -99,6 +99,8 @@ def _assert_matches(meta: dict[str, Any], env_cfg: Any, agent_cfg: Any, label: s
         elif rec["type"] == "binary_joint_position":
             assert params["open"] == pytest.approx(_per_joint(cfg.open_command_expr, joints, where)), f"{where}.open"
             assert params["close"] == pytest.approx(_per_joint(cfg.close_command_expr, joints, where)), f"{where}.close"
+            if "speed" in params:  # the hand's own speed; exports made before it have none (their idealised hand)
+                assert params["speed"] == pytest.approx([cfg.max_speed] * len(joints)), f"{where}.speed"
         else:
             pytest.fail(f"{where}: the export's term type {rec['type']!r} is not compared by this test")
 
@@ -119,13 +121,13 @@ def test_each_export_is_its_recorded_command(folder: Path) -> None:
 
 
 def test_shipped_policies_are_one_command_each() -> None:
-    """The balance reference is what the default task trains, the grasp reference what the recommended grasp task
-    trains: their registered configs with no override resolve to the exports."""
+    """The balance reference is what the default task trains, the grasp reference (under the hand's own speed) what
+    the recommended grasp task trains: their registered configs with no override resolve to the exports."""
     from realgap.envs.run.factory import load_cfgs
     from realgap.tasks import DEFAULT_TASK, GRASP_TASK
 
     for folder, task in ((ROOT / "configs/policies/balance_g1", DEFAULT_TASK),
-                         (ROOT / "configs/policies/grasp_franka", GRASP_TASK)):  # fmt: skip
+                         (ROOT / "configs/policies/grasp_franka_hand", GRASP_TASK)):  # fmt: skip
         env_cfg, agent_cfg = load_cfgs(task, "cpu")
         _assert_matches(_meta(folder), env_cfg, agent_cfg, f"{folder.name} as {task}")
 
