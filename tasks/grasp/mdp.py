@@ -103,8 +103,9 @@ class joint_speed_reflex(ManagerTermBase):
     crossed, and the episode is over; the simulator enforces no limit (a joint was driven to 10.9 rad/s against
     2.175), so the task ends the episode as the robot would. The robot checks every controller cycle, so the term
     checks every physics step: the peak speed since the last policy step from the actuator chain
-    (``RealgapActuator.pop_peak_speed``) and the speed now. A policy that breaks the limits cannot succeed, and the
-    share of episodes this term ends is reported per action space.
+    (``RealgapActuator.pop_peak_speed``) and the speed now; in an episode's first policy step the speed at its end
+    only (the physics then resolves the state the reset wrote, e.g. a reverse-curriculum state mid-grasp). A policy
+    that breaks the limits cannot succeed, and the share of episodes this term ends is reported per action space.
 
     Params:
         limits_rad_s: Joint-name regex -> velocity limit, rad/s (the datasheet's, ``envs/robots/panda.py``).
@@ -117,11 +118,14 @@ class joint_speed_reflex(ManagerTermBase):
     def __call__(self, env: ManagerBasedRLEnv, limits_rad_s: dict[str, float],
                  asset_cfg: SceneEntityCfg = ROBOT) -> torch.Tensor:  # fmt: skip
         speed = self.robot.data.joint_vel.torch.abs()
-        for actuator in self.robot.actuators.values():  # the speeds of the physics steps since the last policy step
+        # the speeds of the physics steps since the last policy step; not in an episode's first policy step, where
+        # the physics resolves the state a reset wrote (a jump no robot makes), only the speed at its end
+        settled = (env.episode_length_buf > 1)[:, None]
+        for actuator in self.robot.actuators.values():
             if hasattr(actuator, "pop_peak_speed"):
-                speed[:, actuator.joint_indices] = torch.maximum(
-                    speed[:, actuator.joint_indices], actuator.pop_peak_speed()
-                )
+                cols = actuator.joint_indices
+                peak = torch.where(settled, actuator.pop_peak_speed(), 0.0)
+                speed[:, cols] = torch.maximum(speed[:, cols], peak)
         return (speed[:, self.joint_ids] > self.limits).any(dim=-1)
 
 

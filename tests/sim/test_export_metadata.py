@@ -283,7 +283,8 @@ class TestGrasp:
         space, env, meta = grasp
         if space != "joint_pos_plain":
             return
-        mapper = ActionMapper(meta)
+        # the goals each term sends (a hand with a speed then ramps to its goal itself: tests/unit/test_hand_speed.py)
+        mapper = ActionMapper(meta, ramp_binary=False)
         arm, gripper = (env.action_manager.get_term(t.name) for t in meta.actions.terms)
         gen = torch.Generator().manual_seed(0)
         env.reset()

@@ -125,6 +125,9 @@ def test_the_reflex_sees_every_physics_step_not_only_the_policy_step(torque_env)
     env = torque_env
     env.reset()
     robot = env.scene["robot"]
+    zero_action = torch.zeros(2, env.action_manager.total_action_dim)
+    env.step(zero_action)  # past the episode's first policy step, where only the speed at its end counts
+    env.step(zero_action)
     actuator = next(a for a in robot.actuators.values() if hasattr(a, "pop_peak_speed"))
     actuator.pop_peak_speed()
     q = robot.data.joint_pos.torch[:, actuator.joint_indices].clone()
