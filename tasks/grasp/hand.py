@@ -39,9 +39,9 @@ class GripperAction(BinaryJointPositionAction):
         super().__init__(cfg, env)
         if cfg.max_speed is not None and not cfg.max_speed > 0:
             raise ValueError(f"GripperActionCfg.max_speed must be > 0 m/s per finger (or None), got {cfg.max_speed!r}")
-        step = float("inf") if cfg.max_speed is None else cfg.max_speed * env.physics_dt
-        self._step = torch.full((1, self._num_joints), step, device=self.device)  # on the device: no per-step copy
         self._cols, _ = self._asset.find_joints(cfg.joint_names)  # as the base resolves them, as ints (not a wp array)
+        step = float("inf") if cfg.max_speed is None else cfg.max_speed * env.physics_dt
+        self._step = torch.full((1, len(self._cols)), step, device=self.device)  # on the device: no per-step copy
         self._setpoint = self._asset.data.default_joint_pos.torch[:, self._cols].clone()
         self._reset_mask = torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
 
