@@ -16,17 +16,11 @@ from typing import Any
 
 import numpy as np
 
+from realgap.envs.contact.engines import TRAINING_SOLVER
 from realgap.tasks.grasp.env_cfg import OBJECT_DENSITY, OBJECT_MAX_EDGE_M, TABLE_POS_M, TABLE_SIZE_M
 
-SOLVER: dict[str, Any] = {
-    "integrator": "implicitfast",
-    "cone": "pyramidal",
-    "impratio": 1.0,
-    "iterations": 100,
-    "ls_iterations": 50,
-    "tolerance": 1e-6,
-}
-"""The tasks' MuJoCo-Warp options (``realgap.envs.sim.physics.newton_physics`` with MJWarpSolverCfg's defaults)."""
+SOLVER: dict[str, Any] = TRAINING_SOLVER
+"""The tasks' MuJoCo-Warp options (the contact lab's record of ``newton_physics`` with MJWarpSolverCfg's defaults)."""
 
 TOLERANCES: dict[str, float] = {
     "contacts": 0.05,
