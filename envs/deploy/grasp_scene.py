@@ -183,25 +183,29 @@ class GraspEpisode:
     ended_by: str
 
 
-def run_grasp_episode(runtime: DeployRuntime, robot: MujocoGraspRobot) -> GraspEpisode:
+def run_grasp_episode(
+    runtime: DeployRuntime, robot: MujocoGraspRobot, scene_robot: MujocoGraspRobot | None = None
+) -> GraspEpisode:
     """Reset robot and runtime, then run policy steps until the episode is decided (see :class:`GraspEpisode`).
 
-    The outcome is sticky at success as in training, so stopping there does not change it.
+    The outcome is sticky at success as in training, so stopping there does not change it. ``scene_robot``: the grasp
+    scene when ``robot`` is another robot wrapped around it (the held-out suite's perturbed drives); default ``robot``.
     """
-    scene = robot.scene
+    scene_robot = robot if scene_robot is None else scene_robot
+    scene = scene_robot.scene
     robot.reset()
     runtime.reset()
     hold, best = 0, -math.inf
     for k in range(1, scene.episode_steps + 1):
         runtime.step()
-        lift = robot.object_lift_m()
+        lift = scene_robot.object_lift_m()
         best = max(best, lift)
         hold = hold + 1 if lift >= scene.lift_target_m else 0
         if hold >= scene.hold_steps:
             return GraspEpisode(True, k, best, "success")
-        if robot.data.xpos[robot._obj_body, 2] < scene.drop_below_z_m:
+        if lift + scene.table_top_z_m + scene_robot.size_m[2] / 2 < scene.drop_below_z_m:  # the object's origin
             return GraspEpisode(False, k, best, "drop")
-        if robot.arm_speed_exceeded():
+        if scene_robot.arm_speed_exceeded():
             return GraspEpisode(False, k, best, "reflex")
     return GraspEpisode(False, scene.episode_steps, best, "time_out")
 

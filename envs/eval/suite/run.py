@@ -74,21 +74,11 @@ def task_of(meta: Any) -> str:
 def grasp_episode(runtime: Any, robot: Any, scene_robot: Any, family: str, index: int, episode: int) -> Outcome:
     """One grasp episode on a suite cell (the export's success and drop tests, the arm's reflex; see the module
     docstring). ``robot`` is the position robot the runtime drives, ``scene_robot`` its grasp scene."""
-    robot.reset()
-    runtime.reset()
-    scene, dt = scene_robot.scene, runtime.meta.rates.policy_dt
-    hold, best = 0, -math.inf
-    for k in range(1, scene.episode_steps + 1):
-        runtime.step()
-        lift = scene_robot.object_lift_m()
-        best = max(best, lift)
-        hold = hold + 1 if lift >= scene.lift_target_m else 0
-        height = lift + scene.table_top_z_m + scene_robot.size_m[2] / 2
-        ended = "success" if hold >= scene.hold_steps else "drop" if height < scene.drop_below_z_m else None
-        ended = ended or ("reflex" if scene_robot.arm_speed_exceeded() else None)
-        if ended:
-            return Outcome(family, index, episode, ended == "success", k * dt, ended, best)
-    return Outcome(family, index, episode, False, scene.episode_steps * dt, "time_out", best)
+    from realgap.envs.deploy.grasp_scene import run_grasp_episode
+
+    ep = run_grasp_episode(runtime, robot, scene_robot)
+    dt = runtime.meta.rates.policy_dt
+    return Outcome(family, index, episode, ep.success, ep.steps * dt, ep.ended_by, ep.max_lift_m)
 
 
 def _robot_episodes(
