@@ -6,6 +6,8 @@ example-robot-data URDF fingers let it slide out 0/16 (measured). The URDF stays
 pinocchio reference (masses, g(q) and FK agree with the simulator to 0.02 % and 0.00 mm).
 """
 
+from dataclasses import dataclass
+
 from realgap.actuators.spec import ActuatorSpec, BandwidthGains
 from realgap.envs.robots.base import RobotSource, SweepTargets
 
@@ -115,6 +117,66 @@ PANDA_FINGER = ActuatorSpec(
     link_inertia=0.0149,
     latency_range_s=PANDA_LATENCY_S,
 )
+
+
+@dataclass(frozen=True)
+class FrankaHand:
+    """The Franka Hand as its own controller runs it, behind libfranka's ``Gripper`` (franky's the same): a command
+    is a width, a speed and, for a grasp, a force and a width window — not a joint target. Training and the MuJoCo
+    runtime model the hand as two coupled finger joints whose setpoint moves at ``finger_speed_mps`` (the binary term's
+    ``speed``); the driver sends the commands below. Rows with sources: docs/limits.md (Franka Hand).
+
+    Attributes:
+        finger_speed_mps: Speed of each finger, m/s (Franka Hand product data, ~0.05; franky-sim's
+            ``FRANKA_HAND_VELOCITY_LIMIT``): training's setpoint ramp and the driver's default ``speed``.
+        max_command_speed_mps: Highest ``speed`` the driver sends, m/s (libfranka passes any; the hand cannot follow
+            more than its own speed, and a faster command than training's would hide a mismatch).
+        continuous_force_n: Grasp force the hand holds indefinitely, N (product data: 70).
+        peak_force_n: Highest grasp force, N (product data: 140): the finger chain's saturation in training.
+        max_width_m: Full opening, m (product data: 80 mm; 0.04 m per finger in the MJCF).
+        command_latency_s: Time from a command to the fingers starting to move, s: Franka publishes none, so None;
+            training and the runtime start the ramp at the next physics step (a gap, docs/limits.md).
+    """
+
+    finger_speed_mps: float = 0.05
+    max_command_speed_mps: float = 0.1
+    continuous_force_n: float = 70.0
+    peak_force_n: float = 140.0
+    max_width_m: float = 0.08
+    command_latency_s: float | None = None
+
+    def __post_init__(self) -> None:
+        if not 0 < self.finger_speed_mps <= self.max_command_speed_mps:
+            raise ValueError(f"finger_speed_mps must be in (0, max_command_speed_mps], got {self.finger_speed_mps}")
+        if not 0 < self.continuous_force_n <= self.peak_force_n:
+            raise ValueError(
+                f"forces must satisfy 0 < continuous ({self.continuous_force_n}) <= peak ({self.peak_force_n}) N"
+            )
+
+    @staticmethod
+    def grasped(width_m: float, target_width_m: float, epsilon_inner_m: float, epsilon_outer_m: float) -> bool:
+        """libfranka's grasp detection (``GripperState::is_grasped``, the result of ``Gripper::grasp``): an object is
+        grasped when the measured opening d satisfies ``target − ε_inner < d < target + ε_outer``, m. A hand that
+        closes on nothing reaches d ≈ 0 and is not grasped unless the window reaches 0."""
+        return target_width_m - epsilon_inner_m < width_m < target_width_m + epsilon_outer_m
+
+    @staticmethod
+    def grasp_window(size_lo_m: float, size_hi_m: float, margin_m: float = 0.005) -> tuple[float, float, float]:
+        """The grasp command's target width and (ε_inner, ε_outer), m, for an object whose width across the fingers is
+        drawn from ``[size_lo_m, size_hi_m]``: the middle of the range, the window reaching ``margin_m`` past each end
+        (the pads compress and the object may sit askew)."""
+        if not 0 < size_lo_m <= size_hi_m:
+            raise ValueError(f"object width range must satisfy 0 < lo <= hi, got [{size_lo_m}, {size_hi_m}] m")
+        mid, half = (size_lo_m + size_hi_m) / 2, (size_hi_m - size_lo_m) / 2 + margin_m
+        return mid, half, half
+
+
+FRANKA_HAND = FrankaHand(
+    finger_speed_mps=PANDA_FINGER.velocity_limit,
+    peak_force_n=PANDA_FINGER.peak_torque,
+    continuous_force_n=PANDA_FINGER.continuous_torque,
+)
+"""The hand's one model (its speed and forces are the finger actuator spec's, so the two cannot drift)."""
 
 PANDA_ACTUATORS: dict[str, ActuatorSpec] = {f"joint{i}": _panda_joint(i) for i in range(1, 8)} | {
     "fingers": PANDA_FINGER

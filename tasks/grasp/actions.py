@@ -39,6 +39,7 @@ from isaaclab.utils import configclass
 
 from realgap.actuators.spec import ActuatorSpec, PDGains
 from realgap.envs.robots.panda import (
+    FRANKA_HAND,
     PANDA_ACTUATORS,
     PANDA_ARM_JOINTS,
     PANDA_FINGER_JOINTS,
@@ -67,7 +68,7 @@ class GraspActionsCfg:
         joint_names=list(PANDA_FINGER_JOINTS),
         open_command_expr={"finger_joint.*": 0.04},  # m per finger: 8 cm opening
         close_command_expr={"finger_joint.*": 0.0},  # the object stops the fingers; PD squeezes with Kp·gap
-        max_speed=PANDA_ACTUATORS["fingers"].velocity_limit,  # the hand's own finger speed, m/s (tasks/grasp/hand.py)
+        max_speed=FRANKA_HAND.finger_speed_mps,  # the hand's own finger speed, m/s (tasks/grasp/hand.py)
     )
 
 

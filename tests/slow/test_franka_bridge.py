@@ -66,6 +66,8 @@ def test_episode_tracks_the_exports_commands_and_the_hand_closes(franky_sim, tmp
     assert 0.0 < rep["tracking_rad"]["p50"] < 0.1 and rep["tracking_rad"]["max"] < 0.5, rep["tracking_rad"]
     assert rep["gripper_width_m"]["max"] > 0.07  # opened at the start
     assert rep["gripper_width_m"]["min"] < 0.02, rep  # the policy closed the hand at the (absent) object
+    # libfranka's grasp rule on the measured width, the export's object widths (45 ± 10 mm): closed on nothing
+    assert rep["grasp_window_m"] == pytest.approx([0.045, 0.01, 0.01]) and rep["gripper_grasped_steps"] == 0, rep
 
 
 def test_hand_opens_and_closes_and_a_non_finite_target_stops(franky_sim) -> None:

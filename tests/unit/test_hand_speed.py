@@ -82,3 +82,34 @@ def test_the_format_refuses_a_speed_that_is_not_positive():
     term["params"]["speed"] = [0.05, 0.0]
     with pytest.raises(MetadataError, match="speed must be finite and > 0"):
         PolicyMetadata.from_dict(raw)
+
+
+def test_the_hand_model_is_the_finger_spec_and_refuses_an_impossible_hand():
+    from realgap.envs.robots.panda import FRANKA_HAND, PANDA_ACTUATORS, FrankaHand
+
+    fingers = PANDA_ACTUATORS["fingers"]
+    assert (FRANKA_HAND.finger_speed_mps, FRANKA_HAND.peak_force_n, FRANKA_HAND.continuous_force_n) == (
+        fingers.velocity_limit,
+        fingers.peak_torque,
+        fingers.continuous_torque,
+    )  # one model: the chain's finger spec and the hand's commands cannot drift apart
+    assert FRANKA_HAND.command_latency_s is None  # Franka publishes none (docs/limits.md)
+    with pytest.raises(ValueError, match="finger_speed_mps"):
+        FrankaHand(finger_speed_mps=0.2)  # faster than the driver may command
+    with pytest.raises(ValueError, match="continuous"):
+        FrankaHand(continuous_force_n=150.0)
+
+
+def test_grasp_detection_is_libfrankas_window_and_closing_on_nothing_is_not_a_grasp():
+    from realgap.envs.deploy import load_metadata
+    from realgap.envs.deploy.drivers.franka import HAND_MAX_WIDTH_M, grasp_window
+    from realgap.envs.robots.panda import FrankaHand
+
+    meta = load_metadata(EXPORT.parent / "grasp_franka_hand" / "policy.json")
+    width, inner, outer = grasp_window(meta)  # the export's 4–5 cm boxes, 5 mm past each end: 45 ± 10 mm
+    assert (width, inner, outer) == pytest.approx((0.045, 0.010, 0.010))
+    for d, held in ((0.034, False), (0.036, True), (0.0499, True), (0.054, True), (0.056, False), (0.0, False)):
+        assert FrankaHand.grasped(d, width, inner, outer) is held, d
+    assert grasp_window(replace(meta, scene=None)) == (0.0, HAND_MAX_WIDTH_M, HAND_MAX_WIDTH_M)
+    with pytest.raises(ValueError, match="object width range"):
+        FrankaHand.grasp_window(0.05, 0.04)

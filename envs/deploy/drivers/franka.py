@@ -4,8 +4,13 @@ Command path: franky's client-side joint impedance controller (``JointImpedanceT
 interface at 1 kHz) tracks the runtime's joint targets with the export's own gains, ``tau = kp·(q* − q) + kd·(0 − q̇)``
 plus the robot's internal gravity compensation (and Coriolis) — the training law ``tau = kp·(q* − q) − kd·q̇ + g(q)``;
 the runtime sends a new reference every control period (the export's policy period). The fingers are the Franka Hand
-through franky's ``Gripper``: a closing target grasps with ``gripper_force_n`` N, an opening one moves to the open
-width. Frames: joint positions are the libfranka joint angles (the MJCF's ``joint1..7`` zero and axes).
+through franky's ``Gripper`` as its own controller takes it (:class:`~realgap.envs.robots.panda.FrankaHand`): a
+closing target grasps with ``gripper_force_n`` N at the trained finger speed towards width 0 (training's fingers
+target 0 and stall on the object; a grasp stops at its target width, so a target at the object's size would not
+squeeze a smaller one), an opening one moves to the open width. Every step records whether the hand holds an
+object by libfranka's grasp rule on the measured width once the grasp has finished, with the window of the export's
+object sizes (:func:`grasp_window`): closed on nothing, it does not. Frames: joint positions are the libfranka joint
+angles (the MJCF's ``joint1..7`` zero and axes).
 
 Safety (as the G1 driver):
 
@@ -28,6 +33,7 @@ import numpy as np
 
 from realgap.envs.deploy.robot import ImuState, JointState, Robot
 from realgap.envs.format.metadata import PolicyMetadata
+from realgap.envs.robots.panda import FRANKA_HAND
 
 ARM_JOINTS = tuple(f"joint{i}" for i in range(1, 8))
 FINGER_JOINTS = ("finger_joint1", "finger_joint2")
@@ -37,9 +43,17 @@ FR3_LIMITS = (
 )
 """FR3 joint position limits, rad (Franka's FR3 datasheet; the ``fr3.xml`` franky-sim ships has the same ranges). The
 Panda's differ (joint 1: ±2.8973; joint 6: −0.0175..3.7525): the driver clips to the intersection."""
-HAND_MAX_WIDTH_M = 0.08
-HAND_FINGER_SPEED_MPS = 0.05
-"""The Franka Hand's finger speed, m/s per finger (datasheet; ``PANDA_FINGER.velocity_limit`` in the robot module)."""
+HAND_MAX_WIDTH_M = FRANKA_HAND.max_width_m
+
+
+def grasp_window(meta: PolicyMetadata) -> tuple[float, float, float]:
+    """The grasp detection's target width and (ε_inner, ε_outer), m: the window of the export's object widths across
+    the fingers (its x and y edge ranges: the object's yaw is drawn, so either edge may face the pads); an export
+    without scene facts counts any width from 0 to fully open."""
+    if meta.scene is None:
+        return 0.0, HAND_MAX_WIDTH_M, HAND_MAX_WIDTH_M
+    (x_lo, x_hi), (y_lo, y_hi) = meta.scene.object_size_range_m[:2]
+    return FRANKA_HAND.grasp_window(min(x_lo, y_lo), max(x_hi, y_hi))
 
 
 class SafetyStop(RuntimeError):
@@ -73,13 +87,17 @@ class FrankaRobot(Robot):
 
         if gripper_speed_mps is None:  # the hand as the policy trained with it (tasks/grasp/hand.py)
             trained = [t.params["speed"] for t in meta.actions.terms if "speed" in t.params]
-            gripper_speed_mps = float(trained[0][0]) if trained else HAND_FINGER_SPEED_MPS
+            gripper_speed_mps = float(trained[0][0]) if trained else FRANKA_HAND.finger_speed_mps
 
         if tuple(meta.joint_names) != ARM_JOINTS + FINGER_JOINTS:
             raise ValueError(f"--robot franka drives {ARM_JOINTS + FINGER_JOINTS}; the export has {meta.joint_names}")
-        if not (0 < gripper_force_n <= 140 and 0 < gripper_speed_mps <= 0.1):
-            raise ValueError(f"gripper force must be in (0, 140] N and speed in (0, 0.1] m/s, got {gripper_force_n} "
-                             f"N, {gripper_speed_mps} m/s")  # fmt: skip
+        hand = FRANKA_HAND
+        if not (0 < gripper_force_n <= hand.peak_force_n and 0 < gripper_speed_mps <= hand.max_command_speed_mps):
+            raise ValueError(
+                f"gripper force must be in (0, {hand.peak_force_n:g}] N and speed in "
+                f"(0, {hand.max_command_speed_mps:g}] m/s, got {gripper_force_n} N, {gripper_speed_mps} m/s"
+            )
+        self.grasp_window_m = grasp_window(meta)
         self._franky, self.meta, self.hostname = franky, meta, hostname
         self.watchdog_s, self.force_n, self.speed_mps = watchdog_s, gripper_force_n, gripper_speed_mps
         self.robot, self.gripper = self._connect(hostname, connect_timeout_s)
@@ -97,6 +115,7 @@ class FrankaRobot(Robot):
         self.commanded: list[np.ndarray] = []  # |q*(k) − q(k)| per arm joint, rad: the step each target asks for
         self._last_target: np.ndarray | None = None
         self.widths: list[float] = []
+        self.grasped: list[bool] = []  # closed on an object of the export's sizes, per step (libfranka's rule)
         self._t = self.robot_time()
 
     def _connect(self, hostname: str, timeout_s: float) -> tuple:
@@ -153,9 +172,10 @@ class FrankaRobot(Robot):
         franky future must be kept until done, or dropping it waits for it)."""
         if self._grip_want == self._grip_closed or (self._grip_future is not None and not self._grip_future.wait(0)):
             return
-        if self._grip_want:  # grasp whatever is between the fingers: any width from 0 to fully open counts
-            self._grip_future = self.gripper.grasp_async(0.0, self.speed_mps, self.force_n, HAND_MAX_WIDTH_M,
-                                                         HAND_MAX_WIDTH_M)  # fmt: skip
+        if self._grip_want:  # close towards 0 until the fingers stall on the object, then hold force_n
+            self._grip_future = self.gripper.grasp_async(
+                0.0, self.speed_mps, self.force_n, HAND_MAX_WIDTH_M, HAND_MAX_WIDTH_M
+            )
         else:
             self._grip_future = self.gripper.move_async(HAND_MAX_WIDTH_M, self.speed_mps)
         self._grip_closed = self._grip_want
@@ -183,7 +203,10 @@ class FrankaRobot(Robot):
         self._command_gripper()
         self.step_times.append(time.monotonic())
         self.robot_times.append(now)
-        self.widths.append(float(self.gripper.width))
+        width = float(self.gripper.width)
+        self.widths.append(width)
+        settled = self._grip_future is not None and self._grip_future.wait(0)  # libfranka judges a finished grasp
+        self.grasped.append(bool(self._grip_closed and settled) and FRANKA_HAND.grasped(width, *self.grasp_window_m))
         if self._last_target is not None:
             self.tracking.append(np.abs(self.robot.current_joint_positions - self._last_target))
 

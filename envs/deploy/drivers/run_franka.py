@@ -27,7 +27,8 @@ def _stats(values: np.ndarray) -> dict:
 
 def franka_report(robot: FrankaRobot) -> dict:
     """Tracking error (|q(k+1) − q*(k)| over the arm joints, rad) next to the commanded step (|q*(k) − q(k)|, rad),
-    loop periods (wall and robot clock, ms), the robot-clock to wall-clock ratio and the hand's widths."""
+    loop periods (wall and robot clock, ms), the robot-clock to wall-clock ratio, the hand's widths and
+    how many steps its grasp detection held (with the window it judged by)."""
     wall, clock = np.diff(robot.step_times) * 1e3, np.diff(robot.robot_times) * 1e3
     track = np.array(robot.tracking)
     span = (robot.step_times[-1] - robot.step_times[0]) if len(robot.step_times) > 1 else 0.0
@@ -38,7 +39,8 @@ def franka_report(robot: FrankaRobot) -> dict:
             "commanded_step_rad": _stats(np.array(robot.commanded).reshape(-1)),
             "period_wall_ms": _stats(wall), "period_robot_ms": _stats(clock),
             "robot_to_wall_time": (robot.robot_times[-1] - robot.robot_times[0]) / span if span > 0 else None,
-            "gripper_width_m": widths}  # fmt: skip
+            "gripper_width_m": widths, "gripper_grasped_steps": int(sum(robot.grasped)),
+            "grasp_window_m": list(robot.grasp_window_m)}  # fmt: skip
 
 
 def run_franka(args: argparse.Namespace, meta, policy) -> int:
