@@ -3,7 +3,8 @@
     python scripts/engine_agreement.py --out docs/results/engine_agreement.json
 
 Prints the offset-CoM box table (each engine's default box–box path, then the exact routine realgap uses), the
-process-wide leak (run in a child process of its own) and each canonical scene's figures in both engines.
+process-wide leak (run in a child process of its own), a simple body's inverse weights in both engines and each
+canonical scene's figures in both engines.
 """
 
 import argparse
@@ -39,6 +40,12 @@ def main() -> None:
         f"leak: exact-routine model {leak['exact_first_contacts']:.2f} contacts, then a default model in the same "
         f"process {leak['default_after_contacts']:.2f}; refused: {leak['default_after_refused']}"
     )
+    invweights = ea.simple_body_invweights()
+    for row in invweights:
+        print(
+            f"simple body, armature {row['armature']:g} kg: dof inverse weight MuJoCo C {row['mujoco_c']:.4f}, "
+            f"MuJoCo-Warp {row['mujoco_warp']:.4f} 1/kg"
+        )
     scenes = [ea.compare_scene(s) for s in ea.CANONICAL_SCENES]
     for r in scenes:
         w, c = r["training_engine"], r["mujoco_c"]
@@ -50,7 +57,13 @@ def main() -> None:
         )
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps({"upstream_repro": repro, "leak": leak, "scenes": scenes}, indent=1) + "\n")
+        args.out.write_text(
+            json.dumps(
+                {"upstream_repro": repro, "leak": leak, "simple_body_invweights": invweights, "scenes": scenes},
+                indent=1,
+            )
+            + "\n"
+        )
         print(f"wrote {args.out}")
 
 

@@ -69,6 +69,7 @@ class MujocoGraspRobot(MujocoRobot, ObjectPose):
                                     size=[v / 2 for v in s.table_size_m], contype=SCENE_CONTYPE,
                                     conaffinity=SCENE_CONAFFINITY)  # fmt: skip
             body = spec.worldbody.add_body(name="object")
+            body.simple = False  # its inertial frame moves with every draw: no compile-time shortcut for it
             body.add_freejoint(name="object_free")
             half = [r[1] / 2 for r in s.object_size_range_m]
             body.add_geom(name="object", type=mujoco.mjtGeom.mjGEOM_BOX, size=half, mass=0.1,
@@ -114,6 +115,9 @@ class MujocoGraspRobot(MujocoRobot, ObjectPose):
         m.geom_aabb[self._obj_geom, 3:] = size / 2
         m.geom_friction[self._obj_geom, 0] = u(*s.object_friction)
         m.geom_friction[self._pads, 0] = self._rng.uniform(*s.pad_friction, len(self._pads))  # per geom, as training
+        # the contacts' softness scales with the bodies' inverse weights (body_invweight0), which MuJoCo computes from
+        # the masses once: recompute them for the new object, as training's engine does after every mass draw
+        mujoco.mj_setConst(m, mujoco.MjData(m))
         self.size_m = size
         xy = np.array(s.object_nominal_xy_m) + [u(*s.object_position_range_m[0]), u(*s.object_position_range_m[1])]
         yaw = u(*s.object_yaw_range_rad)

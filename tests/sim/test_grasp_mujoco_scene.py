@@ -37,6 +37,9 @@ def test_scene_is_the_metadatas_and_objects_stay_in_their_ranges(loaded):
         size = robot.size_m
         assert all(lo <= v <= hi for v, (lo, hi) in zip(size, s.object_size_range_m, strict=True))
         assert lo_m <= m.body_mass[b] <= hi_m
+        # contact softness reads the inverse weights: recomputed for each drawn object (a free body's is 1/m), as
+        # training's engine does after a mass draw (they kept the compile-time 0.1 kg's 10 kg⁻¹ before)
+        assert m.body_invweight0[b, 0] == pytest.approx(1 / m.body_mass[b], rel=1e-9)
         i1, i2, i3 = m.body_inertia[b]
         assert i1 + i2 >= i3 and i1 > 0  # a physical body (triangle inequality of the principal moments)
         pos, quat = robot.read_object_pose()
