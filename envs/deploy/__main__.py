@@ -239,9 +239,9 @@ def main(argv: list[str] | None = None) -> int:
     except ModuleNotFoundError as err:
         msg = f"--robot {args.robot} needs the '{err.name}' package: the deploy extra, pip install '.[deploy]'"
         raise ModuleNotFoundError(msg) from err
+    from realgap.envs.deploy.episode import run_episode, schedules, stance_metadata
     from realgap.envs.deploy.log import LogRecorder
     from realgap.envs.deploy.runtime import DeployRuntime
-    from realgap.envs.deploy.sim2sim import run_episode, schedules, stance_metadata
 
     if args.robot == "hidden":
         from realgap.envs.sim2sim.hidden_robot import SENSOR_NOISE, HiddenRobot

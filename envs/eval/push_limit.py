@@ -4,7 +4,7 @@ One push per episode at ``push_at_s`` after the reset, of a fixed magnitude and 
 ``duration_s``. Isaac Lab: the task's Play variant with its push term made a single per-env push
 (:func:`realgap.envs.eval.robustness.prepare_env_cfg`), every magnitude in one batch of envs
 (:func:`realgap.envs.eval.robustness_run.run_plan`). MuJoCo: the deploy runtime on the MJCF robot
-(:func:`realgap.envs.deploy.sim2sim.survival`) with a push schedule of one push.
+(:func:`realgap.envs.deploy.episode.survival`) with a push schedule of one push.
 """
 
 from __future__ import annotations
@@ -57,8 +57,8 @@ def mujoco_single_push(meta: Any, onnx_path: Path, labels: Sequence[str], values
     import numpy as np
 
     from realgap.envs.deploy import DeployRuntime, ZeroPolicy
+    from realgap.envs.deploy.episode import Push, run_episode, stance_metadata
     from realgap.envs.deploy.mujoco_robot import MujocoRobot
-    from realgap.envs.deploy.sim2sim import Push, run_episode, stance_metadata
     from realgap.envs.format import OnnxPolicy
 
     headings = np.random.default_rng(seed).uniform(0.0, 2.0 * math.pi, episodes)

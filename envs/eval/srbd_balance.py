@@ -2,7 +2,7 @@
 and the SRBD controller, in both engines.
 
 - MuJoCo (:func:`evaluate`, :func:`single_push`): the deploy runtime and :mod:`realgap.envs.srbd.controller`; episodes
-  and pushes are the deploy CLI's (:mod:`realgap.envs.deploy.sim2sim`), one schedule per episode drawn from the seed,
+  and pushes are the deploy CLI's (:mod:`realgap.envs.deploy.episode`), one schedule per episode drawn from the seed,
   identical for every arm; the zero action is the export's own terms holding its crouch.
 - Isaac Lab (:func:`lab_evaluate`): the balance task's own robustness protocol (``scripts/evaluate.py``: its Play
   variant, the task's pushes, one factor at a time, :func:`realgap.envs.eval.robustness_run.run_plan` with the same
@@ -24,8 +24,8 @@ def evaluate(policy_dir: str | Path, episodes: int = 32, duration_s: float = 20.
              push_mps: tuple[float, float] = (0.2, 0.4)) -> dict[str, Any]:  # fmt: skip
     """Survival (share of episodes without a fall, Wilson 95 %) and mean time up of each arm."""
     from realgap.envs.deploy import DeployRuntime, ZeroPolicy
+    from realgap.envs.deploy.episode import run_episode, schedules
     from realgap.envs.deploy.mujoco_robot import MujocoRobot
-    from realgap.envs.deploy.sim2sim import run_episode, schedules
     from realgap.envs.eval.sweep import wilson_interval
     from realgap.envs.format import load_policy
     from realgap.envs.srbd.controller import SRBDController
@@ -70,8 +70,8 @@ def single_push(policy_dir: str | Path, values: tuple[float, ...], episodes: int
     import math
 
     from realgap.envs.deploy import DeployRuntime
+    from realgap.envs.deploy.episode import Push, run_episode
     from realgap.envs.deploy.mujoco_robot import MujocoRobot
-    from realgap.envs.deploy.sim2sim import Push, run_episode
     from realgap.envs.eval.sweep import wilson_interval
     from realgap.envs.format import load_policy
     from realgap.envs.srbd.controller import SRBDController

@@ -29,7 +29,7 @@ by the drive), 1 % of the peak torque on τ (current sensing).
 
 Two mounts, the same truth for a seed: welded ``hang_m`` above the start pose (``fixed_base=True``, the default: the
 identification motion, feet clear of the ground) or free-floating in the exported start pose, feet on the ground
-(``fixed_base=False``: closed-loop balance episodes with pushes and falls, :mod:`realgap.envs.deploy.sim2sim`).
+(``fixed_base=False``: closed-loop balance episodes with pushes and falls, :mod:`realgap.envs.deploy.episode`).
 
 The held-out robot suite (:mod:`realgap.envs.eval.suite`) builds its robots here too, with options that default to
 the behaviour above: a command delay per joint (``HiddenTruth.delay_steps`` as an array: joints on different buses),

@@ -111,7 +111,7 @@ def closed_loop(req: Sim2SimRequest, task: str, env_cfg: Any, agent_cfg: Any, me
                 settings: dict) -> dict:  # fmt: skip
     """The same scheduled pushes in Isaac Lab and on MuJoCo; ``settings`` and the comparison of both."""
     from realgap.envs.deploy import ZeroPolicy
-    from realgap.envs.deploy.sim2sim import schedules
+    from realgap.envs.deploy.episode import schedules
     from realgap.envs.run.factory import make_env, simulation
     from realgap.envs.sim2sim.closed import compare, isaac_episodes, mujoco_episodes, prepare_isaac_cfg
 

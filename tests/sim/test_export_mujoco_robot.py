@@ -95,9 +95,9 @@ def test_zero_action_runtime_holds_the_stance(meta):
 
 def test_pushed_zero_action_falls_and_is_timed(meta):
     from realgap.envs.deploy import ZeroPolicy
+    from realgap.envs.deploy.episode import Push, run_episode
     from realgap.envs.deploy.mujoco_robot import MujocoRobot
     from realgap.envs.deploy.runtime import DeployRuntime
-    from realgap.envs.deploy.sim2sim import Push, run_episode
 
     robot = MujocoRobot.for_policy(meta)
     runtime = DeployRuntime(meta, robot, ZeroPolicy(29))

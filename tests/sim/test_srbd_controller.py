@@ -32,7 +32,7 @@ def test_qp_shares_the_weight_and_keeps_every_force_in_its_pyramid(controller):
 
 
 def test_controller_holds_the_crouch_and_survives_a_push(controller):
-    from realgap.envs.deploy.sim2sim import Push, run_episode
+    from realgap.envs.deploy.episode import Push, run_episode
 
     ctl, robot = controller
     calm = run_episode(ctl, robot, [], 4.0, 0.45, 1.0)

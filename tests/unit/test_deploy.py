@@ -137,7 +137,7 @@ def test_runtime_imports_neither_torch_nor_isaac_lab_nor_a_simulator():
                "jsonschema"]  # fmt: skip
     assert _loaded(modules) == []
     # the MuJoCo test robot and the sim2sim harness add MuJoCo, and nothing else heavy
-    assert _loaded(["realgap.envs.deploy.mujoco_robot", "realgap.envs.deploy.sim2sim"]) == ["mujoco"]
+    assert _loaded(["realgap.envs.deploy.mujoco_robot", "realgap.envs.deploy.episode"]) == ["mujoco"]
 
 
 # -- metadata --------------------------------------------------------------------------------------------------------

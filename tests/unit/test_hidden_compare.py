@@ -1,5 +1,5 @@
 """The hidden G1 (``envs/sim2sim/hidden_robot.py``) as a plant for balance episodes, and the paired comparison of two
-exports on it (``envs/deploy/sim2sim.py``, ``scripts/hidden_compare.py``).
+exports on it (``envs/deploy/episode.py``, ``scripts/hidden_compare.py``).
 
 Free-floating in the start pose it is pushed and falls like the MuJoCo robot; welded it still hangs for identification;
 one seed is one truth in both mounts. A policy compared with itself on the same schedules ties exactly, and bad input
@@ -66,7 +66,7 @@ def test_a_push_moves_the_free_base(kind, balance):
 
 def test_the_free_hidden_robot_falls_like_the_mujoco_robot(balance):
     from realgap.envs.deploy import DeployRuntime, ZeroPolicy
-    from realgap.envs.deploy.sim2sim import Push, run_episode
+    from realgap.envs.deploy.episode import Push, run_episode
 
     meta, _ = balance
     results = {}
@@ -139,7 +139,7 @@ def test_the_free_mount_refuses_a_robot_fixed_to_the_world():
 
 
 def test_paired_time_up_is_the_mean_and_standard_error_of_the_differences():
-    from realgap.envs.deploy.sim2sim import EpisodeResult, paired_time_up
+    from realgap.envs.deploy.episode import EpisodeResult, paired_time_up
 
     a = [EpisodeResult(10.0, False, 3), EpisodeResult(5.0, True, 2), EpisodeResult(7.0, True, 2)]
     b = [EpisodeResult(8.0, True, 2), EpisodeResult(5.0, True, 2), EpisodeResult(10.0, False, 3)]
@@ -156,7 +156,7 @@ def test_paired_time_up_is_the_mean_and_standard_error_of_the_differences():
 def test_a_policy_against_itself_ties_exactly_on_the_hidden_robot(balance):
     from functools import partial
 
-    from realgap.envs.deploy.sim2sim import paired_time_up, survival
+    from realgap.envs.deploy.episode import paired_time_up, survival
     from realgap.envs.sim2sim.hidden_robot import HiddenRobot, draw_truth
 
     meta, policy = balance

@@ -96,9 +96,9 @@ def excite_g1(args: argparse.Namespace, meta, motion: Callable[[UnitreeG1Robot, 
 def run_g1(args: argparse.Namespace, meta, policy, push_mps: tuple[float, float], interval: tuple[float, float]) -> int:
     """Connect, soft-start, run one episode of ``args.duration_s`` with the runtime, damp; the exit status."""
     from realgap.envs.deploy import ZeroPolicy
+    from realgap.envs.deploy.episode import run_episode, schedules, stance_metadata
     from realgap.envs.deploy.log import LogRecorder
     from realgap.envs.deploy.runtime import DeployRuntime
-    from realgap.envs.deploy.sim2sim import run_episode, schedules, stance_metadata
 
     if args.zero_action:
         meta, policy = stance_metadata(meta), ZeroPolicy(meta.action_dim)

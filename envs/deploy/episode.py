@@ -1,4 +1,4 @@
-"""Sim2sim: run an exported policy through the deploy runtime on the MuJoCo robot, with pushes, and time the falls.
+"""The MuJoCo balance episode: an exported policy through the deploy runtime on a MuJoCo robot, pushed, falls timed.
 
 The same push schedule (drawn from the seed) is replayed for every policy compared, so a policy and the zero-action
 baseline face identical disturbances. Pushes follow the balance task's event: a horizontal velocity change of random
