@@ -16,9 +16,9 @@ pose, pushed like the balance task (a horizontal velocity change of random headi
 ``--push_interval_s``); an episode ends at ``--duration_s`` or at a fall (root below ``--fall_height`` or tilted
 beyond ``--fall_tilt``). ``--log FILE`` records every control period (:mod:`realgap.envs.deploy.log`; with several
 episodes, one file per episode: ``FILE`` with ``_ep<k>`` before the suffix). ``--excite JOINT ...`` instead runs the
-identification motion (:mod:`realgap.envs.sim2sim.excitation`) on those joints with the base welded ``--hang_m`` above
+identification motion (:mod:`realgap.envs.identify.excitation`) on those joints with the base welded ``--hang_m`` above
 the start pose and logs it (``--log`` required). ``--robot hidden`` is the G1 with hidden drive parameters drawn from
-``--hidden_seed`` (:mod:`realgap.envs.sim2sim.hidden_robot`), a stand-in for real hardware: free-floating in the start
+``--hidden_seed`` (:mod:`realgap.envs.deploy.hidden_robot`), a stand-in for real hardware: free-floating in the start
 pose for the pushed episodes, welded for ``--excite`` (the same drives either way). ``scripts/hidden_compare.py``
 runs two exports on it with paired push schedules. ``--robot suite`` with ``--excite`` logs robot ``--suite_robot``
 of family ``--suite_family`` of the held-out suite ``--suite`` (:mod:`realgap.envs.eval.suite`), welded: the log the
@@ -244,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     from realgap.envs.deploy.runtime import DeployRuntime
 
     if args.robot == "hidden":
-        from realgap.envs.sim2sim.hidden_robot import SENSOR_NOISE, HiddenRobot
+        from realgap.envs.deploy.hidden_robot import SENSOR_NOISE, HiddenRobot
 
         noise = SENSOR_NOISE[args.sensor_noise]
         robot = HiddenRobot(meta, args.hidden_seed, fixed_base=False, noise=noise, drives=args.hidden_drives)
@@ -297,7 +297,7 @@ def _excite(args: argparse.Namespace, meta) -> int:
     """``--excite``: the identification motion on a hanging robot, logged."""
     if args.log is None:
         raise ValueError("--excite runs the identification motion and logs it: give --log FILE")
-    from realgap.envs.sim2sim.excitation import ExcitationPlan, run_excitation
+    from realgap.envs.identify.excitation import ExcitationPlan, run_excitation
 
     if args.robot == "unitree_g1":
         from realgap.envs.deploy.drivers.run_g1 import excite_g1
@@ -305,7 +305,7 @@ def _excite(args: argparse.Namespace, meta) -> int:
         plan = ExcitationPlan(tuple(args.excite))
         return excite_g1(args, meta, lambda robot, root: run_excitation(meta, robot, plan, root_pos_w=root))
     if args.robot == "hidden":
-        from realgap.envs.sim2sim.hidden_robot import SENSOR_NOISE, HiddenRobot
+        from realgap.envs.deploy.hidden_robot import SENSOR_NOISE, HiddenRobot
 
         noise = SENSOR_NOISE[args.sensor_noise]
         robot = HiddenRobot(

@@ -8,7 +8,7 @@ terminations, ``tasks/balance/env_cfg.py``).
 
 Any robot with the simulation helpers of :class:`BalanceRobot` runs these episodes: the MuJoCo robot of the export
 (the default) or, through ``make_robot``, another plant such as the free-floating hidden G1
-(:class:`~realgap.envs.sim2sim.hidden_robot.HiddenRobot`). :func:`paired_time_up` compares two policies' episodes
+(:class:`~realgap.envs.deploy.hidden_robot.HiddenRobot`). :func:`paired_time_up` compares two policies' episodes
 schedule by schedule: the mean of the per-episode differences of time up and its standard error.
 """
 

@@ -64,11 +64,11 @@ def _record_over_dds(tmp: Path, realtime: bool) -> tuple[Path, str, str]:
 def test_identification_over_dds_recovers_the_hidden_drives(tmp_path: Path, realtime: bool) -> None:
     from sim.test_identify_hidden import TOL, _want
 
+    from realgap.envs.deploy.hidden_robot import HiddenRobot
     from realgap.envs.deploy.log import load_log, metadata_sha256
     from realgap.envs.format.metadata import load_metadata
-    from realgap.envs.sim2sim.excitation import ExcitationPlan, run_excitation
-    from realgap.envs.sim2sim.hidden_robot import HiddenRobot
-    from realgap.envs.sim2sim.identify import identify
+    from realgap.envs.identify.excitation import ExcitationPlan, run_excitation
+    from realgap.envs.identify.fit import identify
 
     # the parameter says which policy the pair runs under; an earlier test that leaked SCHED_FIFO would make both real
     assert os.sched_getscheduler(0) == os.SCHED_OTHER, "the test process is real-time: an earlier test leaked it"

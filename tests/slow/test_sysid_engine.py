@@ -17,9 +17,9 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def hidden_log(tmp_path_factory):
     # recorded as a user would: the deploy CLI's identification motion on the hidden robot, logged as MCAP
+    from realgap.envs.deploy.hidden_robot import draw_truth
     from realgap.envs.deploy.log import load_log
     from realgap.envs.format.metadata import load_metadata
-    from realgap.envs.sim2sim.hidden_robot import draw_truth
 
     path = tmp_path_factory.mktemp("log") / "hidden.mcap"
     cmd = [sys.executable, "-m", "realgap.envs.deploy", "--policy", "configs/policies/balance_g1", "--robot", "hidden",

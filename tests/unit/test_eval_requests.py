@@ -197,7 +197,7 @@ def test_benchmark_sections_and_rows():
         ("eval_checkpoints.py", "realgap.envs.eval.checkpoints:CheckpointsRequest", ["--run", "r"]),
         ("push_headings.py", "realgap.envs.eval.push_headings_run:PushHeadingsRequest", ["--policy", "p"]),
         ("benchmark.py", "realgap.envs.eval.bench_report:BenchRequest", []),
-        ("hidden_compare.py", "realgap.envs.sim2sim.hidden_compare:HiddenCompareRequest", ["--policy", "p", "--against",
+        ("hidden_compare.py", "realgap.envs.eval.hidden_compare:HiddenCompareRequest", ["--policy", "p", "--against",
                                                                                            "q"]),
         ("sim2sim.py", "realgap.envs.sim2sim.isaac_vs_mujoco:Sim2SimRequest", ["--zero_action"]),
     ],

@@ -1,4 +1,4 @@
-"""The hidden G1 (``envs/sim2sim/hidden_robot.py``) as a plant for balance episodes, and the paired comparison of two
+"""The hidden G1 (``envs/deploy/hidden_robot.py``) as a plant for balance episodes, and the paired comparison of two
 exports on it (``envs/deploy/episode.py``, ``scripts/hidden_compare.py``).
 
 Free-floating in the start pose it is pushed and falls like the MuJoCo robot; welded it still hangs for identification;
@@ -35,8 +35,8 @@ def balance():
 
 
 def _robot(kind: str, meta):
+    from realgap.envs.deploy.hidden_robot import HiddenRobot
     from realgap.envs.deploy.mujoco_robot import MujocoRobot
-    from realgap.envs.sim2sim.hidden_robot import HiddenRobot
 
     return MujocoRobot.for_policy(meta) if kind == "mujoco" else HiddenRobot(meta, 3, fixed_base=False)
 
@@ -80,7 +80,7 @@ def test_the_free_hidden_robot_falls_like_the_mujoco_robot(balance):
 
 def test_the_welded_hidden_robot_still_hangs(balance):
     from realgap.envs.deploy import DeployRuntime, ZeroPolicy
-    from realgap.envs.sim2sim.hidden_robot import HiddenRobot
+    from realgap.envs.deploy.hidden_robot import HiddenRobot
 
     meta, _ = balance
     robot = HiddenRobot(meta, 3)  # the identification mount, as --excite builds it
@@ -97,7 +97,7 @@ def test_the_welded_hidden_robot_still_hangs(balance):
 
 
 def test_one_seed_is_one_truth_in_both_mounts(balance):
-    from realgap.envs.sim2sim.hidden_robot import HiddenRobot, draw_truth
+    from realgap.envs.deploy.hidden_robot import HiddenRobot, draw_truth
 
     meta, _ = balance
     welded, free = HiddenRobot(meta, 3), HiddenRobot(meta, 3, fixed_base=False)
@@ -109,7 +109,7 @@ def test_one_seed_is_one_truth_in_both_mounts(balance):
 
 
 def test_worn_drives_are_drawn_in_their_own_ranges_and_an_unknown_family_is_refused(balance):
-    from realgap.envs.sim2sim.hidden_robot import DRIVE_FAMILIES, HiddenRobot, _datasheet, draw_truth
+    from realgap.envs.deploy.hidden_robot import DRIVE_FAMILIES, HiddenRobot, _datasheet, draw_truth
 
     meta, _ = balance
     default, worn = draw_truth(meta, 3), draw_truth(meta, 3, "worn")
@@ -131,8 +131,8 @@ def test_worn_drives_are_drawn_in_their_own_ranges_and_an_unknown_family_is_refu
 
 
 def test_the_free_mount_refuses_a_robot_fixed_to_the_world():
+    from realgap.envs.deploy.hidden_robot import HiddenRobot
     from realgap.envs.format import load_metadata
-    from realgap.envs.sim2sim.hidden_robot import HiddenRobot
 
     with pytest.raises(ValueError, match="robot 'panda' of Realgap-Grasp-Franka-EEPoseDelta-v0 is fixed to the world"):
         HiddenRobot(load_metadata(GRASP), 3, fixed_base=False)
@@ -157,7 +157,7 @@ def test_a_policy_against_itself_ties_exactly_on_the_hidden_robot(balance):
     from functools import partial
 
     from realgap.envs.deploy.episode import paired_time_up, survival
-    from realgap.envs.sim2sim.hidden_robot import HiddenRobot, draw_truth
+    from realgap.envs.deploy.hidden_robot import HiddenRobot, draw_truth
 
     meta, policy = balance
     make_robot = partial(HiddenRobot, meta, fixed_base=False, truth=draw_truth(meta, 3))
@@ -175,8 +175,8 @@ def _script(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_the_comparison_script_writes_paired_results(tmp_path):
+    from realgap.envs.deploy.hidden_robot import draw_truth
     from realgap.envs.format import load_metadata
-    from realgap.envs.sim2sim.hidden_robot import draw_truth
 
     out = tmp_path / "cmp.json"
     proc = _script("--policy", str(SYMMETRY), "--against", str(BALANCE), "--hidden_seed", "3", "--episodes", "2",
@@ -196,8 +196,8 @@ def test_the_comparison_script_writes_paired_results(tmp_path):
 def test_the_comparison_on_worn_drives_records_them_and_draws_who_stays_standing(tmp_path):
     import matplotlib.image
 
+    from realgap.envs.deploy.hidden_robot import draw_truth
     from realgap.envs.format import load_metadata
-    from realgap.envs.sim2sim.hidden_robot import draw_truth
 
     out, png = tmp_path / "worn.json", tmp_path / "worn.png"
     proc = _script("--policy", str(BALANCE), "--against", str(BALANCE), "--hidden_seed", "3", "--hidden_drives",

@@ -72,14 +72,20 @@ PACKAGE_DIRS = {"actuators": "actuators", "envs": "envs", "tasks": "tasks", "con
 LOWER = ("realgap.envs.rates", "realgap.envs.robots", "realgap.envs.sim", "realgap.envs.dr", "realgap.envs.deploy",
          "realgap.envs.format",
          "realgap.envs.srbd")  # fmt: skip
-UPPER = ("realgap.envs.run", "realgap.envs.eval", "realgap.envs.sim2sim", "realgap.envs.export")
+UPPER = (
+    "realgap.envs.run",
+    "realgap.envs.eval",
+    "realgap.envs.identify",
+    "realgap.envs.sim2sim",
+    "realgap.envs.export",
+)
 FORMAT_MAY_IMPORT = ("realgap.envs.format", "realgap.envs.rates", "realgap.actuators")
 """The policy format (schema, metadata, validation, loading) sits below everything that writes or runs it: the
 exporter, the deploy runtime, evaluation and sim2sim all import it; it imports only the rates and the actuator math."""
 CLI_ENTRY = "__main__"
 """A package's ``__main__`` module is a command line (``python -m realgap.envs.deploy``), never imported: it sits with
 ``scripts/`` above every layer, so the deploy CLI may dispatch ``--robot hidden`` and ``--excite`` to identification's
-rigs (:mod:`realgap.envs.sim2sim.hidden_robot`, :mod:`realgap.envs.sim2sim.excitation`)."""
+rigs (:mod:`realgap.envs.deploy.hidden_robot`, :mod:`realgap.envs.identify.excitation`)."""
 # Top-level modules allowed loose in envs/ (everything else lives in a sub-package).
 LOOSE = {"__init__.py", "rates.py"}
 
@@ -164,7 +170,9 @@ def test_envs_top_level_holds_only_a_few_loose_modules():
 
 @pytest.mark.unit
 def test_sub_package_inits_and_the_deploy_runtime_load_neither_torch_nor_a_simulator():
-    modules = [f"realgap.envs.{p}" for p in ("sim", "dr", "run", "eval", "sim2sim", "export", "format", "deploy")]
+    modules = [
+        f"realgap.envs.{p}" for p in ("sim", "dr", "run", "eval", "identify", "sim2sim", "export", "format", "deploy")
+    ]
     assert _loaded_after_import(modules, (*SIMULATORS, "torch")) == []
 
 

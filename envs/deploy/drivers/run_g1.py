@@ -53,7 +53,7 @@ def _connect(args: argparse.Namespace, meta) -> UnitreeG1Robot:
 def excite_g1(args: argparse.Namespace, meta, motion: Callable[[UnitreeG1Robot, np.ndarray], RobotLog]) -> int:
     """``--excite`` over DDS: connect, soft-start, the identification motion of the in-process ``--excite``
     (``motion(robot, root_pos_w)`` → the log: the command line passes
-    :func:`~realgap.envs.sim2sim.excitation.run_excitation` with the default plan), damp; log it to ``args.log``.
+    :func:`~realgap.envs.identify.excitation.run_excitation` with the default plan), damp; log it to ``args.log``.
 
     The robot must hang (a real G1 on its gantry; ``g1_dds_sim --hidden_seed N``: welded ``--hang_m`` above the start
     pose): the log records the root there, as the in-process ``--excite`` does. Logged torque: the drives' ``tau_est``;

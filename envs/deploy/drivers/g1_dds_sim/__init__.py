@@ -16,7 +16,7 @@ driver's soft start), so a DDS episode and an in-process episode with the same s
 first command. Paced against the wall clock by absolute deadlines.
 
 ``--hidden_seed N [--hidden_drives default|worn]`` simulates the hidden robot of ``--robot hidden`` instead
-(:class:`~realgap.envs.sim2sim.hidden_robot.HiddenRobot`, the same truth for a seed and its own drive law: delay,
+(:class:`~realgap.envs.deploy.hidden_robot.HiddenRobot`, the same truth for a seed and its own drive law: delay,
 realized gains, derated torque limit; friction and armature in the plant), base welded ``--hang_m`` above the start
 pose (identification: ``--robot unitree_g1 --excite``). Its physics step is the export's (5 ms for balance_g1), so one
 ``tick`` is 5 ms: run the driver with ``--tick_period_s 0.005``. ``tau_est`` is the torque its drives applied. Hidden

@@ -1,6 +1,6 @@
 """The drive plant of a robot log fitted with MuJoCo's own identification module (``mujoco.sysid``).
 
-:mod:`realgap.envs.sim2sim.identify` fits armature, Coulomb and viscous friction by inverse dynamics (a linear
+:mod:`realgap.envs.identify.fit` fits armature, Coulomb and viscous friction by inverse dynamics (a linear
 regression of the logged torque on the measured motion, one joint at a time). ``mujoco.sysid`` fits the same three
 MuJoCo joint parameters (``armature``, ``frictionloss``, ``damping``) by rollout error: it replays the logged motor
 torques open loop on the robot's MJCF from each excitation segment's start state and minimises the error of the
@@ -24,7 +24,7 @@ import numpy as np
 from realgap.envs.deploy.log import LogError, RobotLog
 
 PARAMETERS = ("armature", "coulomb", "viscous")
-"""What this fit estimates per joint, in :mod:`realgap.envs.sim2sim.identify`'s names (MuJoCo: ``armature``,
+"""What this fit estimates per joint, in :mod:`realgap.envs.identify.fit`'s names (MuJoCo: ``armature``,
 ``frictionloss``, ``damping``)."""
 _MJ_ATTR = {"armature": "armature", "coulomb": "frictionloss", "viscous": "damping"}
 
@@ -183,7 +183,7 @@ def compare_engines(log: RobotLog, truth: dict[str, dict[str, float]], *, max_it
 
     ``truth``: per joint, per parameter, the hidden value (e.g. from the hidden robot's :class:`HiddenTruth`).
     """
-    from realgap.envs.sim2sim.identify import identify
+    from realgap.envs.identify.fit import identify
 
     t0 = time.perf_counter()
     ours = identify(log, list(truth), replay=False)
@@ -208,10 +208,10 @@ UNITS = {"armature": "kg·m²", "coulomb": "N·m", "viscous": "N·m·s/rad"}
 
 
 def use_sysid_plant(ident, log: RobotLog, *, max_iters: int = 50):
-    """``ident`` (a :class:`realgap.envs.sim2sim.identify.Identification`) with its armature, Coulomb and viscous
+    """``ident`` (a :class:`realgap.envs.identify.fit.Identification`) with its armature, Coulomb and viscous
     estimates replaced by :func:`fit_plant`'s (std = 95 % half-width / 1.96); the delay, kp/kd and torque limit stay
     realgap's, which ``mujoco.sysid`` does not fit. Returns ``ident`` (changed in place)."""
-    from realgap.envs.sim2sim.identify import Estimate
+    from realgap.envs.identify.fit import Estimate
 
     fit = fit_plant(log, [j.joint for j in ident.joints], max_iters=max_iters)
     for joint in ident.joints:

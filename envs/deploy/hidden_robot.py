@@ -1,7 +1,7 @@
 """A stand-in "real" robot (the G1 of a balance export, the Panda of a grasp export): a position-commanded MuJoCo
 robot whose drives differ from the datasheet, drawn from a seed.
 
-Identification (:mod:`realgap.envs.sim2sim.identify`) must recover these numbers from a log alone, so it never imports
+Identification (:mod:`realgap.envs.identify.fit`) must recover these numbers from a log alone, so it never imports
 this module; only the tests and the ``--robot hidden`` option of ``python -m realgap.envs.deploy`` do. The truth is
 drawn per joint (one bus delay for the robot) from :func:`draw_truth`:
 

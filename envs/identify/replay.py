@@ -22,7 +22,7 @@ from scipy.optimize import least_squares
 from realgap.actuators.chain import ActuatorChain, ChainTiming
 from realgap.envs.deploy.log import RobotLog
 from realgap.envs.deploy.mujoco_robot import MujocoRobot
-from realgap.envs.sim2sim.estimates import Estimate, JointFit
+from realgap.envs.identify.estimates import Estimate, JointFit
 
 Q_SCALE = 1e-3  # rad: a tracking error of 1 mrad weighs as much as ...
 TAU_SCALE = 0.01  # ... 1 % of the joint's largest logged torque
@@ -118,7 +118,7 @@ def _scales(log: RobotLog, fits: list[JointFit]) -> tuple[np.ndarray, np.ndarray
 def fit_replay(log: RobotLog, fits: list[JointFit], delay: Estimate, max_delay: int, notes: list[str]) -> Estimate:
     """Replay every joint's segment; without torque, fit its parameters (and the delay) with least squares.
 
-    With torque the regressions of :mod:`realgap.envs.sim2sim.identify` are exact and only their replay is kept
+    With torque the regressions of :mod:`realgap.envs.identify.fit` are exact and only their replay is kept
     (``q_replayed``, the plot, the tracking RMS in ``notes``). Returns the delay estimate.
     """
     model = ReplayModel(log)

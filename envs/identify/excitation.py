@@ -13,7 +13,7 @@ policy rate (targets held between policy steps, exactly as a policy's would be),
 4. rest again (the joint settles before the next one starts).
 
 Amplitudes are clipped to the joint's range minus ``margin_rad``. What each part determines, and what an ordinary
-policy log can determine, is listed in :mod:`realgap.envs.sim2sim.identify`. numpy only (the robot is given).
+policy log can determine, is listed in :mod:`realgap.envs.identify.fit`. numpy only (the robot is given).
 """
 
 from __future__ import annotations

@@ -67,9 +67,9 @@ def hidden_compare(req: HiddenCompareRequest, echo: Callable[[str], None] = _pri
     check_request(req)
     from realgap.envs.deploy import ZeroPolicy
     from realgap.envs.deploy.episode import check_comparable, paired_time_up, schedules, stance_metadata, survival
+    from realgap.envs.deploy.hidden_robot import HiddenRobot, draw_truth
     from realgap.envs.eval.sweep import finite_or_none
     from realgap.envs.format import load_metadata, load_policy
-    from realgap.envs.sim2sim.hidden_robot import HiddenRobot, draw_truth
 
     (lo, hi), (ilo, ihi) = req.push_mps, req.push_interval_s
     arms = {"policy": (req.policy, *load_policy(req.policy)), "against": (req.against, *load_policy(req.against))}

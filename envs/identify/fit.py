@@ -21,7 +21,7 @@ Two fits, each used where it is exact for its parameter (robot model: the log's 
    the noise above the corner, which the finite-difference q̈ amplifies by 1/dt, is removed from the regressors
    (errors in a regressor bias OLS towards zero). Without it, a few % of sensor noise leaves the plant not
    identifiable (hidden Panda, ``SensorNoise`` "typical": armature −0.01 ± 0.03 for a truth of 0.16).
-2. **Replay** (:mod:`realgap.envs.sim2sim.identify_replay`): the logged targets drive the chain on the MuJoCo robot
+2. **Replay** (:mod:`realgap.envs.identify.replay`): the logged targets drive the chain on the MuJoCo robot
    and ``scipy.optimize.least_squares`` minimizes the tracking error of ``q`` (and ``τ`` where logged). It is what a
    log *without* torque allows, it checks the regressions, and it draws the fit plot.
 
@@ -50,7 +50,7 @@ import numpy as np
 from realgap.actuators.chain import ActuatorChain, ChainTiming
 from realgap.actuators.params import JointParams
 from realgap.envs.deploy.log import RobotLog
-from realgap.envs.sim2sim.estimates import Estimate, JointFit
+from realgap.envs.identify.estimates import Estimate, JointFit
 
 MIN_VELOCITY = 0.5  # rad/s: below, MuJoCo's soft frictionloss (like stiction) gives less than f_c (0.2: 3 % bias)
 MIN_REVERSALS = 10  # samples on each side of zero velocity before Coulomb and viscous friction separate
@@ -223,7 +223,7 @@ def identify(log: RobotLog, joints: Sequence[str] | None = None, *, max_delay_st
             Nyquist rate.
     """
     check_filter(filter_hz, log.control_dt)
-    from realgap.envs.sim2sim.identify_replay import ReplayModel, fit_replay, rigid_body_torque
+    from realgap.envs.identify.replay import ReplayModel, fit_replay, rigid_body_torque
 
     names = log.joint_names
     excited = [names[i] for i in sorted(set(log.segment.tolist()) - {-1})]

@@ -1,6 +1,6 @@
 """The engine comparison of the identification page: realgap's fit and ``mujoco.sysid`` on one hidden-robot log per
 drive family (:func:`run_family`), tabulated (:func:`markdown`). The hidden robot is the test stand-in for hardware
-(:mod:`realgap.envs.sim2sim.hidden_robot`); only this report, never the identification, reads its truth."""
+(:mod:`realgap.envs.deploy.hidden_robot`); only this report, never the identification, reads its truth."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from typing import Any
 
 def run_family(seed: int, joints: Sequence[str], drives: str, max_iters: int) -> dict[str, Any]:
     """Excite ``joints`` of the hidden G1 (seed, drive family) hanging, and compare both engines on its log."""
+    from realgap.envs.deploy.hidden_robot import HiddenRobot
     from realgap.envs.format.verify import load_verified
-    from realgap.envs.sim2sim.excitation import ExcitationPlan, run_excitation
-    from realgap.envs.sim2sim.hidden_robot import HiddenRobot
-    from realgap.envs.sim2sim.sysid_mujoco import compare_engines
+    from realgap.envs.identify.excitation import ExcitationPlan, run_excitation
+    from realgap.envs.identify.sysid_mujoco import compare_engines
 
     meta, _ = load_verified("configs/policies/balance_g1")
     robot = HiddenRobot(meta, seed=seed, drives=drives)

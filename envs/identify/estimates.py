@@ -1,7 +1,7 @@
 """What identification reports per parameter and per joint (:class:`Estimate`, :class:`JointFit`).
 
-Their own module, below both :mod:`realgap.envs.sim2sim.identify` (the linear fits) and
-:mod:`realgap.envs.sim2sim.identify_replay` (the replay fit), so neither imports the other to share them.
+Their own module, below both :mod:`realgap.envs.identify.fit` (the linear fits) and
+:mod:`realgap.envs.identify.replay` (the replay fit), so neither imports the other to share them.
 """
 
 from __future__ import annotations
