@@ -9,7 +9,7 @@ pytestmark = pytest.mark.sim
 
 @pytest.mark.parametrize("index", range(5))
 def test_training_engine_agrees_with_mujoco_c(index):
-    from realgap.envs.eval.engine_agreement import CANONICAL_SCENES, compare_scene
+    from realgap.envs.sim2sim.engine_agreement import CANONICAL_SCENES, compare_scene
 
     scene = CANONICAL_SCENES[index]
     row = compare_scene(scene)
@@ -25,7 +25,7 @@ def test_training_engine_agrees_with_mujoco_c(index):
 def test_the_pushed_g1_stays_up_in_both_and_its_paths_part():
     """The open disagreement (docs/results/engine_agreement.md): after a 0.2 m/s push both engines keep the G1 up with
     the same penetration and load, yet their pelvis paths part by more than the 0.2 mm bound within 1 s."""
-    from realgap.envs.eval.engine_agreement import CANONICAL_SCENES, compare_scene
+    from realgap.envs.sim2sim.engine_agreement import CANONICAL_SCENES, compare_scene
 
     row = compare_scene(next(s for s in CANONICAL_SCENES if s.push_mps > 0))
     for engine in ("training_engine", "mujoco_c"):

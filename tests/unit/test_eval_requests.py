@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from realgap.envs.eval.bench_report import BenchRequest, check_sections, note, one_gpu_only, row, run_benchmark
+from realgap.envs.eval.bench.report import BenchRequest, check_sections, note, one_gpu_only, row, run_benchmark
 from realgap.envs.eval.checkpoints import (
     CheckpointsRequest,
     checkpoints_to_evaluate,
@@ -196,7 +196,7 @@ def test_benchmark_sections_and_rows():
         ("play.py", "realgap.envs.eval.play:PlayRequest", ["--zero_action"]),
         ("eval_checkpoints.py", "realgap.envs.eval.checkpoints:CheckpointsRequest", ["--run", "r"]),
         ("push_headings.py", "realgap.envs.eval.push_headings_run:PushHeadingsRequest", ["--policy", "p"]),
-        ("benchmark.py", "realgap.envs.eval.bench_report:BenchRequest", []),
+        ("benchmark.py", "realgap.envs.eval.bench.report:BenchRequest", []),
         ("hidden_compare.py", "realgap.envs.eval.hidden_compare:HiddenCompareRequest", ["--policy", "p", "--against",
                                                                                            "q"]),
         ("sim2sim.py", "realgap.envs.sim2sim.isaac_vs_mujoco:Sim2SimRequest", ["--zero_action"]),

@@ -1,6 +1,6 @@
 """The benchmark report from its inputs to its table (``scripts/benchmark.py``), callable without the command line:
-:func:`run_benchmark` measures the requested sections with :mod:`realgap.envs.eval.bench`, prints one table row per
-figure (:func:`row`: baseline and ratio beside each) and returns every figure.
+:func:`run_benchmark` measures the requested sections with :mod:`realgap.envs.eval.bench.throughput`, prints one
+table row per figure (:func:`row`: baseline and ratio beside each) and returns every figure.
 
 Figures depend on the machine and its load; they are printed and recorded, never asserted.
 """
@@ -155,7 +155,7 @@ def run_benchmark(req: BenchRequest) -> dict[str, Any]:
     sections = check_sections(req.sections)
     import torch
 
-    from realgap.envs.eval import bench
+    from realgap.envs.eval.bench import throughput as bench
     from realgap.envs.run.progress import Progress
     from realgap.envs.sim.physics import resolve_device
     from realgap.tasks import check_task

@@ -90,7 +90,8 @@ def env_counts(task: str, num_envs: int, physics_steps: int, seed: int = 0, devi
 
 def bare_counts(task: str, num_envs: int, physics_steps: int, seed: int = 0, device: str | None = None) -> dict:
     """Solver work per physics step of the same scene stepped with no env around it (as
-    :func:`realgap.envs.eval.bench.bare_physics_steps`: the default pose held, nominal bodies), second half."""
+    :func:`realgap.envs.eval.bench.throughput.bare_physics_steps`: the default pose held, nominal bodies), second
+    half."""
     from isaaclab.scene import InteractiveScene
     from isaaclab.sim import SimulationContext
 

@@ -269,7 +269,7 @@ def compare_scene(scene: Scene) -> dict[str, Any]:
 def upstream_repro(offsets_m: tuple[float, ...] = (0.0, 0.003, 0.005, 0.01)) -> list[dict[str, Any]]:
     """The upstream report's table: the offset-CoM box in MuJoCo C and MuJoCo-Warp, each engine's default box–box path
     first, then both with the exact routine (default models first: the other order leaks, :func:`leak_repro`)."""
-    from realgap.envs.eval.solver_work import offset_com_box
+    from realgap.envs.eval.bench.solver_work import offset_com_box
 
     rows = []
     for exact in (False, True):
@@ -285,7 +285,7 @@ def leak_repro() -> dict[str, Any]:
     import mujoco_warp as mjw
     import warp as wp
 
-    from realgap.envs.eval.solver_work import offset_com_box
+    from realgap.envs.eval.bench.solver_work import offset_com_box
     from realgap.envs.sim.mjwarp import BoxBoxLeakError, check_box_box_routine
 
     exact = offset_com_box(0.0, steps=40, exact_box_box=True)["mujoco_warp"]["contacts"]
