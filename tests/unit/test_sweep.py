@@ -178,7 +178,7 @@ def test_pure_modules_load_no_simulator():
     modules = [
         "realgap.envs.eval.sweep",
         "realgap.envs.sim2sim.align_math",
-        "realgap.envs.eval.compare",
+        "realgap.envs.eval.compare.table",
         "realgap.envs.eval.plots",
     ]
     assert _loaded_after_import(modules, SIMULATORS) == []

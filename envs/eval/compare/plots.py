@@ -1,6 +1,7 @@
 """The action-space comparison's plots: learning curves per run, success per run, robustness per factor.
 
-Drawn from what :mod:`realgap.envs.eval.compare` gathers (runs and table rows); files only (Agg), no simulator import.
+Drawn from what :mod:`realgap.envs.eval.compare.table` gathers (runs and table rows); files only (Agg), no simulator
+import.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import matplotlib
 matplotlib.use("Agg")  # files only
 import matplotlib.pyplot as plt  # noqa: E402
 
-from realgap.envs.eval.compare import RunResult, _num, read_progress  # noqa: E402
+from realgap.envs.eval.compare.table import RunResult, _num, read_progress  # noqa: E402
 from realgap.envs.run.run_dir import env_steps_per_iteration  # noqa: E402
 
 

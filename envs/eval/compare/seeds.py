@@ -1,6 +1,6 @@
 """The comparison at the seed level: per recipe a mean and interval over seeds, pairwise differences, tiers.
 
-What :mod:`realgap.envs.eval.compare` tabulates per run and pools per action space, this module answers as a
+What :mod:`realgap.envs.eval.compare.table` tabulates per run and pools per action space, this module answers as a
 question about recipes: is action space A better than B *over training seeds*? Each metric is one value per seed
 (Play success; env steps to 40 % and 80 % training success, censored at the budget; mean success over each
 robustness sweep); a rank is stated only where the Welch interval of the difference excludes zero
@@ -19,7 +19,7 @@ import matplotlib
 matplotlib.use("Agg")  # files only
 import matplotlib.pyplot as plt  # noqa: E402
 
-from realgap.envs.eval.compare import RunResult, read_progress  # noqa: E402
+from realgap.envs.eval.compare.table import RunResult, read_progress  # noqa: E402
 from realgap.envs.eval.seed_stats import (  # noqa: E402
     SeedSummary,
     binomial_floor,
@@ -51,7 +51,7 @@ def metrics(results: Sequence[RunResult], rows: Sequence[Mapping[str, Any]]) -> 
 
     Metrics: ``play_success``; ``steps_to_<level>`` for each of :data:`LEVELS` (NaN when never reached); for each
     swept factor ``<factor>_mean_success`` (success averaged over the sweep's points). ``rows`` are
-    :func:`realgap.envs.eval.compare.table_rows` of the same ``results``, in the same order.
+    :func:`realgap.envs.eval.compare.table.table_rows` of the same ``results``, in the same order.
     """
     out: dict[str, dict[str, list[float]]] = {}
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 _PRINT = threading.Lock()
-CHILD = "import sys; from realgap.envs.eval.compare_run import run_child; run_child(*sys.argv[1:])"
+CHILD = "import sys; from realgap.envs.eval.compare.run import run_child; run_child(*sys.argv[1:])"
 """A run's process: ``python -c CHILD TRAIN_JSON EVAL_JSON RESULT_PATH``."""
 
 
@@ -140,7 +140,7 @@ def check_request(args: argparse.Namespace) -> tuple[list[str], list[int], list[
     Raises:
         ValueError: An unknown space or factor, bad seeds or values, runs both included and to be trained.
     """
-    from realgap.envs.eval import compare
+    from realgap.envs.eval.compare import table as compare
     from realgap.envs.eval.sweep import get_factor, parse_values
     from realgap.tasks.grasp import ACTION_SPACE_IDS
 
@@ -179,7 +179,9 @@ def check_request(args: argparse.Namespace) -> tuple[list[str], list[int], list[
 
 def compare_action_spaces(args: argparse.Namespace) -> tuple[Path, str]:
     """Run the comparison scripts/compare_actions.py's flags ``args`` ask for; returns its folder and the markdown."""
-    from realgap.envs.eval import compare, compare_plots, compare_seeds
+    from realgap.envs.eval.compare import plots as compare_plots
+    from realgap.envs.eval.compare import seeds as compare_seeds
+    from realgap.envs.eval.compare import table as compare
     from realgap.envs.eval.sweep import finite_or_none
     from realgap.envs.run.progress import Progress
     from realgap.tasks.grasp import ACTION_SPACE_IDS
