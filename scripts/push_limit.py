@@ -37,7 +37,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     from realgap.envs.eval.policies import read_export
-    from realgap.envs.eval.sweep import wilson_interval
+    from realgap.envs.eval.robustness.sweep import wilson_interval
 
     values = [float(v) for v in args.values.split(",")]
     engines = args.engines.split(",")

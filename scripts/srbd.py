@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
         raise ValueError("--duration_s must be > 2.5 (the pushes come at 2 s), --horizon_s > 0, --evaluate, "
                          "--push_limit and --isaac >= 0")  # fmt: skip
     if args.isaac:
-        from realgap.envs.eval.evaluation import summary_lines
+        from realgap.envs.eval.robustness.evaluation import summary_lines
         from realgap.envs.eval.srbd_balance import lab_evaluate
 
         command = " ".join(["python scripts/srbd.py", *(sys.argv[1:] if argv is None else argv)])

@@ -68,7 +68,7 @@ def hidden_compare(req: HiddenCompareRequest, echo: Callable[[str], None] = _pri
     from realgap.envs.deploy import ZeroPolicy
     from realgap.envs.deploy.episode import check_comparable, paired_time_up, schedules, stance_metadata, survival
     from realgap.envs.deploy.hidden_robot import HiddenRobot, draw_truth
-    from realgap.envs.eval.sweep import finite_or_none
+    from realgap.envs.eval.robustness.sweep import finite_or_none
     from realgap.envs.format import load_metadata, load_policy
 
     (lo, hi), (ilo, ihi) = req.push_mps, req.push_interval_s

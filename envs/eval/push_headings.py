@@ -46,7 +46,7 @@ def direction(heading: float) -> str:
 def heading_table(records: Sequence[PushRecord], edges: Sequence[float]) -> list[dict]:
     """Falls per direction and magnitude bin ``[edges[i], edges[i+1])`` (the last bin closed), with the 95 % Wilson
     interval of the fall rate; bins without a push are left out."""
-    from realgap.envs.eval.sweep import wilson_interval
+    from realgap.envs.eval.robustness.sweep import wilson_interval
 
     if len(edges) < 2 or any(b <= a for a, b in zip(edges[:-1], edges[1:], strict=True)):
         raise ValueError(f"magnitude bin edges must be at least two increasing values, got {list(edges)}")

@@ -5,7 +5,7 @@ and the SRBD controller, in both engines.
   and pushes are the deploy CLI's (:mod:`realgap.envs.deploy.episode`), one schedule per episode drawn from the seed,
   identical for every arm; the zero action is the export's own terms holding its crouch.
 - Isaac Lab (:func:`lab_evaluate`): the balance task's own robustness protocol (``scripts/evaluate.py``: its Play
-  variant, the task's pushes, one factor at a time, :func:`realgap.envs.eval.robustness_run.run_plan` with the same
+  variant, the task's pushes, one factor at a time, :func:`realgap.envs.eval.robustness.run.run_plan` with the same
   torch seed per batch for every arm) with :class:`realgap.envs.eval.srbd_lab.SRBDLabPolicy` as a third policy; the
   zero action holds the task's stance, as in the published robustness report.
 """
@@ -26,7 +26,7 @@ def evaluate(policy_dir: str | Path, episodes: int = 32, duration_s: float = 20.
     from realgap.envs.deploy import DeployRuntime, ZeroPolicy
     from realgap.envs.deploy.episode import run_episode, schedules
     from realgap.envs.deploy.mujoco_robot import MujocoRobot
-    from realgap.envs.eval.sweep import wilson_interval
+    from realgap.envs.eval.robustness.sweep import wilson_interval
     from realgap.envs.format import load_policy
     from realgap.envs.srbd.controller import SRBDController
 
@@ -72,7 +72,7 @@ def single_push(policy_dir: str | Path, values: tuple[float, ...], episodes: int
     from realgap.envs.deploy import DeployRuntime
     from realgap.envs.deploy.episode import Push, run_episode
     from realgap.envs.deploy.mujoco_robot import MujocoRobot
-    from realgap.envs.eval.sweep import wilson_interval
+    from realgap.envs.eval.robustness.sweep import wilson_interval
     from realgap.envs.format import load_policy
     from realgap.envs.srbd.controller import SRBDController
 
@@ -130,10 +130,10 @@ def lab_evaluate(policy_dir: str | Path, out: str | Path, factors: Mapping[str, 
     Raises:
         ValueError: Unknown factors or values out of range, counts below 1 (before an env is built).
     """
-    from realgap.envs.eval.evaluation import write_report
     from realgap.envs.eval.policies import export_actions, read_export
-    from realgap.envs.eval.robustness import available_factors, prepare_env_cfg
-    from realgap.envs.eval.sweep import get_factor
+    from realgap.envs.eval.robustness.apply import available_factors, prepare_env_cfg
+    from realgap.envs.eval.robustness.evaluation import write_report
+    from realgap.envs.eval.robustness.sweep import get_factor
     from realgap.envs.run.factory import load_cfgs, make_env, simulation
     from realgap.tasks import play_task
 
@@ -153,11 +153,11 @@ def lab_evaluate(policy_dir: str | Path, out: str | Path, factors: Mapping[str, 
     prepare_env_cfg(env_cfg)
     t0 = time.perf_counter()
     with simulation(env_cfg):
-        from realgap.envs.eval import robustness_run
         from realgap.envs.eval.policies import exported_policy, zero_policy
-        from realgap.envs.eval.robustness import pin_term
+        from realgap.envs.eval.robustness import run as robustness_run
+        from realgap.envs.eval.robustness.apply import pin_term
+        from realgap.envs.eval.robustness.sweep import build_report, make_plan
         from realgap.envs.eval.srbd_lab import SRBDLabPolicy
-        from realgap.envs.eval.sweep import build_report, make_plan
 
         env = make_env(task, env_cfg)
         controller = SRBDLabPolicy(env)

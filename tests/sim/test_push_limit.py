@@ -25,7 +25,7 @@ def test_single_push_is_applied_once_at_its_time():
     import torch
     from conftest import build_env
 
-    from realgap.envs.eval.robustness import prepare_env_cfg
+    from realgap.envs.eval.robustness.apply import prepare_env_cfg
 
     with build_env("Realgap-Balance-G1-Play-v0", num_envs=4, seed=1,
                    prepare=lambda cfg: prepare_env_cfg(cfg, 3.0, single_push_at_s=0.5)) as env:  # fmt: skip

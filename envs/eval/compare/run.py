@@ -1,10 +1,11 @@
 """The action-space comparison's runs: each space and seed trained and evaluated in a process of its own.
 
 What ``scripts/compare_actions.py`` runs (its docstring describes the outputs). A run's process calls the library's
-training (:func:`realgap.envs.run.training.train`) and evaluation (:func:`realgap.envs.eval.evaluation.evaluate`) in
-one interpreter — one start-up of torch, Isaac Lab and warp instead of two, about 10 s of every run on a CPU — and
-hands its run folder back as a value (a small JSON result file), not as a line of its output to be parsed. Its output
-still goes to the run's log, and its progress lines are forwarded to the comparison's.
+training (:func:`realgap.envs.run.training.train`) and evaluation
+(:func:`realgap.envs.eval.robustness.evaluation.evaluate`) in one interpreter — one start-up of torch, Isaac Lab and
+warp instead of two, about 10 s of every run on a CPU — and hands its run folder back as a value (a small JSON result
+file), not as a line of its output to be parsed. Its output still goes to the run's log, and its progress lines are
+forwarded to the comparison's.
 """
 
 from __future__ import annotations
@@ -42,11 +43,12 @@ def train_request(**given: Any) -> argparse.Namespace:
 
 def run_child(train_json: str, eval_json: str, result_path: str) -> None:
     """One run: train (``train_json``: :func:`train_request` fields), then evaluate its folder (``eval_json``:
-    :class:`~realgap.envs.eval.evaluation.EvalRequest` fields); the run folder is written to ``result_path``."""
+    :class:`~realgap.envs.eval.robustness.evaluation.EvalRequest` fields); the run folder is written to
+    ``result_path``."""
     from realgap.envs.run.cli import run_cli
 
     def both() -> int:
-        from realgap.envs.eval.evaluation import EvalRequest, evaluate, summary_lines
+        from realgap.envs.eval.robustness.evaluation import EvalRequest, evaluate, summary_lines
         from realgap.envs.run.training import train
 
         training = json.loads(train_json)
@@ -141,7 +143,7 @@ def check_request(args: argparse.Namespace) -> tuple[list[str], list[int], list[
         ValueError: An unknown space or factor, bad seeds or values, runs both included and to be trained.
     """
     from realgap.envs.eval.compare import table as compare
-    from realgap.envs.eval.sweep import get_factor, parse_values
+    from realgap.envs.eval.robustness.sweep import get_factor, parse_values
     from realgap.tasks.grasp import ACTION_SPACE_IDS
 
     spaces = args.spaces.split(",") if args.spaces else list(ACTION_SPACE_IDS)
@@ -167,7 +169,7 @@ def check_request(args: argparse.Namespace) -> tuple[list[str], list[int], list[
     if twice := sorted(set(tags) & {f"{s}_s{n}" for s in spaces for n in seeds}):
         raise ValueError(f"runs {', '.join(twice)} are both included and to be trained: drop them from --seeds")
     if seeds:  # a rebuild (--seeds none) evaluates nothing: its factors are the included folders' (checked equal)
-        from realgap.envs.eval.robustness import available_factors
+        from realgap.envs.eval.robustness.apply import available_factors
         from realgap.envs.run.factory import load_cfgs
 
         available = available_factors(load_cfgs(ACTION_SPACE_IDS[spaces[0]], args.device, 1)[0])
@@ -182,7 +184,7 @@ def compare_action_spaces(args: argparse.Namespace) -> tuple[Path, str]:
     from realgap.envs.eval.compare import plots as compare_plots
     from realgap.envs.eval.compare import seeds as compare_seeds
     from realgap.envs.eval.compare import table as compare
-    from realgap.envs.eval.sweep import finite_or_none
+    from realgap.envs.eval.robustness.sweep import finite_or_none
     from realgap.envs.run.progress import Progress
     from realgap.tasks.grasp import ACTION_SPACE_IDS
 

@@ -216,7 +216,7 @@ def summary_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     (successes and Wilson 95 % interval of the pooled rate, which holds episode noise only: the spread between seeds
     is in the per-seed rates beside it), each seed's env steps to training success, and the worst success any seed
     kept over each swept factor."""
-    from realgap.envs.eval.sweep import wilson_interval
+    from realgap.envs.eval.robustness.sweep import wilson_interval
 
     by_space: dict[str, list[Mapping[str, Any]]] = {}
     for r in rows:

@@ -102,7 +102,7 @@ def choose_factors(requested: str | None, available: list[str], task: str) -> li
     Raises:
         ValueError: An unknown, unsweepable or unavailable factor (says which and why).
     """
-    from realgap.envs.eval.sweep import get_factor
+    from realgap.envs.eval.robustness.sweep import get_factor
 
     factors = requested.split(",") if requested else list(available)
     for name in factors:
@@ -119,7 +119,7 @@ def check_compliant_alone(factors: list[str], standin: dict[str, Any]) -> None:
     Raises:
         ValueError: Compliant and rigid factors in one call with a stand-in built.
     """
-    from realgap.envs.eval.sweep import COMPLIANT_FACTORS
+    from realgap.envs.eval.robustness.sweep import COMPLIANT_FACTORS
 
     rigid = [f for f in factors if f not in COMPLIANT_FACTORS]
     if standin and rigid:
@@ -148,8 +148,8 @@ def evaluate(req: EvalRequest) -> tuple[dict[str, Any], Path, int]:
         from realgap.envs.run.memory import check_env_memory
 
         check_env_memory(task, req.num_envs)
-    from realgap.envs.eval.robustness import available_factors, prepare_compliant, prepare_env_cfg
-    from realgap.envs.eval.sweep import COMPLIANT_FACTORS, parse_values
+    from realgap.envs.eval.robustness.apply import available_factors, prepare_compliant, prepare_env_cfg
+    from realgap.envs.eval.robustness.sweep import COMPLIANT_FACTORS, parse_values
     from realgap.envs.run.factory import load_cfgs, make_env, simulation
     from realgap.envs.run.run_record import policy_settings
 
@@ -182,10 +182,10 @@ def evaluate(req: EvalRequest) -> tuple[dict[str, Any], Path, int]:
     with simulation(env_cfg):
         from isaaclab_rl.rsl_rl import check_rsl_rl_version, handle_deprecated_rsl_rl_cfg
 
-        from realgap.envs.eval import robustness_run
         from realgap.envs.eval.policies import checkpoint_policy, exported_policy, zero_policy
-        from realgap.envs.eval.robustness import pin_term
-        from realgap.envs.eval.sweep import DEFAULT_VALUES, build_report, make_plan
+        from realgap.envs.eval.robustness import run as robustness_run
+        from realgap.envs.eval.robustness.apply import pin_term
+        from realgap.envs.eval.robustness.sweep import DEFAULT_VALUES, build_report, make_plan
         from realgap.envs.robots import robot_name
 
         agent_cfg = handle_deprecated_rsl_rl_cfg(agent_cfg, check_rsl_rl_version())
@@ -229,8 +229,8 @@ def metric_name(report: dict[str, Any]) -> str:
 
 def write_report(report: dict[str, Any], out: Path) -> int:
     """Write ``out/report.json`` and the plots; returns the number of plots."""
-    from realgap.envs.eval.plots import write_plots
-    from realgap.envs.eval.sweep import finite_or_none
+    from realgap.envs.eval.robustness.plots import write_plots
+    from realgap.envs.eval.robustness.sweep import finite_or_none
 
     out.mkdir(parents=True, exist_ok=True)
     (out / "report.json").write_text(json.dumps(finite_or_none(report), indent=2))

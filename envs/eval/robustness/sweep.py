@@ -12,8 +12,8 @@ Each point is run for a fixed number of episodes; an env runs one point for one 
 sweeps are packed into batches of ``num_envs`` envs (on a CPU a batch of 64 envs costs little more per policy step
 than one of 16, so packing is what makes a full sweep finish in minutes).
 
-The Isaac Lab side (writing a point into the envs) is :mod:`realgap.envs.eval.robustness`; the plots are
-:mod:`realgap.envs.eval.plots`. No simulator import here.
+The Isaac Lab side (writing a point into the envs) is :mod:`realgap.envs.eval.robustness.apply`; the plots are
+:mod:`realgap.envs.eval.robustness.plots`. No simulator import here.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from realgap.envs.eval.sweep_defaults import DEFAULT_VALUES  # noqa: F401  (part of this module's interface)
-from realgap.envs.eval.sweep_stats import (  # noqa: F401  (part of this module's interface)
+from realgap.envs.eval.robustness.defaults import DEFAULT_VALUES  # noqa: F401  (part of this module's interface)
+from realgap.envs.eval.robustness.stats import (  # noqa: F401  (part of this module's interface)
     Episode,
     finite_or_none,
     mean_std_ci,

@@ -1,11 +1,11 @@
 """Isaac Lab glue of the robustness sweeps: write a sweep point into every env, per env, and keep it across resets.
 
-A sweep point sets physical quantities exactly (not drawn from a range): each env of a batch gets the values of its
-own point (:mod:`realgap.envs.eval.sweep` packs the points into batches). :class:`pin_sweep_point` is an event term
-appended to the env's reset events by :func:`prepare_env_cfg`; :meth:`pin_sweep_point.set_values` writes a batch's
+A sweep point sets physical quantities exactly (not drawn from a range): each env of a batch gets the values of its own
+point (:mod:`realgap.envs.eval.robustness.sweep` packs the points into batches). :class:`pin_sweep_point` is an event
+term appended to the env's reset events by :func:`prepare_env_cfg`; :meth:`pin_sweep_point.set_values` writes a batch's
 values into the simulator and the actuator chains, and every reset re-pins what a reset would otherwise redraw (the
-command delay, the grasped object's mass). The balance task's push term
-(:class:`~realgap.envs.dr.push.push_robot`) pushes each env with its own magnitude once a sweep sets it.
+command delay, the grasped object's mass). The balance task's push term (:class:`~realgap.envs.dr.push.push_robot`)
+pushes each env with its own magnitude once a sweep sets it.
 
 What each factor writes (per env; ``s`` = the factor's value):
 
@@ -52,7 +52,7 @@ from realgap.envs.dr.inertia_sampling import (
 from realgap.envs.dr.push import push_robot
 from realgap.envs.dr.sampling import body_from_flat, body_to_flat, resolve_names
 from realgap.envs.dr.stages import check_stage_ranges
-from realgap.envs.eval.sweep import FACTORS, TASK_DRAWN, get_factor
+from realgap.envs.eval.robustness.sweep import FACTORS, TASK_DRAWN, get_factor
 from realgap.envs.robots import COMPLIANT_TRANSMISSION, TARGETS, robot_name
 
 if TYPE_CHECKING:

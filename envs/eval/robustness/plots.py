@@ -1,4 +1,5 @@
-"""Plots of a robustness report (:func:`realgap.envs.eval.sweep.build_report`): matplotlib, Agg backend, PNG files.
+"""Plots of a robustness report (:func:`realgap.envs.eval.robustness.sweep.build_report`): matplotlib, Agg backend, PNG
+files.
 
 - ``<factor>.png``: success rate (Wilson 95 % band) and mean time up (± 95 % CI) against the factor's value, one line
   per policy, the nominal value marked, and each policy's success under the task's own draws (dotted);

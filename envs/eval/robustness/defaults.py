@@ -1,5 +1,5 @@
 """Default values of each robustness factor per robot: the points ``scripts/evaluate.py`` sweeps unless ``--values``
-says otherwise (each value is checked against its factor in :mod:`realgap.envs.eval.sweep`)."""
+says otherwise (each value is checked against its factor in :mod:`realgap.envs.eval.robustness.sweep`)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Per-point statistics of a robustness sweep: success rates with Wilson intervals, means with normal-approximation
 intervals, and strict-JSON output (pure Python).
 
-Split from :mod:`realgap.envs.eval.sweep` (the factors and the plan), which re-exports these names.
+Split from :mod:`realgap.envs.eval.robustness.sweep` (the factors and the plan), which re-exports these names.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
-"""Run a robustness :class:`~realgap.envs.eval.sweep.Plan`: batches of envs, one point and one counted episode per env.
+"""Run a robustness :class:`~realgap.envs.eval.robustness.sweep.Plan`: batches of envs, one point and one counted
+episode per env.
 
 Used by ``scripts/evaluate.py`` (and, through it, ``scripts/compare_actions.py``). The env must be built from a config
-passed through :func:`realgap.envs.eval.robustness.prepare_env_cfg`.
+passed through :func:`realgap.envs.eval.robustness.apply.prepare_env_cfg`.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from typing import Any
 import torch
 
 from realgap.envs.eval.policies import Policy
-from realgap.envs.eval.robustness import pin_term
-from realgap.envs.eval.sweep import Episode, Plan, Point, pack, point_values
+from realgap.envs.eval.robustness.apply import pin_term
+from realgap.envs.eval.robustness.sweep import Episode, Plan, Point, pack, point_values
 from realgap.envs.run.progress import Progress
 
 
