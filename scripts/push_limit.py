@@ -52,12 +52,12 @@ def main(argv: list[str] | None = None) -> int:
     duration = args.push_at_s + args.recover_s
     survived: dict[str, dict[str, list[tuple[int, int]]]] = {engine: {} for engine in engines}
     if "isaac" in engines:
-        from realgap.envs.eval.push_limit import isaac_single_push
+        from realgap.envs.eval.push.limit import isaac_single_push
 
         survived["isaac"] = isaac_single_push(meta, onnx_path, labels, values, args.episodes, args.push_at_s,
                                               duration, args.num_envs, args.seed)  # fmt: skip
     if "mujoco" in engines:
-        from realgap.envs.eval.push_limit import mujoco_single_push
+        from realgap.envs.eval.push.limit import mujoco_single_push
 
         survived["mujoco"] = mujoco_single_push(meta, onnx_path, labels, values, args.episodes, args.push_at_s,
                                                 duration, args.seed)  # fmt: skip

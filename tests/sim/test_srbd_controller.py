@@ -42,7 +42,7 @@ def test_controller_holds_the_crouch_and_survives_a_push(controller):
 
 
 def test_single_push_sweep_counts_and_limit():
-    from realgap.envs.eval.srbd_balance import single_push
+    from realgap.envs.eval.srbd.balance import single_push
 
     # no push is held on every heading; 2 m/s (five times the policy's MuJoCo limit) floors it on every heading
     out = single_push("configs/policies/balance_g1", (0.0, 2.0), episodes=2, push_at_s=1.0, duration_s=3.0)

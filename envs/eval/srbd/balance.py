@@ -6,7 +6,7 @@ and the SRBD controller, in both engines.
   identical for every arm; the zero action is the export's own terms holding its crouch.
 - Isaac Lab (:func:`lab_evaluate`): the balance task's own robustness protocol (``scripts/evaluate.py``: its Play
   variant, the task's pushes, one factor at a time, :func:`realgap.envs.eval.robustness.run.run_plan` with the same
-  torch seed per batch for every arm) with :class:`realgap.envs.eval.srbd_lab.SRBDLabPolicy` as a third policy; the
+  torch seed per batch for every arm) with :class:`realgap.envs.eval.srbd.lab.SRBDLabPolicy` as a third policy; the
   zero action holds the task's stance, as in the published robustness report.
 """
 
@@ -64,7 +64,7 @@ PUSH_LIMIT_MPS = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7)
 def single_push(policy_dir: str | Path, values: tuple[float, ...], episodes: int = 16, push_at_s: float = 1.0,
                 duration_s: float = 4.0, seed: int = 0) -> dict[str, Any]:  # fmt: skip
     """Single-push survival of the SRBD controller per magnitude (m/s), the protocol of
-    :func:`realgap.envs.eval.push_limit.mujoco_single_push`: one push at ``push_at_s`` of a heading drawn from
+    :func:`realgap.envs.eval.push.limit.mujoco_single_push`: one push at ``push_at_s`` of a heading drawn from
     ``seed`` (the same headings for every magnitude), stay up until ``duration_s``. The limit is the largest swept
     magnitude survived in at least half the episodes (the rule of ``scripts/push_limit.py``)."""
     import math
@@ -157,7 +157,7 @@ def lab_evaluate(policy_dir: str | Path, out: str | Path, factors: Mapping[str, 
         from realgap.envs.eval.robustness import run as robustness_run
         from realgap.envs.eval.robustness.apply import pin_term
         from realgap.envs.eval.robustness.sweep import build_report, make_plan
-        from realgap.envs.eval.srbd_lab import SRBDLabPolicy
+        from realgap.envs.eval.srbd.lab import SRBDLabPolicy
 
         env = make_env(task, env_cfg)
         controller = SRBDLabPolicy(env)
@@ -169,7 +169,7 @@ def lab_evaluate(policy_dir: str | Path, out: str | Path, factors: Mapping[str, 
         env.close()
     report = {
         "command": command, "task": task, "robot": "g1", "success": "survival to the time-out", "rates": env_cfg.rates,
-        "policies": {ARMS[0]: "envs/eval/srbd_lab.py (the SRBD law of envs/srbd/law.py at the policy rate)",
+        "policies": {ARMS[0]: "envs/eval/srbd/lab.py (the SRBD law of envs/srbd/law.py at the policy rate)",
                      ARMS[1]: f"export {Path(policy_dir)}", ARMS[2]: "zero action (the task's stance)"},
         "controller": {"gains": controller.law.gains, "mu": controller.law.mu, "ramp_s": controller.law.ramp_s,
                        "rate_hz": round(1.0 / env.step_dt), "state": "perfect (the simulator's root and joint state)"},

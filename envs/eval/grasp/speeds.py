@@ -14,7 +14,7 @@ episodes as :func:`~realgap.envs.deploy.grasp_scene.run_grasp_episode` does and 
 
 The figures of docs/limits.md (16 episodes of the shipped grasp, seed 0)::
 
-    python -c "import json; from realgap.envs.deploy import load_policy; from realgap.envs.eval.grasp_speeds import \
+    python -c "import json; from realgap.envs.deploy import load_policy; from realgap.envs.eval.grasp.speeds import \
     grasp_speed_report as r; print(json.dumps(r(*load_policy('configs/policies/grasp_franka'), 16), indent=1))"
 """
 

@@ -2,7 +2,7 @@
 line: :func:`check_request` refuses bad bins, counts and a non-balance export before an env is built;
 :func:`push_headings` logs the pushes of the task's Play variant, measures the standing capture point and writes the
 JSON; :func:`report_lines` says the result as the script prints it. The pure tables live in
-:mod:`realgap.envs.eval.push_headings`.
+:mod:`realgap.envs.eval.push.headings`.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def check_request(req: PushHeadingsRequest) -> tuple[list[float], Any, Path]:
         ExportError: No export at ``req.policy``.
     """
     from realgap.envs.eval.policies import read_export
-    from realgap.envs.eval.push_headings import heading_table
+    from realgap.envs.eval.push.headings import heading_table
 
     edges = [float(v) for v in req.edges.split(",")]
     heading_table([], edges)  # bad edges are refused here, before an env is built
@@ -74,7 +74,7 @@ def push_headings(req: PushHeadingsRequest) -> tuple[dict[str, Any], Path]:
     report and the path written (``req.out`` or :func:`default_out`)."""
     edges, meta, onnx_path = check_request(req)
     from realgap.envs.eval.policies import export_actions
-    from realgap.envs.eval.push_headings import (
+    from realgap.envs.eval.push.headings import (
         heading_table,
         log_pushes,
         stance_offset,
