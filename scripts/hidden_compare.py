@@ -3,7 +3,7 @@
     realgap hidden_compare --policy runs/balance_g1/<identified>/realgap_export \\
         --against configs/policies/balance_g1 --hidden_seed 3 --episodes 64 --seed 0 --out runs/hidden/seed3.json
 
-The robot is ``--robot hidden`` of ``python -m realgap.envs.deploy`` (``envs/deploy/hidden_robot.py``): the MuJoCo
+The robot is ``--robot hidden`` of ``realgap deploy`` (``envs/deploy/hidden_robot.py``): the MuJoCo
 G1 whose drive parameters (delay, realized gains, friction, armature, torque limit) are drawn from ``--hidden_seed``
 around the datasheet of the ``--against`` export (or ``--hidden_from``), with a free base in the start pose. Every
 episode's push schedule (the balance task's: 0.2-0.4 m/s every 3-5 s, drawn from ``--seed``) is replayed for each

@@ -7,7 +7,7 @@
     while True:
         runtime.step()                                              # one policy period
 
-or, on the MuJoCo robot: ``python -m realgap.envs.deploy --policy configs/policies/balance_g1 --robot mujoco``.
+or, on the MuJoCo robot: ``realgap deploy --policy configs/policies/balance_g1 --robot mujoco``.
 
 The exported format (``realgap.policy/2``) and its loader are :mod:`realgap.envs.format` (``docs/policy_format.md``);
 writing a :class:`Robot` for new hardware is ``docs/new_robot.md``. This package is the runtime (observations,

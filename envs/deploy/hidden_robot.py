@@ -2,7 +2,7 @@
 robot whose drives differ from the datasheet, drawn from a seed.
 
 Identification (:mod:`realgap.envs.identify.fit`) must recover these numbers from a log alone, so it never imports
-this module; only the tests and the ``--robot hidden`` option of ``python -m realgap.envs.deploy`` do. The truth is
+this module; only the tests and the ``--robot hidden`` option of ``realgap deploy`` do. The truth is
 drawn per joint (one bus delay for the robot) from :func:`draw_truth`:
 
 - command delay: 1..3 physics steps (5–15 ms at 200 Hz) — the bus and drive latency of a real robot;
@@ -122,7 +122,7 @@ class SensorNoise:
 
 
 SENSOR_NOISE = {"none": SensorNoise(), "typical": SensorNoise(q_rad=1e-4, qd_rads=0.02, tau_frac=0.01)}
-"""Named noise levels (``--sensor_noise`` of ``python -m realgap.envs.deploy --robot hidden``)."""
+"""Named noise levels (``--sensor_noise`` of ``realgap deploy --robot hidden``)."""
 
 
 def _datasheet(meta: PolicyMetadata, key: str) -> np.ndarray:

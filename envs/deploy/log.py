@@ -1,6 +1,6 @@
 """Robot logs (format ``realgap.robot_log/1``): what a robot did, one sample per control period, in one ``.npz``.
 
-The deploy runtime records a log when given a :class:`LogRecorder` (``python -m realgap.envs.deploy ... --log FILE``);
+The deploy runtime records a log when given a :class:`LogRecorder` (``realgap deploy ... --log FILE``);
 the excitation routine (:mod:`realgap.envs.identify.excitation`) writes the same format. Identification
 (:mod:`realgap.envs.identify.fit`) reads it back with :func:`load_log`, which refuses a log it cannot trust.
 

@@ -49,7 +49,7 @@ def _record_over_dds(tmp: Path, realtime: bool) -> tuple[Path, str, str]:
                             "--timing_log", str(tmp / "timing.npz")], cwd=ROOT, preexec_fn=pre,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
     log = tmp / "dds.npz"
-    drv = subprocess.run([sys.executable, "-m", "realgap.envs.deploy", "--policy", POLICY, "--robot", "unitree_g1",
+    drv = subprocess.run([sys.executable, "-m", "realgap.scripts.deploy", "--policy", POLICY, "--robot", "unitree_g1",
                           "--domain", str(domain), "--connect_timeout_s", "60", "--tick_period_s", "0.005",
                           "--clock", "tick", "--watchdog_s", "1.0", "--soft_start_s", str(SOFT_START_S),
                           "--excite", *JOINTS, "--log", str(log)], cwd=ROOT, preexec_fn=pre, capture_output=True,

@@ -22,8 +22,8 @@ def hidden_log(tmp_path_factory):
     from realgap.envs.format.metadata import load_metadata
 
     path = tmp_path_factory.mktemp("log") / "hidden.mcap"
-    cmd = [sys.executable, "-m", "realgap.envs.deploy", "--policy", "configs/policies/balance_g1", "--robot", "hidden",
-           "--hidden_seed", "3", "--excite", "left_knee_joint", "--log", str(path)]  # fmt: skip
+    cmd = [sys.executable, "-m", "realgap.scripts.deploy", "--policy", "configs/policies/balance_g1", "--robot",
+           "hidden", "--hidden_seed", "3", "--excite", "left_knee_joint", "--log", str(path)]  # fmt: skip
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert run.returncode == 0, run.stderr[-2000:]
     meta = load_metadata(ROOT / "configs/policies/balance_g1/policy.json")

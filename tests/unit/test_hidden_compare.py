@@ -230,7 +230,7 @@ def test_the_comparison_script_refuses_bad_input(args, message, tmp_path):
 
 
 def _deploy(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "realgap.envs.deploy", *args], cwd=REPO, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "realgap.scripts.deploy", *args], cwd=REPO, capture_output=True,
                           text=True, timeout=120)  # fmt: skip
 
 

@@ -221,7 +221,7 @@ def test_the_deploy_cli_refuses_a_suite_robot_without_the_identification_motion(
 
     args = [
         "-m",
-        "realgap.envs.deploy",
+        "realgap.scripts.deploy",
         "--policy",
         str(BALANCE),
         "--robot",

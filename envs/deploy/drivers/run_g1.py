@@ -1,4 +1,4 @@
-"""``python -m realgap.envs.deploy --robot unitree_g1``: one balance episode (or, with ``--excite``, the identification
+"""``realgap deploy --robot unitree_g1``: one balance episode (or, with ``--excite``, the identification
 motion) on a G1 over DDS, ending in damping.
 
 Exit status: 0 the episode ran (fell or not: printed, like ``--robot mujoco``); 2 bad input, no robot within the

@@ -221,7 +221,7 @@ def grasp_robot(
 
 def excitation_robot(meta: PolicyMetadata, suite_path: str, family: str, index: int, hang_m: float) -> HiddenRobot:
     """Robot ``index`` of ``family`` welded ``hang_m`` above its start pose, for the identification motion
-    (``python -m realgap.envs.deploy --robot suite --excite``; the transfer study's identify-then-train arm).
+    (``realgap deploy --robot suite --excite``; the transfer study's identify-then-train arm).
 
     The G1 carries every drive, body and sensor error of its draw; the Panda its drives and sensors (no scene: the
     motion runs the bare arm, as the hidden Panda's does, and without the controller's gravity compensation, which the

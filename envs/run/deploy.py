@@ -328,7 +328,8 @@ def _excite(args: argparse.Namespace, meta) -> int:
     return 0
 
 
-if __name__ == "__main__":
+def cli() -> None:
+    """``realgap deploy`` (``scripts/deploy.py``): :func:`main` with every refusal as one message and exit status 2."""
     from realgap.envs.deploy import MetadataMismatchError, UnsupportedActionError, UnsupportedObservationError
     from realgap.envs.format import DescriptionError, MetadataError
 
