@@ -70,7 +70,7 @@ def test_cli_validation_path_loads_no_simulator_nor_rl():
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE_DIRS = {"actuators": "actuators", "envs": "envs", "tasks": "tasks", "configs": "configs"}
 LOWER = ("realgap.envs.rates", "realgap.envs.robots", "realgap.envs.sim", "realgap.envs.dr", "realgap.envs.deploy",
-         "realgap.envs.format",
+         "realgap.envs.format", "realgap.envs.contact",
          "realgap.envs.srbd")  # fmt: skip
 UPPER = (
     "realgap.envs.run",
