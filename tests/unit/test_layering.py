@@ -189,7 +189,7 @@ OVERSIZE_LIBRARY_FILES: dict[str, int] = {}
 KNOWN_CIRCLES: set[frozenset[str]] = set()
 """Import circles allowed until their fix lands (none now); an entry outlives its circle only by mistake."""
 KNOWN_PRIVATE_READS: dict[str, list[str]] = {
-    # robustness.py (another engineer's file) reads contact.py's collider lookup; to become a public name
+    # robustness/apply.py (another engineer's file) reads contact.py's collider lookup; to become a public name
     "envs/eval/robustness/apply.py": ["realgap.envs.dr.contact._body_colliders"],
 }
 
