@@ -35,8 +35,9 @@ from pathlib import Path
 
 TOP_LEVEL = ("actuators", "envs", "tasks", "configs", "scripts")
 """The clone's folders installed as ``realgap.<name>`` (setup.py)."""
-ROBOT_SIDE = ("realgap.envs.deploy", "realgap.envs.format")
-"""Packages a robot computer runs: every module below them must import in this venv."""
+ROBOT_SIDE = ("realgap.envs.deploy", "realgap.envs.format", "realgap.envs.run.deploy", "realgap.scripts.deploy")
+"""Packages a robot computer runs (the runtime, the format, the ``realgap deploy`` command): every module below them
+must import in this venv."""
 DOMAIN = 99
 """DDS domain of the G1 run: off 0 (where a real robot on the network would listen) and below the test suite's."""
 

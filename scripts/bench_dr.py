@@ -5,7 +5,7 @@
 
 One env is built with the profile; then rounds of one PPO iteration's worth of steps (24 policy steps) alternate
 between three variants (no DR, DR with fast solver sync, DR with Isaac Lab's exact sync; see
-:mod:`realgap.envs.eval.dr_cost`), so a busy shared CPU slows all of them alike.
+:mod:`realgap.envs.eval.bench.dr_cost`), so a busy shared CPU slows all of them alike.
 
 Actions are policy-like Gaussian noise (``--std`` in action units; the same stream for every variant), episode
 lengths are spread as in PPO's first iteration. Reported per policy step: wall and process-CPU time, resets, and
@@ -30,7 +30,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     from realgap.envs.dr.profile import load_dr_profile
-    from realgap.envs.eval.dr_cost import STEPS_PER_ROUND, VARIANTS, reset_dr_cost
+    from realgap.envs.eval.bench.dr_cost import STEPS_PER_ROUND, VARIANTS, reset_dr_cost
     from realgap.tasks import check_task
 
     check_task(args.task)

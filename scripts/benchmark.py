@@ -27,7 +27,7 @@ from pathlib import Path
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.eval.bench_report import PPO_LAYOUTS, SECTIONS, TASKS
+    from realgap.envs.eval.bench.report import PPO_LAYOUTS, SECTIONS, TASKS
     from realgap.envs.run.cli import nonnegative_float, parser, positive_int, shared_flags
 
     p = parser(__doc__, shared_flags("num_envs", "device", "deterministic", num_envs=256))
@@ -49,7 +49,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from realgap.envs.eval.bench_report import BenchRequest, run_benchmark
+    from realgap.envs.eval.bench.report import BenchRequest, run_benchmark
 
     args = parse_args(argv)
     result = run_benchmark(BenchRequest(**vars(args)))  # prints the table as it fills

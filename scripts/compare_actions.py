@@ -11,11 +11,11 @@ For every action space and seed, one subprocess (``--jobs`` at a time: the physi
 2-core CPU) trains as ``scripts/train.py`` does with identical ``--max_iterations``, ``--num_envs`` and ``--seed``
 (each variant's PPO config differs only in its initial action noise, tasks/grasp/agent_cfg.py), then evaluates as
 ``scripts/evaluate.py`` does the last checkpoint at the nominal point and under the ``--factors`` sweeps (both in one
-interpreter, envs/eval/compare_run.py). Writes into <out> (default
+interpreter, envs/eval/compare/run.py). Writes into <out> (default
 runs/compare_actions/<timestamp>): comparison.csv and comparison.md (action space, low-level actuator model, physics /
 servo / policy rates and target mode, budget, training time, success with its 95 % CI, mean and worst success over
 each sweep), learning_curves.png, learning_curves_seeds.png (mean ± 95 % band over seeds), success.png,
-robustness.png; comparison.md ends with the seed-level ranks (envs/eval/compare_seeds.py); the runs under <out>/runs,
+robustness.png; comparison.md ends with the seed-level ranks (envs/eval/compare/seeds.py); the runs under <out>/runs,
 the evaluations under <out>/eval (each with the run's training record, progress.csv and params, in
 eval/<space>_s<seed>/run/, so the folder stands on its own), each run's log in <out>/logs/<space>_s<seed>.log.
 ``--include DIR`` joins an earlier comparison's runs (same
@@ -60,7 +60,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from realgap.envs.eval.compare_run import compare_action_spaces
+    from realgap.envs.eval.compare.run import compare_action_spaces
 
     out, text = compare_action_spaces(parse_args(argv))
     print(text)

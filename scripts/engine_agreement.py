@@ -18,7 +18,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=None, help="write every row as JSON here")
     args = parser.parse_args()
-    from realgap.envs.eval import engine_agreement as ea
+    from realgap.envs.sim2sim import engine_agreement as ea
 
     repro = ea.upstream_repro()
     print("box on the table | engine | contacts | max penetration (mm) | max angular speed (rad/s) | solver iterations")
@@ -30,7 +30,7 @@ def main() -> None:
                 f"CoM {row['com_offset_m'] * 100:.1f} cm, {path} | {engine} | {f['contacts']:.2f} | "
                 f"{f['max_penetration_m'] * 1e3:.3f} | {f['max_angular_speed']:.2g} | {f['solver_iterations']:.2f}"
             )
-    code = "import json; from realgap.envs.eval.engine_agreement import leak_repro; print(json.dumps(leak_repro()))"
+    code = "import json; from realgap.envs.sim2sim.engine_agreement import leak_repro; print(json.dumps(leak_repro()))"
     leak = json.loads(
         subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
         .stdout.strip()

@@ -6,8 +6,8 @@
     realgap evaluate --zero_action --task Realgap-Balance-G1-v0 --values push_mps=0,0.5,1 --episodes 32
     realgap evaluate --policy configs/policies/balance_g1 --zero_action        # a shipped export
 
-Factors (``realgap.envs.eval.sweep.FACTORS``; default values per robot in ``DEFAULT_VALUES``, set your own with
-``--values NAME=V1,V2,...``): payload_kg, link_mass_scale, com_shift_m, inertia_scale, object_mass_scale,
+Factors (``realgap.envs.eval.robustness.sweep.FACTORS``; default values per robot in ``DEFAULT_VALUES``, set your own
+with ``--values NAME=V1,V2,...``): payload_kg, link_mass_scale, com_shift_m, inertia_scale, object_mass_scale,
 command_delay_s, pd_gain_scale, torque_limit_scale, joint_friction_scale, contact_friction, torque_filter_hz,
 speed_limit_scale, backlash_rad, transmission_stiffness_scale, push_mps (``inf`` is a value of torque_filter_hz and
 speed_limit_scale: an ideal current loop, no speed cut-off). backlash_rad and transmission_stiffness_scale need joints
@@ -26,7 +26,7 @@ import argparse
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.eval.sweep import FACTORS, NOT_SWEEPABLE
+    from realgap.envs.eval.robustness.sweep import FACTORS, NOT_SWEEPABLE
     from realgap.envs.run.cli import parser, positive_float, shared_flags
 
     p = parser(__doc__, shared_flags("task", "episodes", "num_envs", "device", "seed", task=None, num_envs=64))
@@ -49,7 +49,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from realgap.envs.eval.evaluation import EvalRequest, evaluate, summary_lines
+    from realgap.envs.eval.robustness.evaluation import EvalRequest, evaluate, summary_lines
 
     report, out, plots = evaluate(EvalRequest(**vars(parse_args(argv))))
     print("\n".join(summary_lines(report, out, plots)))

@@ -32,7 +32,7 @@ def franky_episode(policy: str, duration_s: float, seed: int) -> dict:
             break
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "franka.json"
-        cmd = [sys.executable, "-m", "realgap.envs.deploy", "--policy", policy, "--robot", "franka", "--hostname",
+        cmd = [sys.executable, "-m", "realgap.scripts.deploy", "--policy", policy, "--robot", "franka", "--hostname",
                "127.0.0.1", "--connect_timeout_s", "60", "--duration_s", str(duration_s), "--seed", str(seed),
                "--report", str(report)]  # fmt: skip
         drv = subprocess.run(cmd, capture_output=True, text=True)

@@ -3,7 +3,7 @@
     realgap hidden_compare --policy runs/balance_g1/<identified>/realgap_export \\
         --against configs/policies/balance_g1 --hidden_seed 3 --episodes 64 --seed 0 --out runs/hidden/seed3.json
 
-The robot is ``--robot hidden`` of ``python -m realgap.envs.deploy`` (``envs/sim2sim/hidden_robot.py``): the MuJoCo
+The robot is ``--robot hidden`` of ``realgap deploy`` (``envs/deploy/hidden_robot.py``): the MuJoCo
 G1 whose drive parameters (delay, realized gains, friction, armature, torque limit) are drawn from ``--hidden_seed``
 around the datasheet of the ``--against`` export (or ``--hidden_from``), with a free base in the start pose. Every
 episode's push schedule (the balance task's: 0.2-0.4 m/s every 3-5 s, drawn from ``--seed``) is replayed for each
@@ -36,7 +36,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    "(default: --against)")  # fmt: skip
     p.add_argument("--hidden_seed", type=nonnegative_int, default=0, help="seed of the hidden drive parameters")
     p.add_argument("--hidden_drives", default="default", help="family the hidden drives are drawn from "
-                   "(default, worn: envs/sim2sim/hidden_robot.py DRIVE_FAMILIES)")  # fmt: skip
+                   "(default, worn: envs/deploy/hidden_robot.py DRIVE_FAMILIES)")  # fmt: skip
     p.add_argument("--zero_action", action="store_true", help="also run the zero action (hold the stance)")
     p.add_argument("--duration_s", type=positive_float, default=10.0, help="episode length, s (the task's: 10)")
     p.add_argument(
@@ -57,7 +57,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from realgap.envs.sim2sim.hidden_compare import HiddenCompareRequest, hidden_compare
+    from realgap.envs.eval.hidden_compare import HiddenCompareRequest, hidden_compare
 
     hidden_compare(HiddenCompareRequest(**vars(parse_args(argv))))  # prints each arm, each pair and what it wrote
     return 0

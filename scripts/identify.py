@@ -6,7 +6,7 @@
 
 Per joint (default: every joint the log excited), it fits what the log determines — command delay (physics steps,
 discrete search), realized kp/kd, armature, Coulomb and viscous friction, torque limit — and reports any other
-parameter as not identifiable with the reason (see :mod:`realgap.envs.sim2sim.identify`). Writes ``--out`` (the
+parameter as not identifiable with the reason (see :mod:`realgap.envs.identify.fit`). Writes ``--out`` (the
 identified spec), ``<out>_dr.yaml`` (a DR profile centred on it) and ``<out>.png`` (logged vs replayed). Bad input
 exits with status 2 and one message.
 """
@@ -52,8 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.max_delay_steps < 1:
         raise ValueError("--max_delay_steps must be >= 1")
     from realgap.envs.deploy.log import load_log, metadata_sha256
-    from realgap.envs.sim2sim.identify import identify
-    from realgap.envs.sim2sim.identify_report import output_paths, summary_lines, write_outputs
+    from realgap.envs.identify.fit import identify
+    from realgap.envs.identify.report import output_paths, summary_lines, write_outputs
 
     output_paths(args.out)  # a folder, a link or a wrong suffix at any of the three outputs: refused before the fit
     expected = None
@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         meta, _ = load_verified(args.policy)
         expected = metadata_sha256(meta)
     log = load_log(args.log, joint_names=None if args.policy is None else meta.joint_names, metadata_hash=expected)
-    from realgap.envs.sim2sim.log_quality import check_log_quality, log_quality
+    from realgap.envs.identify.log_quality import check_log_quality, log_quality
 
     quality = log_quality(log) if args.accept_log_problems else check_log_quality(log, args.log)
     print(f"[realgap] {quality.line()}")
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     ident.notes.extend(f"log timing problem accepted (--accept_log_problems): {p}" for p in quality.problems)
     if args.engine == "mujoco_sysid":
-        from realgap.envs.sim2sim.sysid_mujoco import use_sysid_plant
+        from realgap.envs.identify.sysid_mujoco import use_sysid_plant
 
         use_sysid_plant(ident, log)
     print("\n".join(summary_lines(ident)))

@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.max_iters < 1:
         raise ValueError("--max_iters must be >= 1")
-    from realgap.envs.sim2sim.engines_report import markdown, run_family
+    from realgap.envs.identify.engines import markdown, run_family
 
     out = Path(args.out)
     report = {"seed": args.seed, "joints": args.joints, "families": {}}

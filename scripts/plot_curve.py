@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from realgap.envs.eval.compare import read_progress
+    from realgap.envs.eval.compare.table import read_progress
     from realgap.envs.run.run_dir import env_steps_per_iteration
 
     run = Path(args.run)

@@ -51,7 +51,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from realgap.envs.eval.push_headings_run import PushHeadingsRequest, push_headings, report_lines
+    from realgap.envs.eval.push.headings_run import PushHeadingsRequest, push_headings, report_lines
 
     report, out = push_headings(PushHeadingsRequest(**vars(parse_args(argv))))
     print("\n".join(report_lines(report)))

@@ -37,7 +37,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     from realgap.envs.eval.policies import read_export
-    from realgap.envs.eval.sweep import wilson_interval
+    from realgap.envs.eval.robustness.sweep import wilson_interval
 
     values = [float(v) for v in args.values.split(",")]
     engines = args.engines.split(",")
@@ -52,12 +52,12 @@ def main(argv: list[str] | None = None) -> int:
     duration = args.push_at_s + args.recover_s
     survived: dict[str, dict[str, list[tuple[int, int]]]] = {engine: {} for engine in engines}
     if "isaac" in engines:
-        from realgap.envs.eval.push_limit import isaac_single_push
+        from realgap.envs.eval.push.limit import isaac_single_push
 
         survived["isaac"] = isaac_single_push(meta, onnx_path, labels, values, args.episodes, args.push_at_s,
                                               duration, args.num_envs, args.seed)  # fmt: skip
     if "mujoco" in engines:
-        from realgap.envs.eval.push_limit import mujoco_single_push
+        from realgap.envs.eval.push.limit import mujoco_single_push
 
         survived["mujoco"] = mujoco_single_push(meta, onnx_path, labels, values, args.episodes, args.push_at_s,
                                                 duration, args.seed)  # fmt: skip

@@ -2,7 +2,7 @@
 
     realgap record_grasp_states --num_envs 256 --per_phase 1024 --out configs/grasp_states/franka_scripted.npz
 
-Runs the scripted approach–descend–close–lift (``envs/eval/scripted_grasp.py``, through the end-effector action
+Runs the scripted approach–descend–close–lift (``envs/eval/grasp/scripted.py``, through the end-effector action
 space) once in every env, keeps every env-step of the descend, close and lift phases of the episodes that succeeded,
 and draws ``--per_phase`` states from each phase into one file (format: ``tasks/grasp/reverse_curriculum.py``).
 Training uses it with ``--set env.events.reset_from_states.params.fraction=0.5``; evaluation never does.
@@ -28,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.num_envs < 1 or args.per_phase < 1:
         raise ValueError("--num_envs and --per_phase must be >= 1")
-    from realgap.envs.eval.scripted_grasp import record_grasp_states
+    from realgap.envs.eval.grasp.scripted import record_grasp_states
     from realgap.envs.run.factory import load_cfgs, make_env, simulation
     from realgap.tasks.grasp.reverse_curriculum import save_grasp_states
 

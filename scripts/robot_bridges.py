@@ -24,9 +24,9 @@ POLICY = "configs/policies/balance_g1"
 
 def inprocess_episode(seed: int, duration_s: float, push: tuple[float, float]) -> dict:
     """The same seed's pushes on the in-process MuJoCo robot."""
+    from realgap.envs.deploy.episode import run_episode, schedules
     from realgap.envs.deploy.mujoco_robot import MujocoRobot
     from realgap.envs.deploy.runtime import DeployRuntime
-    from realgap.envs.deploy.sim2sim import run_episode, schedules
     from realgap.envs.format import load_policy
 
     meta, policy = load_policy(POLICY)

@@ -3,7 +3,7 @@
     realgap score_identification --spec configs/identified/g1_hidden_seed3.yaml \\
         --policy configs/policies/balance_g1 --hidden_seed 3
 
-Reads the hidden truth of ``--robot hidden --hidden_seed N`` (``envs/sim2sim/hidden_robot.py``; the identification
+Reads the hidden truth of ``--robot hidden --hidden_seed N`` (``envs/deploy/hidden_robot.py``; the identification
 code never does) and prints one markdown row per identified parameter: datasheet, truth, identified ± std, relative
 error; the command delay exact or not. Parameters the spec calls not identifiable are listed with the reason.
 """
@@ -28,8 +28,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     import yaml
 
+    from realgap.envs.deploy.hidden_robot import draw_truth
     from realgap.envs.format import load_metadata
-    from realgap.envs.sim2sim.hidden_robot import draw_truth
 
     spec = yaml.safe_load(open(args.spec))
     if not isinstance(spec, dict) or spec.get("format") != "realgap.identified_actuators/1":

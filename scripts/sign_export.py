@@ -3,7 +3,7 @@
     python scripts/sign_export.py keygen --key ~/.realgap/signing_key        # + signing_key.pub (share this one)
     python scripts/sign_export.py sign --policy configs/policies/balance_g1 --key ~/.realgap/signing_key
     python scripts/sign_export.py verify --policy configs/policies/balance_g1 --trust ~/.realgap/signing_key.pub
-    python -m realgap.envs.deploy --policy configs/policies/balance_g1 --robot mujoco \\
+    realgap deploy --policy configs/policies/balance_g1 --robot mujoco \\
         --trust ~/.realgap/signing_key.pub --require_signature
 
 ``keygen`` writes a private key (owner-only, never overwritten) and its public key ``<key>.pub``; ``sign`` checks the

@@ -24,7 +24,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    from realgap.envs.eval import solver_work
+    from realgap.envs.eval.bench import solver_work
     from realgap.tasks import check_task
 
     task, n, steps = check_task(args.task), args.num_envs, args.steps

@@ -9,7 +9,7 @@ The export balances the MuJoCo G1 through the deploy runtime for ``--duration_s`
     realgap srbd --out docs/results/srbd/lab --isaac 16 --num_envs 112
 
 ``--isaac`` instead runs the three-way balance evaluation (SRBD controller, policy, zero action) in the Isaac Lab
-task's robustness protocol (:func:`realgap.envs.eval.srbd_balance.lab_evaluate`): <out>/report.json and plots.
+task's robustness protocol (:func:`realgap.envs.eval.srbd.balance.lab_evaluate`): <out>/report.json and plots.
 """
 
 from __future__ import annotations
@@ -48,8 +48,8 @@ def main(argv: list[str] | None = None) -> int:
         raise ValueError("--duration_s must be > 2.5 (the pushes come at 2 s), --horizon_s > 0, --evaluate, "
                          "--push_limit and --isaac >= 0")  # fmt: skip
     if args.isaac:
-        from realgap.envs.eval.evaluation import summary_lines
-        from realgap.envs.eval.srbd_balance import lab_evaluate
+        from realgap.envs.eval.robustness.evaluation import summary_lines
+        from realgap.envs.eval.srbd.balance import lab_evaluate
 
         command = " ".join(["python scripts/srbd.py", *(sys.argv[1:] if argv is None else argv)])
         report = lab_evaluate(args.policy, args.out, episodes=args.isaac, num_envs=args.num_envs, command=command)
@@ -70,13 +70,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[realgap] {name}: {report['scenarios'][name]}")
     (out / "validation.json").write_text(json.dumps(report, indent=2))
     if args.evaluate:
-        from realgap.envs.eval.srbd_balance import evaluate, evaluation_lines
+        from realgap.envs.eval.srbd.balance import evaluate, evaluation_lines
 
         result = evaluate(args.policy, episodes=args.evaluate)
         (out / "evaluation.json").write_text(json.dumps(result, indent=2))
         print("\n".join(evaluation_lines(result)))
     if args.push_limit:
-        from realgap.envs.eval.srbd_balance import PUSH_LIMIT_MPS, single_push
+        from realgap.envs.eval.srbd.balance import PUSH_LIMIT_MPS, single_push
 
         # the crouch export's committed protocol (push_limit_balance_g1_crouch.json): push at 3 s, after the ramp
         limit = single_push(args.policy, PUSH_LIMIT_MPS, episodes=args.push_limit, push_at_s=3.0, duration_s=6.0)

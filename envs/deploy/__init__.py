@@ -7,14 +7,15 @@
     while True:
         runtime.step()                                              # one policy period
 
-or, on the MuJoCo robot: ``python -m realgap.envs.deploy --policy configs/policies/balance_g1 --robot mujoco``.
+or, on the MuJoCo robot: ``realgap deploy --policy configs/policies/balance_g1 --robot mujoco``.
 
 The exported format (``realgap.policy/2``) and its loader are :mod:`realgap.envs.format` (``docs/policy_format.md``);
 writing a :class:`Robot` for new hardware is ``docs/new_robot.md``. This package is the runtime (observations,
 actions, the actuator chain per group, logs) and the robots it drives: the MuJoCo test robot in
-:mod:`realgap.envs.deploy.mujoco_robot` (imports ``mujoco``), the push/fall harness in
-:mod:`realgap.envs.deploy.sim2sim`, hardware drivers in :mod:`realgap.envs.deploy.drivers`. Importing this package loads
-neither torch nor Isaac Lab nor any simulator.
+:mod:`realgap.envs.deploy.mujoco_robot` (imports ``mujoco``), the hidden robot (a stand-in for hardware whose drives
+differ from the datasheet) in :mod:`realgap.envs.deploy.hidden_robot`, the pushed balance episode (push schedules,
+falls) in :mod:`realgap.envs.deploy.episode`, hardware drivers in :mod:`realgap.envs.deploy.drivers`. Importing this
+package loads neither torch nor Isaac Lab nor any simulator.
 
 The format's names re-exported here (``FORMAT``, ``MetadataError``, ``PolicyMetadata``, ``load_metadata``,
 ``load_policy``, ``OnnxPolicy``, ``DescriptionError``, ``description_sha256``, ``locate_description``) keep code written

@@ -1,6 +1,6 @@
 """Which deploy flags each robot reads, and the refusal of one it would ignore.
 
-``python -m realgap.envs.deploy`` serves five kinds of run (pushed episodes on MuJoCo or the hidden robot, the grasp
+``realgap deploy`` serves five kinds of run (pushed episodes on MuJoCo or the hidden robot, the grasp
 scene, a G1 over DDS, a Franka over franky, and the ``--excite`` identification motion); each reads only some of the
 flags. A flag given for a run that does not read it (``--log`` with the grasp scene, ``--hostname`` with MuJoCo) used
 to be dropped without a word: the run "succeeded" and the log the user asked for was never written. Here every flag

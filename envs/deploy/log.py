@@ -1,8 +1,8 @@
 """Robot logs (format ``realgap.robot_log/1``): what a robot did, one sample per control period, in one ``.npz``.
 
-The deploy runtime records a log when given a :class:`LogRecorder` (``python -m realgap.envs.deploy ... --log FILE``);
-the excitation routine (:mod:`realgap.envs.sim2sim.excitation`) writes the same format. Identification
-(:mod:`realgap.envs.sim2sim.identify`) reads it back with :func:`load_log`, which refuses a log it cannot trust.
+The deploy runtime records a log when given a :class:`LogRecorder` (``realgap deploy ... --log FILE``);
+the excitation routine (:mod:`realgap.envs.identify.excitation`) writes the same format. Identification
+(:mod:`realgap.envs.identify.fit`) reads it back with :func:`load_log`, which refuses a log it cannot trust.
 
 Arrays (``T`` control periods, ``J`` joints in ``joint_names`` order, ``A`` policy actions), sample ``k`` taken at the
 start of control period ``k``, before its command is sent and the robot is stepped:

@@ -1,4 +1,6 @@
-"""Evaluation: episode rollouts, robustness sweeps (plan, per-env writes, report, plots), the single-push limit, the
-action-space comparison, the scripted grasp (the grasp task solvable, its metric honest) and throughput benchmarks.
+"""Evaluation: the policies an evaluation runs and their rollouts (policies, rollout), play and every checkpoint of a
+run (play, checkpoints), seed-level statistics, two policies on the hidden robot (hidden_compare); by family in
+sub-packages: robustness sweeps (robustness/), pushes (push/), the action-space comparison (compare/), grasp checks
+(grasp/), the SRBD controller (srbd/), throughput benchmarks (bench/) and the held-out robot suite (suite/).
 Importing this package loads nothing.
 """

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from realgap.envs.eval.evaluation import ZERO_ACTION_TASK
+from realgap.envs.eval.robustness.evaluation import ZERO_ACTION_TASK
 
 
 @dataclass(frozen=True)

@@ -59,7 +59,7 @@ class EpisodeStats:
         and when, and the share ended by the joint-speed reflex; a balance task reports survival (episodes reaching
         the time-out), when the others fell, and the largest push survived.
         """
-        from realgap.envs.eval.sweep import wilson_interval
+        from realgap.envs.eval.robustness.sweep import wilson_interval
 
         def rate(value: float) -> tuple[str, float, tuple[float, float]]:
             return value, wilson_interval(round(value * self.episodes), self.episodes)

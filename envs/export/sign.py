@@ -1,7 +1,7 @@
 """Sign an export on the training side: ``policy.sig`` beside ``policy.onnx``, over its verified digest.
 
 The key pair comes from :func:`realgap.envs.format.signature.generate_key` (``scripts/sign_export.py keygen``); the
-robot side verifies with :func:`realgap.envs.format.verify.check_export_signature` (``python -m realgap.envs.deploy
+robot side verifies with :func:`realgap.envs.format.verify.check_export_signature` (``realgap deploy
 --trust KEY.pub --require_signature``). An export is signed only after every load check passes, so a signature never
 vouches for a broken export.
 """

@@ -10,8 +10,7 @@ A job runs exactly as ``python scripts/<job>.py`` does from a clone (same flags,
 status; ``--help`` per job), so the scripts in the repository and the installed command cannot drift apart: the
 ``scripts/`` folder is the package ``realgap.scripts`` of the wheel, and its jobs are found from the folder, not listed
 by hand. ``[project.scripts]`` in pyproject.toml installs :func:`main` as ``realgap``. :data:`ALIASES` adds the short
-names the docs use and the robot-side jobs that live in the library (``deploy``: ``python -m realgap.envs.deploy``;
-``g1_dds_sim``: the G1 DDS simulator).
+names the docs use and the robot-side job that lives in the library (``g1_dds_sim``: the G1 DDS simulator).
 """
 
 from __future__ import annotations
@@ -24,7 +23,6 @@ from pathlib import Path
 PACKAGE = "realgap.scripts"
 ALIASES: dict[str, str] = {
     "compare": f"{PACKAGE}.compare_actions",
-    "deploy": "realgap.envs.deploy",
     "g1_dds_sim": "realgap.envs.deploy.drivers.g1_dds_sim",
 }
 """Subcommands that are not a file of this folder, by the module each runs (``runpy``: its ``__main__``)."""

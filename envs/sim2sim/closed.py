@@ -2,7 +2,7 @@
 
 Both engines run the policy artefact a robot would run (the ONNX graph through onnxruntime, or the zero action), the
 same datasheet actuator chain at the same physics / servo / policy rates, start from the same spawn pose at rest and
-face the same push schedule (:func:`realgap.envs.deploy.sim2sim.schedules`, drawn from the seed; one schedule per
+face the same push schedule (:func:`realgap.envs.deploy.episode.schedules`, drawn from the seed; one schedule per
 episode, replayed in both). MuJoCo runs the deploy runtime (:mod:`realgap.envs.deploy`, numpy only); Isaac Lab runs
 the task's evaluation variant with its own pushes switched off and its reset randomization zeroed, one env per
 episode, and the scheduled pushes written at the same policy steps. What still differs by design: each engine draws
@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from realgap.envs.deploy.episode import EpisodeResult, Push, run_episode
 from realgap.envs.deploy.runtime import Policy
-from realgap.envs.deploy.sim2sim import EpisodeResult, Push, run_episode
 from realgap.envs.format.metadata import PolicyMetadata
 
 

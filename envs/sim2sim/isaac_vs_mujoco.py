@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from realgap.envs.eval.evaluation import ZERO_ACTION_TASK
+from realgap.envs.eval.robustness.evaluation import ZERO_ACTION_TASK
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ def closed_loop(req: Sim2SimRequest, task: str, env_cfg: Any, agent_cfg: Any, me
                 settings: dict) -> dict:  # fmt: skip
     """The same scheduled pushes in Isaac Lab and on MuJoCo; ``settings`` and the comparison of both."""
     from realgap.envs.deploy import ZeroPolicy
-    from realgap.envs.deploy.sim2sim import schedules
+    from realgap.envs.deploy.episode import schedules
     from realgap.envs.run.factory import make_env, simulation
     from realgap.envs.sim2sim.closed import compare, isaac_episodes, mujoco_episodes, prepare_isaac_cfg
 
@@ -189,7 +189,7 @@ def sim2sim(req: Sim2SimRequest, echo: Callable[[str], None] = print) -> tuple[d
              f"{c['mujoco']['survival_rate']:.2f}, same outcome {c['same_outcome_rate']:.2f}")  # fmt: skip
     report["wall_s"] = round(time.perf_counter() - t0, 1)
     out = Path(req.out) if req.out else default_out(checkpoint)
-    from realgap.envs.eval.sweep import finite_or_none
+    from realgap.envs.eval.robustness.sweep import finite_or_none
 
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(finite_or_none(report), indent=2))

@@ -19,7 +19,7 @@ from realgap.envs.srbd.law import BalanceLaw, joint_index
 
 class SRBDController:
     """Drives a :class:`~realgap.envs.deploy.runtime.DeployRuntime` built with ``policy=None`` on a MuJoCo G1; has the
-    runtime's ``meta``, ``reset()`` and ``step()`` so balance episodes (:mod:`realgap.envs.deploy.sim2sim`) run it
+    runtime's ``meta``, ``reset()`` and ``step()`` so balance episodes (:mod:`realgap.envs.deploy.episode`) run it
     like a policy.
 
     Args:

@@ -14,7 +14,7 @@ Every call, at the state ``(q, v)`` (pinocchio's free-flyer convention, :func:`p
    gain ``kp`` produces ``kp (q_nom − q) − kd q̇ + τ_j``; ``q_nom`` moves from the reset pose to the crouch over
    ``ramp_s``. The engine's own actuator chain (gains, delay, torque–speed envelope) turns the targets into torques.
 
-The engines (MuJoCo: :mod:`realgap.envs.srbd.controller`; Isaac Lab: :mod:`realgap.envs.eval.srbd_lab`) only read
+The engines (MuJoCo: :mod:`realgap.envs.srbd.controller`; Isaac Lab: :mod:`realgap.envs.eval.srbd.lab`) only read
 their state into :func:`pin_state` and write :meth:`BalanceLaw.targets` into their own action path. The state is the
 simulator's: a perfect state estimate, which a robot does not have.
 """

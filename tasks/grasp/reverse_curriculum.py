@@ -5,7 +5,7 @@ lifting pays, because an episode from the normal reset spends most of its time r
 the fingers already around the object (late descent, closing, early lift) shows it. Evaluation never uses this: the
 Play variant keeps ``fraction = 0`` and success is measured from the task's normal resets only.
 
-The states come from :mod:`realgap.envs.eval.scripted_grasp` (``scripts/record_grasp_states.py``), a file of this
+The states come from :mod:`realgap.envs.eval.grasp.scripted` (``scripts/record_grasp_states.py``), a file of this
 format (``.npz``, every array float32 unless stated, frames relative to the env origin):
 
 =================  =========  ==========================================================================

@@ -64,8 +64,8 @@ def test_profile_values_reach_the_live_chain(env_builder):
 
 
 def test_evaluate_sweeps_backlash_on_the_compliant_stand_in(tmp_path, monkeypatch):
-    import realgap.envs.eval.robustness_run as run
-    from realgap.envs.eval.robustness import pin_term
+    import realgap.envs.eval.robustness.run as run
+    from realgap.envs.eval.robustness.apply import pin_term
 
     seen = []
     first = run.first_episodes

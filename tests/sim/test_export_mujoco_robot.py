@@ -95,9 +95,9 @@ def test_zero_action_runtime_holds_the_stance(meta):
 
 def test_pushed_zero_action_falls_and_is_timed(meta):
     from realgap.envs.deploy import ZeroPolicy
+    from realgap.envs.deploy.episode import Push, run_episode
     from realgap.envs.deploy.mujoco_robot import MujocoRobot
     from realgap.envs.deploy.runtime import DeployRuntime
-    from realgap.envs.deploy.sim2sim import Push, run_episode
 
     robot = MujocoRobot.for_policy(meta)
     runtime = DeployRuntime(meta, robot, ZeroPolicy(29))
@@ -136,8 +136,8 @@ def test_deploy_command_runs_the_shipped_balance_policy():
     repo = Path(__file__).resolve().parents[2]
     args = ["--policy", "configs/policies/balance_g1", "--robot", "mujoco", "--episodes", "2", "--duration_s", "2",
             "--push_mps", "0.3,0.3", "--push_interval_s", "1,1"]  # fmt: skip
-    out = subprocess.run([sys.executable, "-m", "realgap.envs.deploy", *args], cwd=repo, capture_output=True, text=True,
-                         timeout=300)  # fmt: skip
+    out = subprocess.run([sys.executable, "-m", "realgap.scripts.deploy", *args], cwd=repo, capture_output=True,
+                         text=True, timeout=300)  # fmt: skip
     assert out.returncode == 0, out.stderr[-2000:]
     lines = out.stdout.splitlines()
     assert "description sha256" in lines[1] and "start pose root height 0.757 m" in lines[1]

@@ -1,5 +1,5 @@
 """Sim tier (MuJoCo C): the peak finger and arm speeds of a grasp export in the runtime's scene
-(:mod:`realgap.envs.eval.grasp_speeds`). The shipped grasp closes its fingers many times faster than the Franka Hand's
+(:mod:`realgap.envs.eval.grasp.speeds`). The shipped grasp closes its fingers many times faster than the Franka Hand's
 0.05 m/s (issue #62: 0.79 m/s); the zero action leaves the hand open and the arm still."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def loaded():
 
 
 def test_the_shipped_grasp_closes_far_faster_than_the_hand(loaded):
-    from realgap.envs.eval.grasp_speeds import grasp_speed_report
+    from realgap.envs.eval.grasp.speeds import grasp_speed_report
 
     meta, policy = loaded
     rep = grasp_speed_report(meta, policy, episodes=2, seed=0)
@@ -38,7 +38,7 @@ def test_the_zero_action_moves_nothing_and_bad_requests_are_refused(loaded):
     from dataclasses import replace
 
     from realgap.envs.deploy import ZeroPolicy
-    from realgap.envs.eval.grasp_speeds import grasp_speed_report
+    from realgap.envs.eval.grasp.speeds import grasp_speed_report
 
     meta, _ = loaded
     rep = grasp_speed_report(meta, ZeroPolicy(meta.action_dim), episodes=1, seed=0, start_noise=False)

@@ -1,6 +1,6 @@
 """Identification on a robot whose truth the identification code never reads: the MuJoCo G1 of
-:mod:`realgap.envs.sim2sim.hidden_robot` (drive parameters drawn from a seed) runs the excitation hanging, its log goes
-through the file format, and :func:`realgap.envs.sim2sim.identify.identify` must recover the truth. Builds MuJoCo
+:mod:`realgap.envs.deploy.hidden_robot` (drive parameters drawn from a seed) runs the excitation hanging, its log goes
+through the file format, and :func:`realgap.envs.identify.fit.identify` must recover the truth. Builds MuJoCo
 models (plain MuJoCo C, no Isaac Lab): a few seconds."""
 
 import pytest
@@ -26,9 +26,9 @@ def _want(log, truth, i: int) -> dict[str, float]:
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory):
+    from realgap.envs.deploy.hidden_robot import HiddenRobot
     from realgap.envs.format.metadata import load_metadata
-    from realgap.envs.sim2sim.excitation import ExcitationPlan, run_excitation
-    from realgap.envs.sim2sim.hidden_robot import HiddenRobot
+    from realgap.envs.identify.excitation import ExcitationPlan, run_excitation
 
     meta = load_metadata("configs/policies/balance_g1/policy.json")
     robot = HiddenRobot(meta, seed=3)
@@ -41,8 +41,8 @@ def recorded(tmp_path_factory):
 def test_identification_recovers_the_hidden_drives(recorded, tmp_path):
     from realgap.envs.deploy.log import load_log, metadata_sha256
     from realgap.envs.dr.profile import load_dr_profile
-    from realgap.envs.sim2sim.identify import identify
-    from realgap.envs.sim2sim.identify_report import write_outputs
+    from realgap.envs.identify.fit import identify
+    from realgap.envs.identify.report import write_outputs
 
     meta, truth, path = recorded
     log = load_log(path, joint_names=meta.joint_names, metadata_hash=metadata_sha256(meta))
@@ -67,7 +67,7 @@ def test_a_log_without_torque_says_what_it_cannot_identify(recorded):
     import dataclasses
 
     from realgap.envs.deploy.log import load_log
-    from realgap.envs.sim2sim.identify import identify
+    from realgap.envs.identify.fit import identify
 
     _, _, path = recorded
     log = dataclasses.replace(load_log(path), tau=None, tau_source="none", fixed_base=False)
@@ -85,9 +85,9 @@ NOISY_TOL = {"kp": 0.05, "kd": 0.05, "torque_limit": 0.03, "armature": 0.10, "co
 
 @pytest.fixture(scope="module")
 def panda_logs(tmp_path_factory):
+    from realgap.envs.deploy.hidden_robot import SENSOR_NOISE, HiddenRobot
     from realgap.envs.format.metadata import load_metadata
-    from realgap.envs.sim2sim.excitation import ExcitationPlan, run_excitation
-    from realgap.envs.sim2sim.hidden_robot import SENSOR_NOISE, HiddenRobot
+    from realgap.envs.identify.excitation import ExcitationPlan, run_excitation
 
     meta = load_metadata("configs/policies/grasp_franka/policy.json")
     out = {}
@@ -100,7 +100,7 @@ def panda_logs(tmp_path_factory):
 
 def test_identification_recovers_the_hidden_panda_and_says_what_noise_costs(panda_logs):
     from realgap.envs.deploy.log import load_log, metadata_sha256
-    from realgap.envs.sim2sim.identify import identify
+    from realgap.envs.identify.fit import identify
 
     meta, truth, paths = panda_logs
     load = lambda level: load_log(paths[level], joint_names=meta.joint_names, metadata_hash=metadata_sha256(meta))  # noqa: E731
@@ -127,7 +127,7 @@ def test_identification_recovers_the_hidden_panda_and_says_what_noise_costs(pand
 def test_identification_from_mcap_equals_the_npz_one(recorded, tmp_path):
     # the same samples through the MCAP container: every estimate identical (the format changes nothing)
     from realgap.envs.deploy.log import load_log
-    from realgap.envs.sim2sim.identify import identify
+    from realgap.envs.identify.fit import identify
 
     _, _, path = recorded
     npz = load_log(path)

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from realgap.envs.deploy.log import RobotLog
-from realgap.envs.sim2sim.log_quality import LogQualityError, check_log_quality, log_quality
+from realgap.envs.identify.log_quality import LogQualityError, check_log_quality, log_quality
 
 pytestmark = pytest.mark.sim
 REPO = Path(__file__).resolve().parents[2]
@@ -25,9 +25,9 @@ PER_SAMPLE = ("q", "qd", "tau", "q_target", "imu_ang_vel_b", "imu_projected_grav
 
 @pytest.fixture(scope="module", params=["none", "typical"])
 def clean(request: pytest.FixtureRequest) -> RobotLog:
+    from realgap.envs.deploy.hidden_robot import SENSOR_NOISE, HiddenRobot
     from realgap.envs.format.metadata import load_metadata
-    from realgap.envs.sim2sim.excitation import ExcitationPlan, run_excitation
-    from realgap.envs.sim2sim.hidden_robot import SENSOR_NOISE, HiddenRobot
+    from realgap.envs.identify.excitation import ExcitationPlan, run_excitation
 
     meta = load_metadata(REPO / "configs" / "policies" / "balance_g1" / "policy.json")
     robot = HiddenRobot(meta, 3, noise=SENSOR_NOISE[request.param])

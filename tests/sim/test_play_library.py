@@ -30,7 +30,7 @@ def test_play_rolls_the_zero_action_out_and_records_what_it_prints(tmp_path):
 
 
 def test_push_headings_logs_a_short_rollout_into_its_report(tmp_path):
-    from realgap.envs.eval.push_headings_run import PushHeadingsRequest, push_headings, report_lines
+    from realgap.envs.eval.push.headings_run import PushHeadingsRequest, push_headings, report_lines
 
     req = PushHeadingsRequest(policy=str(REPO / "configs/policies/balance_g1"), zero_action=True, num_envs=4,
                               steps=100, out=str(tmp_path / "ph.json"))  # fmt: skip

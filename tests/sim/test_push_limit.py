@@ -10,7 +10,7 @@ POLICY = "configs/policies/balance_g1"
 
 def test_single_push_survival_in_both_engines():
     from realgap.envs.eval.policies import read_export
-    from realgap.envs.eval.push_limit import isaac_single_push, mujoco_single_push
+    from realgap.envs.eval.push.limit import isaac_single_push, mujoco_single_push
 
     meta, onnx_path = read_export(POLICY)
     args = dict(labels=["zero action"], values=[0.0, 1.5], episodes=4, push_at_s=0.5, duration_s=2.0, seed=0)
@@ -25,7 +25,7 @@ def test_single_push_is_applied_once_at_its_time():
     import torch
     from conftest import build_env
 
-    from realgap.envs.eval.robustness import prepare_env_cfg
+    from realgap.envs.eval.robustness.apply import prepare_env_cfg
 
     with build_env("Realgap-Balance-G1-Play-v0", num_envs=4, seed=1,
                    prepare=lambda cfg: prepare_env_cfg(cfg, 3.0, single_push_at_s=0.5)) as env:  # fmt: skip
@@ -50,7 +50,7 @@ def test_push_headings_are_logged_in_the_robots_frame():
     from conftest import build_env
 
     from realgap.envs.eval.policies import zero_policy
-    from realgap.envs.eval.push_headings import direction, log_pushes, stance_offset
+    from realgap.envs.eval.push.headings import direction, log_pushes, stance_offset
 
     def prepare(cfg):
         cfg.events.reset_base.params["pose_range"]["yaw"] = (1.0, 1.0)  # every robot faces 1 rad left of +x

@@ -17,7 +17,7 @@ TASK = "Realgap-Balance-G1-Play-v0"
 def env():
     from conftest import build_env
 
-    from realgap.envs.eval.robustness import prepare_env_cfg
+    from realgap.envs.eval.robustness.apply import prepare_env_cfg
 
     with build_env(TASK, 4, 0, prepare=lambda cfg: prepare_env_cfg(cfg, episode_s=2.0)) as env:
         yield env
@@ -26,7 +26,7 @@ def env():
 def test_points_written_per_env_and_pinned_across_resets(env):
     from realgap.envs.dr.inertia import check_consistency
     from realgap.envs.dr.sampling import body_from_flat
-    from realgap.envs.eval.robustness import pin_term
+    from realgap.envs.eval.robustness.apply import pin_term
 
     term = pin_term(env)
     nominal = term.nominal_values()
@@ -94,7 +94,7 @@ def test_points_written_per_env_and_pinned_across_resets(env):
 
 
 def test_unsupported_factor_is_rejected(env):
-    from realgap.envs.eval.robustness import pin_term
+    from realgap.envs.eval.robustness.apply import pin_term
 
     with pytest.raises(ValueError, match="object_mass_scale"):
         pin_term(env).set_values({"object_mass_scale": torch.ones(4)})
@@ -105,7 +105,7 @@ def test_contact_solref_reaches_the_solver_per_world(env):
     the standing robot deeper (the soft-constraint model: steady penetration grows with the time constant)."""
     import numpy as np
 
-    from realgap.envs.eval.robustness import pin_term
+    from realgap.envs.eval.robustness.apply import pin_term
 
     term = pin_term(env)
     nominal = term.nominal_values()

@@ -77,7 +77,7 @@ def test_energy_change_equals_torque_work_up_to_the_integrator(runs):
 
 def test_closed_loop_zero_action_falls_alike():
     from realgap.envs.deploy import ZeroPolicy
-    from realgap.envs.deploy.sim2sim import Push
+    from realgap.envs.deploy.episode import Push
     from realgap.envs.export.metadata import policy_metadata
     from realgap.envs.run.factory import load_cfgs, make_env, simulation
     from realgap.envs.sim2sim.closed import compare, isaac_episodes, mujoco_episodes, prepare_isaac_cfg

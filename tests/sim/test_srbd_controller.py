@@ -32,7 +32,7 @@ def test_qp_shares_the_weight_and_keeps_every_force_in_its_pyramid(controller):
 
 
 def test_controller_holds_the_crouch_and_survives_a_push(controller):
-    from realgap.envs.deploy.sim2sim import Push, run_episode
+    from realgap.envs.deploy.episode import Push, run_episode
 
     ctl, robot = controller
     calm = run_episode(ctl, robot, [], 4.0, 0.45, 1.0)
@@ -42,7 +42,7 @@ def test_controller_holds_the_crouch_and_survives_a_push(controller):
 
 
 def test_single_push_sweep_counts_and_limit():
-    from realgap.envs.eval.srbd_balance import single_push
+    from realgap.envs.eval.srbd.balance import single_push
 
     # no push is held on every heading; 2 m/s (five times the policy's MuJoCo limit) floors it on every heading
     out = single_push("configs/policies/balance_g1", (0.0, 2.0), episodes=2, push_at_s=1.0, duration_s=3.0)

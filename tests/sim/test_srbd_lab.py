@@ -1,4 +1,4 @@
-"""The SRBD balance law as a policy of the Isaac Lab balance task (envs/eval/srbd_lab.py): kitless Isaac Lab on the CPU,
+"""The SRBD balance law as a policy of the Isaac Lab balance task (envs/eval/srbd/lab.py): kitless Isaac Lab on the CPU,
 4 envs, the shipped export's action terms (crouch over a 1 s ramp), no pushes. Its first-step torques equal the
 MuJoCo controller's for the same state (one law, two engines' glue), the term's targets equal the law's, and it keeps
 the G1 up where the zero action does."""
@@ -55,7 +55,7 @@ def _mujoco_at(state: dict[str, np.ndarray]):
 
 
 def test_first_step_torques_equal_the_mujoco_controllers_and_the_term_gets_the_targets(env):
-    from realgap.envs.eval.srbd_lab import SRBDLabPolicy
+    from realgap.envs.eval.srbd.lab import SRBDLabPolicy
 
     obs, _ = env.reset()
     policy = SRBDLabPolicy(env)
@@ -80,7 +80,7 @@ def test_first_step_torques_equal_the_mujoco_controllers_and_the_term_gets_the_t
 
 def test_controller_keeps_the_g1_up_where_the_zero_action_does(env):
     from realgap.envs.eval.policies import zero_policy
-    from realgap.envs.eval.srbd_lab import SRBDLabPolicy
+    from realgap.envs.eval.srbd.lab import SRBDLabPolicy
 
     robot = env.scene["robot"]
     for policy in (zero_policy(env), SRBDLabPolicy(env)):

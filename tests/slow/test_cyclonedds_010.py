@@ -32,7 +32,7 @@ PY010 = os.environ.get("REALGAP_CDDS010_PYTHON")
 if not PY010:
     pytest.skip("REALGAP_CDDS010_PYTHON is unset (.ci/run builds that environment)", allow_module_level=True)
 pytest.importorskip("unitree_sdk2py", reason="needs the unitree extra: pip install '.[deploy,unitree]'")
-DRIVER = ["-m", "realgap.envs.deploy", "--policy", "configs/policies/balance_g1", "--robot", "unitree_g1"]
+DRIVER = ["-m", "realgap.scripts.deploy", "--policy", "configs/policies/balance_g1", "--robot", "unitree_g1"]
 DRIVER += ["--push_mps", "0,0", "--zero_action", "--motion_switcher", "skip"]
 
 

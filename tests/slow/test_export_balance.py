@@ -53,7 +53,7 @@ def test_reference_export_records_the_run_it_came_from():
 
 def test_trained_policy_outlasts_zero_action_on_mujoco():
     from realgap.envs.deploy import ZeroPolicy
-    from realgap.envs.deploy.sim2sim import paired_time_up, stance_metadata, survival
+    from realgap.envs.deploy.episode import paired_time_up, stance_metadata, survival
     from realgap.envs.format import load_policy
 
     meta, policy = load_policy(os.environ.get("REALGAP_BALANCE_POLICY") or REFERENCE)

@@ -49,7 +49,7 @@ def franky_sim():
 
 def _driver(*extra: str) -> list[str]:
     # a 1 s watchdog: no test here is about it, and a loaded machine can stall franky-sim's clock past the 0.1 s default
-    return [sys.executable, "-m", "realgap.envs.deploy", "--policy", POLICY, "--robot", "franka", "--hostname", HOST,
+    return [sys.executable, "-m", "realgap.scripts.deploy", "--policy", POLICY, "--robot", "franka", "--hostname", HOST,
             "--connect_timeout_s", "30", "--watchdog_s", "1.0", *extra]  # fmt: skip
 
 
@@ -100,7 +100,7 @@ def test_hand_opens_and_closes_and_a_non_finite_target_stops(franky_sim) -> None
 
 def test_missing_robot_is_a_clear_error_after_the_timeout() -> None:
     t0 = time.monotonic()
-    cmd = [sys.executable, "-m", "realgap.envs.deploy", "--policy", POLICY, "--robot", "franka", "--hostname",
+    cmd = [sys.executable, "-m", "realgap.scripts.deploy", "--policy", POLICY, "--robot", "franka", "--hostname",
            "127.0.0.2", "--connect_timeout_s", "1"]  # fmt: skip
     res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert res.returncode == 2 and "no Franka at '127.0.0.2' within 1 s" in res.stderr, res.stderr

@@ -51,7 +51,7 @@ def _sim(tmp: Path, domain: int, duration_s: float, push: str = "0,0", *extra: s
 
 
 def _driver(domain: int, *extra: str) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "realgap.envs.deploy", "--policy", POLICY, "--robot", "unitree_g1", "--domain",
+    cmd = [sys.executable, "-m", "realgap.scripts.deploy", "--policy", POLICY, "--robot", "unitree_g1", "--domain",
            str(domain), "--connect_timeout_s", "60", *extra]  # fmt: skip
     # Ctrl-C reaches the driver as from a terminal even where the test runner ignores SIGINT (inherited over exec)
     _STARTED.append(subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -84,7 +84,7 @@ def test_pushed_balance_episode_over_dds(tmp_path: Path) -> None:
 
 def test_missing_robot_is_a_clear_error_after_the_timeout() -> None:
     t0 = time.monotonic()
-    cmd = [sys.executable, "-m", "realgap.envs.deploy", "--policy", POLICY, "--robot", "unitree_g1", "--domain",
+    cmd = [sys.executable, "-m", "realgap.scripts.deploy", "--policy", POLICY, "--robot", "unitree_g1", "--domain",
            str(_domain(1)), "--connect_timeout_s", "1"]  # fmt: skip
     res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert res.returncode == 2 and "no rt/lowstate on DDS domain" in res.stderr, res.stderr

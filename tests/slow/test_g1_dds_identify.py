@@ -49,7 +49,7 @@ def _record_over_dds(tmp: Path, realtime: bool) -> tuple[Path, str, str]:
                             "--timing_log", str(tmp / "timing.npz")], cwd=ROOT, preexec_fn=pre,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
     log = tmp / "dds.npz"
-    drv = subprocess.run([sys.executable, "-m", "realgap.envs.deploy", "--policy", POLICY, "--robot", "unitree_g1",
+    drv = subprocess.run([sys.executable, "-m", "realgap.scripts.deploy", "--policy", POLICY, "--robot", "unitree_g1",
                           "--domain", str(domain), "--connect_timeout_s", "60", "--tick_period_s", "0.005",
                           "--clock", "tick", "--watchdog_s", "1.0", "--soft_start_s", str(SOFT_START_S),
                           "--excite", *JOINTS, "--log", str(log)], cwd=ROOT, preexec_fn=pre, capture_output=True,
@@ -64,11 +64,11 @@ def _record_over_dds(tmp: Path, realtime: bool) -> tuple[Path, str, str]:
 def test_identification_over_dds_recovers_the_hidden_drives(tmp_path: Path, realtime: bool) -> None:
     from sim.test_identify_hidden import TOL, _want
 
+    from realgap.envs.deploy.hidden_robot import HiddenRobot
     from realgap.envs.deploy.log import load_log, metadata_sha256
     from realgap.envs.format.metadata import load_metadata
-    from realgap.envs.sim2sim.excitation import ExcitationPlan, run_excitation
-    from realgap.envs.sim2sim.hidden_robot import HiddenRobot
-    from realgap.envs.sim2sim.identify import identify
+    from realgap.envs.identify.excitation import ExcitationPlan, run_excitation
+    from realgap.envs.identify.fit import identify
 
     # the parameter says which policy the pair runs under; an earlier test that leaked SCHED_FIFO would make both real
     assert os.sched_getscheduler(0) == os.SCHED_OTHER, "the test process is real-time: an earlier test leaked it"

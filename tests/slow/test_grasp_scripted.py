@@ -1,5 +1,5 @@
 """Slow tier: the grasp task is solvable and its success metric honest. A scripted approach–close–lift policy through
-the differential-IK action space (envs/eval/scripted_grasp.py) succeeds in >= 90 % of 16 episodes with randomized
+the differential-IK action space (envs/eval/grasp/scripted.py) succeeds in >= 90 % of 16 episodes with randomized
 objects, while a control group running the same script with the gripper kept open never counts as a success; the
 contact-mode classification sees the pinch as sticking contact."""
 
@@ -14,7 +14,7 @@ EPISODES, CONTROLS = 16, 8
 def test_scripted_grasp_succeeds_and_open_gripper_control_never_does():
     from conftest import build_env
 
-    from realgap.envs.eval.scripted_grasp import run_scripted_episodes
+    from realgap.envs.eval.grasp.scripted import run_scripted_episodes
     from realgap.tasks.grasp.env_cfg import LIFT_TARGET_M
 
     with build_env("Realgap-Grasp-Franka-EEPoseDelta-v0", num_envs=EPISODES + CONTROLS, seed=7) as env:

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.slow
 
 
 def _fresh(call: str) -> object:
-    code = f"import json; from realgap.envs.eval import engine_agreement as ea; print(json.dumps(ea.{call}))"
+    code = f"import json; from realgap.envs.sim2sim import engine_agreement as ea; print(json.dumps(ea.{call}))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=600)
     return json.loads(out.stdout.strip().splitlines()[-1])
 

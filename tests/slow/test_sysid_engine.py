@@ -17,13 +17,13 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def hidden_log(tmp_path_factory):
     # recorded as a user would: the deploy CLI's identification motion on the hidden robot, logged as MCAP
+    from realgap.envs.deploy.hidden_robot import draw_truth
     from realgap.envs.deploy.log import load_log
     from realgap.envs.format.metadata import load_metadata
-    from realgap.envs.sim2sim.hidden_robot import draw_truth
 
     path = tmp_path_factory.mktemp("log") / "hidden.mcap"
-    cmd = [sys.executable, "-m", "realgap.envs.deploy", "--policy", "configs/policies/balance_g1", "--robot", "hidden",
-           "--hidden_seed", "3", "--excite", "left_knee_joint", "--log", str(path)]  # fmt: skip
+    cmd = [sys.executable, "-m", "realgap.scripts.deploy", "--policy", "configs/policies/balance_g1", "--robot",
+           "hidden", "--hidden_seed", "3", "--excite", "left_knee_joint", "--log", str(path)]  # fmt: skip
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert run.returncode == 0, run.stderr[-2000:]
     meta = load_metadata(ROOT / "configs/policies/balance_g1/policy.json")

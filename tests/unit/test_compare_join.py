@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from realgap.envs.eval import compare, compare_plots
+from realgap.envs.eval.compare import plots as compare_plots
+from realgap.envs.eval.compare import table as compare
 
 pytestmark = pytest.mark.unit
 

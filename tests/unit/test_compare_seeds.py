@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from realgap.envs.eval import compare, compare_seeds
+from realgap.envs.eval.compare import seeds as compare_seeds
+from realgap.envs.eval.compare import table as compare
 
 pytestmark = pytest.mark.unit
 

@@ -133,11 +133,11 @@ def _loaded(modules: list[str]) -> list[str]:
 
 
 def test_runtime_imports_neither_torch_nor_isaac_lab_nor_a_simulator():
-    modules = ["realgap.envs.deploy", "realgap.envs.deploy.runtime", "realgap.envs.deploy.__main__", "onnxruntime",
-               "jsonschema"]  # fmt: skip
+    modules = ["realgap.envs.deploy", "realgap.envs.deploy.runtime", "realgap.envs.run.deploy",
+               "realgap.scripts.deploy", "onnxruntime", "jsonschema"]  # fmt: skip
     assert _loaded(modules) == []
-    # the MuJoCo test robot and the sim2sim harness add MuJoCo, and nothing else heavy
-    assert _loaded(["realgap.envs.deploy.mujoco_robot", "realgap.envs.deploy.sim2sim"]) == ["mujoco"]
+    # the MuJoCo test robot and the episode loop add MuJoCo, and nothing else heavy
+    assert _loaded(["realgap.envs.deploy.mujoco_robot", "realgap.envs.deploy.episode"]) == ["mujoco"]
 
 
 # -- metadata --------------------------------------------------------------------------------------------------------

@@ -19,8 +19,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def run(script: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
-    """``scripts/<script>``, or the robot-side command for ``deploy`` (``python -m realgap.envs.deploy``)."""
-    command = ["-m", "realgap.envs.deploy"] if script == "deploy" else [str(REPO / "scripts" / script)]
+    """``scripts/<script>`` (``deploy``: the robot-side command, ``scripts/deploy.py``)."""
+    command = [str(REPO / "scripts" / ("deploy.py" if script == "deploy" else script))]
     return subprocess.run([sys.executable, *command, *args], cwd=cwd, capture_output=True, text=True,
                           timeout=300)  # fmt: skip
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from realgap.envs.eval.bench_report import BenchRequest, check_sections, note, one_gpu_only, row, run_benchmark
+from realgap.envs.eval.bench.report import BenchRequest, check_sections, note, one_gpu_only, row, run_benchmark
 from realgap.envs.eval.checkpoints import (
     CheckpointsRequest,
     checkpoints_to_evaluate,
@@ -21,14 +21,14 @@ from realgap.envs.eval.checkpoints import (
     write_rows,
 )
 from realgap.envs.eval.play import PlayRequest, check_request, metric_lines, play, resolve_policy_source
-from realgap.envs.eval.push_headings_run import (
+from realgap.envs.eval.push.headings_run import (
     PushHeadingsRequest,
     default_out,
     push_headings,
     report_lines,
     variant_label,
 )
-from realgap.envs.eval.push_headings_run import check_request as check_push_request
+from realgap.envs.eval.push.headings_run import check_request as check_push_request
 from realgap.envs.run.run_dir import CheckpointError
 
 pytestmark = pytest.mark.unit
@@ -195,9 +195,9 @@ def test_benchmark_sections_and_rows():
     [
         ("play.py", "realgap.envs.eval.play:PlayRequest", ["--zero_action"]),
         ("eval_checkpoints.py", "realgap.envs.eval.checkpoints:CheckpointsRequest", ["--run", "r"]),
-        ("push_headings.py", "realgap.envs.eval.push_headings_run:PushHeadingsRequest", ["--policy", "p"]),
-        ("benchmark.py", "realgap.envs.eval.bench_report:BenchRequest", []),
-        ("hidden_compare.py", "realgap.envs.sim2sim.hidden_compare:HiddenCompareRequest", ["--policy", "p", "--against",
+        ("push_headings.py", "realgap.envs.eval.push.headings_run:PushHeadingsRequest", ["--policy", "p"]),
+        ("benchmark.py", "realgap.envs.eval.bench.report:BenchRequest", []),
+        ("hidden_compare.py", "realgap.envs.eval.hidden_compare:HiddenCompareRequest", ["--policy", "p", "--against",
                                                                                            "q"]),
         ("sim2sim.py", "realgap.envs.sim2sim.isaac_vs_mujoco:Sim2SimRequest", ["--zero_action"]),
     ],

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from realgap.envs.eval.evaluation import (
+from realgap.envs.eval.robustness.evaluation import (
     EvalRequest,
     check_compliant_alone,
     choose_factors,

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from realgap.envs.deploy.sim2sim import stance_metadata
+from realgap.envs.deploy.episode import stance_metadata
 from realgap.envs.export.actions import ExportError
 from realgap.envs.format import load_metadata
 from realgap.envs.robots.g1 import G1_CROUCH_TARGETS

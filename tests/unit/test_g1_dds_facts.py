@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from realgap.envs.deploy.__main__ import main
 from realgap.envs.deploy.drivers.g1_dds import G1_MOTOR_ORDER, motor_indices, quat_to_gravity_b, tilt_of
+from realgap.envs.run.deploy import main
 
 pytestmark = pytest.mark.unit
 POLICY = "configs/policies/balance_g1"

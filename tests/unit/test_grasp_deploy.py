@@ -128,7 +128,7 @@ def test_a_position_robot_must_compensate_gravity_for_the_ik_term(meta):
     ],
 )
 def test_franka_cli_refuses_bad_flags_before_connecting(argv, message):
-    from realgap.envs.deploy.__main__ import main
+    from realgap.envs.run.deploy import main
 
     with pytest.raises(ValueError, match=message):
         main(["--policy", str(EXPORT), "--robot", "franka", *argv])

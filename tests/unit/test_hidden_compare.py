@@ -1,5 +1,5 @@
-"""The hidden G1 (``envs/sim2sim/hidden_robot.py``) as a plant for balance episodes, and the paired comparison of two
-exports on it (``envs/deploy/sim2sim.py``, ``scripts/hidden_compare.py``).
+"""The hidden G1 (``envs/deploy/hidden_robot.py``) as a plant for balance episodes, and the paired comparison of two
+exports on it (``envs/deploy/episode.py``, ``scripts/hidden_compare.py``).
 
 Free-floating in the start pose it is pushed and falls like the MuJoCo robot; welded it still hangs for identification;
 one seed is one truth in both mounts. A policy compared with itself on the same schedules ties exactly, and bad input
@@ -35,8 +35,8 @@ def balance():
 
 
 def _robot(kind: str, meta):
+    from realgap.envs.deploy.hidden_robot import HiddenRobot
     from realgap.envs.deploy.mujoco_robot import MujocoRobot
-    from realgap.envs.sim2sim.hidden_robot import HiddenRobot
 
     return MujocoRobot.for_policy(meta) if kind == "mujoco" else HiddenRobot(meta, 3, fixed_base=False)
 
@@ -66,7 +66,7 @@ def test_a_push_moves_the_free_base(kind, balance):
 
 def test_the_free_hidden_robot_falls_like_the_mujoco_robot(balance):
     from realgap.envs.deploy import DeployRuntime, ZeroPolicy
-    from realgap.envs.deploy.sim2sim import Push, run_episode
+    from realgap.envs.deploy.episode import Push, run_episode
 
     meta, _ = balance
     results = {}
@@ -80,7 +80,7 @@ def test_the_free_hidden_robot_falls_like_the_mujoco_robot(balance):
 
 def test_the_welded_hidden_robot_still_hangs(balance):
     from realgap.envs.deploy import DeployRuntime, ZeroPolicy
-    from realgap.envs.sim2sim.hidden_robot import HiddenRobot
+    from realgap.envs.deploy.hidden_robot import HiddenRobot
 
     meta, _ = balance
     robot = HiddenRobot(meta, 3)  # the identification mount, as --excite builds it
@@ -97,7 +97,7 @@ def test_the_welded_hidden_robot_still_hangs(balance):
 
 
 def test_one_seed_is_one_truth_in_both_mounts(balance):
-    from realgap.envs.sim2sim.hidden_robot import HiddenRobot, draw_truth
+    from realgap.envs.deploy.hidden_robot import HiddenRobot, draw_truth
 
     meta, _ = balance
     welded, free = HiddenRobot(meta, 3), HiddenRobot(meta, 3, fixed_base=False)
@@ -109,7 +109,7 @@ def test_one_seed_is_one_truth_in_both_mounts(balance):
 
 
 def test_worn_drives_are_drawn_in_their_own_ranges_and_an_unknown_family_is_refused(balance):
-    from realgap.envs.sim2sim.hidden_robot import DRIVE_FAMILIES, HiddenRobot, _datasheet, draw_truth
+    from realgap.envs.deploy.hidden_robot import DRIVE_FAMILIES, HiddenRobot, _datasheet, draw_truth
 
     meta, _ = balance
     default, worn = draw_truth(meta, 3), draw_truth(meta, 3, "worn")
@@ -131,15 +131,15 @@ def test_worn_drives_are_drawn_in_their_own_ranges_and_an_unknown_family_is_refu
 
 
 def test_the_free_mount_refuses_a_robot_fixed_to_the_world():
+    from realgap.envs.deploy.hidden_robot import HiddenRobot
     from realgap.envs.format import load_metadata
-    from realgap.envs.sim2sim.hidden_robot import HiddenRobot
 
     with pytest.raises(ValueError, match="robot 'panda' of Realgap-Grasp-Franka-EEPoseDelta-v0 is fixed to the world"):
         HiddenRobot(load_metadata(GRASP), 3, fixed_base=False)
 
 
 def test_paired_time_up_is_the_mean_and_standard_error_of_the_differences():
-    from realgap.envs.deploy.sim2sim import EpisodeResult, paired_time_up
+    from realgap.envs.deploy.episode import EpisodeResult, paired_time_up
 
     a = [EpisodeResult(10.0, False, 3), EpisodeResult(5.0, True, 2), EpisodeResult(7.0, True, 2)]
     b = [EpisodeResult(8.0, True, 2), EpisodeResult(5.0, True, 2), EpisodeResult(10.0, False, 3)]
@@ -156,8 +156,8 @@ def test_paired_time_up_is_the_mean_and_standard_error_of_the_differences():
 def test_a_policy_against_itself_ties_exactly_on_the_hidden_robot(balance):
     from functools import partial
 
-    from realgap.envs.deploy.sim2sim import paired_time_up, survival
-    from realgap.envs.sim2sim.hidden_robot import HiddenRobot, draw_truth
+    from realgap.envs.deploy.episode import paired_time_up, survival
+    from realgap.envs.deploy.hidden_robot import HiddenRobot, draw_truth
 
     meta, policy = balance
     make_robot = partial(HiddenRobot, meta, fixed_base=False, truth=draw_truth(meta, 3))
@@ -175,8 +175,8 @@ def _script(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_the_comparison_script_writes_paired_results(tmp_path):
+    from realgap.envs.deploy.hidden_robot import draw_truth
     from realgap.envs.format import load_metadata
-    from realgap.envs.sim2sim.hidden_robot import draw_truth
 
     out = tmp_path / "cmp.json"
     proc = _script("--policy", str(SYMMETRY), "--against", str(BALANCE), "--hidden_seed", "3", "--episodes", "2",
@@ -196,8 +196,8 @@ def test_the_comparison_script_writes_paired_results(tmp_path):
 def test_the_comparison_on_worn_drives_records_them_and_draws_who_stays_standing(tmp_path):
     import matplotlib.image
 
+    from realgap.envs.deploy.hidden_robot import draw_truth
     from realgap.envs.format import load_metadata
-    from realgap.envs.sim2sim.hidden_robot import draw_truth
 
     out, png = tmp_path / "worn.json", tmp_path / "worn.png"
     proc = _script("--policy", str(BALANCE), "--against", str(BALANCE), "--hidden_seed", "3", "--hidden_drives",
@@ -230,7 +230,7 @@ def test_the_comparison_script_refuses_bad_input(args, message, tmp_path):
 
 
 def _deploy(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "realgap.envs.deploy", *args], cwd=REPO, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "realgap.scripts.deploy", *args], cwd=REPO, capture_output=True,
                           text=True, timeout=120)  # fmt: skip
 
 

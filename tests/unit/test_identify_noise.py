@@ -1,5 +1,5 @@
-"""Noisy sensors on the hidden robot and the identification's answer to them (``envs/sim2sim/hidden_robot.py``
-``SensorNoise``; ``envs/sim2sim/identify.py`` ``filter_hz``): the noise is what the bus reports, not what the drive's
+"""Noisy sensors on the hidden robot and the identification's answer to them (``envs/deploy/hidden_robot.py``
+``SensorNoise``; ``envs/identify/fit.py`` ``filter_hz``): the noise is what the bus reports, not what the drive's
 own servo reads; the zero-phase filter keeps a linear law exact when both sides pass through it; a corner at or above
 the Nyquist rate and negative noise are refused. numpy + MuJoCo C, no Isaac Lab: seconds.
 """
@@ -20,7 +20,7 @@ GRASP = REPO / "configs" / "policies" / "grasp_franka"
 
 
 def test_filtering_both_sides_keeps_a_linear_law_exact_and_removes_noise_from_the_regressors():
-    from realgap.envs.sim2sim.identify import _lowpass
+    from realgap.envs.identify.fit import _lowpass
 
     rng = np.random.default_rng(0)
     dt, n = 0.005, 2000
@@ -44,7 +44,7 @@ def test_filtering_both_sides_keeps_a_linear_law_exact_and_removes_noise_from_th
 
 @pytest.mark.parametrize("hz", [0.0, -1.0, 100.0, 250.0, float("nan")])
 def test_a_filter_corner_outside_zero_to_nyquist_is_refused(hz):
-    from realgap.envs.sim2sim.identify import check_filter
+    from realgap.envs.identify.fit import check_filter
 
     with pytest.raises(ValueError, match=r"below the log's Nyquist rate 100 Hz \(samples every 0.005 s\)"):
         check_filter(hz, 0.005)
@@ -54,7 +54,7 @@ def test_a_filter_corner_outside_zero_to_nyquist_is_refused(hz):
 
 @pytest.mark.parametrize("bad", [dict(q_rad=-1e-4), dict(qd_rads=float("nan")), dict(tau_frac=float("inf"))])
 def test_negative_or_non_finite_noise_is_refused(bad):
-    from realgap.envs.sim2sim.hidden_robot import SensorNoise
+    from realgap.envs.deploy.hidden_robot import SensorNoise
 
     with pytest.raises(ValueError, match="must be finite and >= 0"):
         SensorNoise(**bad)
@@ -62,8 +62,8 @@ def test_negative_or_non_finite_noise_is_refused(bad):
 
 def test_the_noise_is_on_what_the_robot_reports_not_on_what_its_servo_reads():
     from realgap.envs.deploy import DeployRuntime
+    from realgap.envs.deploy.hidden_robot import SENSOR_NOISE, HiddenRobot, _datasheet
     from realgap.envs.format import load_metadata
-    from realgap.envs.sim2sim.hidden_robot import SENSOR_NOISE, HiddenRobot, _datasheet
 
     meta = load_metadata(GRASP)
     runs = {}
@@ -87,8 +87,8 @@ def test_the_noise_is_on_what_the_robot_reports_not_on_what_its_servo_reads():
 
 def test_a_runtime_without_a_policy_refuses_to_act():
     from realgap.envs.deploy import DeployRuntime
+    from realgap.envs.deploy.hidden_robot import HiddenRobot
     from realgap.envs.format import load_metadata
-    from realgap.envs.sim2sim.hidden_robot import HiddenRobot
 
     meta = load_metadata(GRASP)
     runtime = DeployRuntime(meta, HiddenRobot(meta, 3), None)
@@ -97,7 +97,7 @@ def test_a_runtime_without_a_policy_refuses_to_act():
 
 
 def test_sensor_noise_on_a_robot_that_is_not_hidden_is_refused(tmp_path):
-    cmd = [sys.executable, "-m", "realgap.envs.deploy", "--policy", str(GRASP), "--robot", "mujoco",
+    cmd = [sys.executable, "-m", "realgap.scripts.deploy", "--policy", str(GRASP), "--robot", "mujoco",
            "--sensor_noise", "typical", "--excite", "joint4", "--log", str(tmp_path / "x.npz")]  # fmt: skip
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=120)
     assert out.returncode == 2 and "a property of the hidden robot: add --robot hidden" in out.stderr, out.stderr
@@ -109,7 +109,7 @@ def test_a_base_group_whose_joints_were_all_identified_is_dropped_from_the_gener
     none of the robot's joints (the whole group identified) is dropped, as the DR loader refuses such a pattern."""
     import re
 
-    from realgap.envs.sim2sim.identify_report import _rest
+    from realgap.envs.identify.report import _rest
 
     names = ("left_knee_joint", "right_knee_joint", "left_elbow_joint")
     group = {"asset": "robot", "joints": [".*_knee_joint", ".*_elbow_joint"], "coulomb_nm": [0.1, 0.2]}

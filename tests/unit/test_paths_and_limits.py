@@ -110,7 +110,7 @@ def test_deploy_flags_each_run_reads_pass():
 
 def test_one_wilson_interval_for_every_layer():
     from realgap.envs.deploy import grasp_scene
-    from realgap.envs.eval import sweep
+    from realgap.envs.eval.robustness import sweep
     from realgap.envs.format.stats import wilson_interval
 
     assert grasp_scene.wilson_interval is sweep.wilson_interval is wilson_interval

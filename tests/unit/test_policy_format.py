@@ -125,7 +125,7 @@ def test_description_is_located_through_its_import_package():
 
 
 def _deploy(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "realgap.envs.deploy", *args], cwd=REPO, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "realgap.scripts.deploy", *args], cwd=REPO, capture_output=True,
                           text=True, timeout=120)  # fmt: skip
 
 

@@ -1,11 +1,11 @@
-"""The push log's binning (envs/eval/push_headings.py) on hand-made pushes: directions in the robot's frame,
+"""The push log's binning (envs/eval/push/headings.py) on hand-made pushes: directions in the robot's frame,
 magnitude bins with the last one closed, fall rates with their Wilson interval, and bad bin edges refused."""
 
 import math
 
 import pytest
 
-from realgap.envs.eval.push_headings import PushRecord, direction, heading_table, summary
+from realgap.envs.eval.push.headings import PushRecord, direction, heading_table, summary
 
 pytestmark = pytest.mark.unit
 
@@ -60,7 +60,7 @@ def test_crouch_offsets_are_the_asked_radians_through_the_action_scale():
 
     import torch
 
-    from realgap.envs.eval.push_headings import with_crouch
+    from realgap.envs.eval.push.headings import with_crouch
     from realgap.envs.robots.g1 import G1_ACTION_SCALE, G1_JOINT_NAMES
 
     env, _ = _fake_env()
@@ -75,7 +75,7 @@ def test_crouch_offsets_are_the_asked_radians_through_the_action_scale():
 def test_hip_reflex_follows_sagittal_pushes_only_for_its_steps():
     import torch
 
-    from realgap.envs.eval.push_headings import with_hip_reflex
+    from realgap.envs.eval.push.headings import with_hip_reflex
     from realgap.envs.robots.g1 import G1_JOINT_NAMES
 
     env, push = _fake_env()
@@ -97,7 +97,7 @@ def test_hip_reflex_follows_sagittal_pushes_only_for_its_steps():
 def test_ankle_bias_lands_on_the_ankle_pitches_after_the_clip_and_a_robot_without_them_is_refused():
     import torch
 
-    from realgap.envs.eval.push_headings import with_ankle_pitch_bias
+    from realgap.envs.eval.push.headings import with_ankle_pitch_bias
     from realgap.envs.robots.g1 import G1_JOINT_NAMES
 
     env, _ = _fake_env()

@@ -8,7 +8,7 @@ import pytest
 
 from realgap.envs.deploy.log import LogError, LogRecorder, load_log, metadata_sha256
 from realgap.envs.format.metadata import load_metadata
-from realgap.envs.sim2sim.identify import Estimate, JointFit, _plant
+from realgap.envs.identify.fit import Estimate, JointFit, _plant
 
 pytestmark = pytest.mark.unit
 POLICY = Path(__file__).resolve().parents[2] / "configs" / "policies" / "balance_g1" / "policy.json"

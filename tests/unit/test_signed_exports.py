@@ -115,7 +115,7 @@ def test_a_broken_export_is_never_signed(tmp_path, keys):
 
 def test_the_robot_side_refuses_a_forged_export_before_anything_moves(signed, keys):
     _forge(signed, _swap_hips_and_weaken_kp)
-    cmd = [sys.executable, "-m", "realgap.envs.deploy", "--policy", str(signed), "--robot", "mujoco",
+    cmd = [sys.executable, "-m", "realgap.scripts.deploy", "--policy", str(signed), "--robot", "mujoco",
            "--trust", str(keys[1]), "--require_signature", "--duration_s", "1"]  # fmt: skip
     out = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=300)
     assert out.returncode == 2, out.stderr[-2000:]

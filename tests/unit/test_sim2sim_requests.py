@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from realgap.envs.deploy.sim2sim import EpisodeResult
-from realgap.envs.sim2sim.hidden_compare import HiddenCompareRequest, check_request, hidden_compare, plot_standing
+from realgap.envs.deploy.episode import EpisodeResult
+from realgap.envs.eval.hidden_compare import HiddenCompareRequest, check_request, hidden_compare, plot_standing
 from realgap.envs.sim2sim.isaac_vs_mujoco import Sim2SimRequest, default_out, parse_pair, resolve_policy, sim2sim
 
 pytestmark = pytest.mark.unit

@@ -87,7 +87,7 @@ def test_law_refuses_bad_settings():
 
 
 def test_raw_actions_solve_the_term_for_its_targets():
-    from realgap.envs.eval.srbd_lab import raw_actions
+    from realgap.envs.eval.srbd.lab import raw_actions
 
     q_target = torch.tensor([[0.5, -0.2], [0.1, 0.3]])
     offset = torch.tensor([[0.4, 0.0], [0.0, 0.1]])
@@ -100,7 +100,7 @@ def test_raw_actions_solve_the_term_for_its_targets():
 
 
 def test_term_values_read_a_number_or_a_regex_table_per_joint():
-    from realgap.envs.eval.srbd_lab import term_values
+    from realgap.envs.eval.srbd.lab import term_values
 
     names = ["left_knee_joint", "right_knee_joint", "waist_yaw_joint"]
     assert term_values(0.25, names, 1.0).tolist() == [0.25, 0.25, 0.25]
@@ -119,7 +119,7 @@ def test_term_values_read_a_number_or_a_regex_table_per_joint():
     ],
 )
 def test_lab_evaluation_refuses_bad_input_before_building_anything(tmp_path, kwargs, message):
-    from realgap.envs.eval.srbd_balance import lab_evaluate
+    from realgap.envs.eval.srbd.balance import lab_evaluate
 
     with pytest.raises(ValueError, match=message):
         lab_evaluate("configs/policies/balance_g1", tmp_path / "out", **kwargs)

@@ -1,5 +1,5 @@
 """Suite robots on MuJoCo C (``envs/eval/suite/plant.py``) and the hidden robot's options they use
-(``envs/sim2sim/hidden_robot.py``): a delay per joint, a torque held for a command period, IMU bias, gravity
+(``envs/deploy/hidden_robot.py``): a delay per joint, a torque held for a command period, IMU bias, gravity
 compensated by the robot, link inertia written through the spec (the compiled model's shortcuts would ignore it), the
 grasp cell's object CoM, pads, table and camera bias. Plain MuJoCo C, no Isaac Lab: seconds.
 """
@@ -35,8 +35,8 @@ def panda():
 
 
 def _nominal_truth(meta, delay):
+    from realgap.envs.deploy.hidden_robot import HiddenTruth
     from realgap.envs.eval.suite.draw import datasheet
-    from realgap.envs.sim2sim.hidden_robot import HiddenTruth
 
     n = len(meta.joint_names)
     return HiddenTruth(
@@ -51,7 +51,7 @@ def _nominal_truth(meta, delay):
 
 
 def test_each_joint_sees_a_new_target_after_its_own_delay(g1):
-    from realgap.envs.sim2sim.hidden_robot import HiddenRobot
+    from realgap.envs.deploy.hidden_robot import HiddenRobot
 
     n = len(g1.joint_names)
     delay = np.zeros(n, dtype=int)
@@ -78,7 +78,7 @@ def test_each_joint_sees_a_new_target_after_its_own_delay(g1):
 
 
 def test_a_holding_drive_applies_the_pd_of_the_command_period_start(g1):
-    from realgap.envs.sim2sim.hidden_robot import HiddenRobot
+    from realgap.envs.deploy.hidden_robot import HiddenRobot
 
     n = len(g1.joint_names)
     robot = HiddenRobot(g1, truth=_nominal_truth(g1, np.zeros(n, dtype=int)), hold_period_steps=4)
@@ -93,7 +93,7 @@ def test_a_holding_drive_applies_the_pd_of_the_command_period_start(g1):
 
 
 def test_imu_bias_turns_the_gravity_direction_and_offsets_the_gyro(g1):
-    from realgap.envs.sim2sim.hidden_robot import HiddenRobot, SensorNoise
+    from realgap.envs.deploy.hidden_robot import HiddenRobot, SensorNoise
 
     noise = SensorNoise(gyro_bias_rads=(0.01, 0.0, -0.02), tilt_bias_rad=(0.05, 0.0))
     imu = HiddenRobot(g1, noise=noise).read_imu()  # welded: true gyro 0, gravity (0, 0, -1)
@@ -103,8 +103,8 @@ def test_imu_bias_turns_the_gravity_direction_and_offsets_the_gyro(g1):
 
 
 def test_a_gravity_compensated_panda_holds_its_pose_with_zero_gains(panda):
+    from realgap.envs.deploy.hidden_robot import HiddenRobot
     from realgap.envs.deploy.mujoco_robot import MujocoRobot
-    from realgap.envs.sim2sim.hidden_robot import HiddenRobot
 
     n = len(panda.joint_names)
     drift = {}
@@ -221,7 +221,7 @@ def test_the_deploy_cli_refuses_a_suite_robot_without_the_identification_motion(
 
     args = [
         "-m",
-        "realgap.envs.deploy",
+        "realgap.scripts.deploy",
         "--policy",
         str(BALANCE),
         "--robot",

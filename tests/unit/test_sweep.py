@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from realgap.envs.eval.sweep import (
+from realgap.envs.eval.robustness.sweep import (
     DEFAULT_VALUES,
     FACTORS,
     NOT_SWEEPABLE,
@@ -81,7 +81,7 @@ def test_transmission_factors_need_compliant_joints_and_check_their_ranges():
 
 
 def test_inf_nominal_plans_reports_and_plots(tmp_path):
-    from realgap.envs.eval.plots import _positions, plot_factor, write_plots
+    from realgap.envs.eval.robustness.plots import _positions, plot_factor, write_plots
 
     # an ideal current loop (inf) is the nominal: it is part of the sweep, its point is the nominal point ()
     plan = make_plan({"torque_filter_hz": [50.0, 5.0]}, {"torque_filter_hz": math.inf})
@@ -176,9 +176,9 @@ def test_pure_modules_load_no_simulator():
     from unit.test_layering import SIMULATORS, _loaded_after_import
 
     modules = [
-        "realgap.envs.eval.sweep",
+        "realgap.envs.eval.robustness.sweep",
         "realgap.envs.sim2sim.align_math",
-        "realgap.envs.eval.compare",
-        "realgap.envs.eval.plots",
+        "realgap.envs.eval.compare.table",
+        "realgap.envs.eval.robustness.plots",
     ]
     assert _loaded_after_import(modules, SIMULATORS) == []

@@ -1,4 +1,4 @@
-"""mujoco.sysid beside realgap's identification (envs/sim2sim/sysid_mujoco.py): logs it cannot use are refused
+"""mujoco.sysid beside realgap's identification (envs/identify/sysid_mujoco.py): logs it cannot use are refused
 before any fitting starts, naming why. numpy only (the refusals come before mujoco.sysid is imported)."""
 
 from pathlib import Path
@@ -8,7 +8,7 @@ import pytest
 
 from realgap.envs.deploy.log import LogError, LogRecorder
 from realgap.envs.format.metadata import load_metadata
-from realgap.envs.sim2sim.sysid_mujoco import fit_plant
+from realgap.envs.identify.sysid_mujoco import fit_plant
 
 pytestmark = pytest.mark.unit
 POLICY = Path(__file__).resolve().parents[2] / "configs" / "policies" / "balance_g1" / "policy.json"

@@ -19,7 +19,7 @@ def dds_episode(policy: str, seed: int, duration_s: float, push: str, domain: in
     sim = subprocess.Popen([sys.executable, "-m", "realgap.envs.deploy.drivers.g1_dds_sim", "--policy", policy,
                             "--domain", str(domain), "--duration_s", str(1.0 + duration_s), "--push_mps", push,
                             "--seed", str(seed), "--report", str(report)], stdout=subprocess.DEVNULL)  # fmt: skip
-    drv = subprocess.run([sys.executable, "-m", "realgap.envs.deploy", "--policy", policy, "--robot", "unitree_g1",
+    drv = subprocess.run([sys.executable, "-m", "realgap.scripts.deploy", "--policy", policy, "--robot", "unitree_g1",
                           "--domain", str(domain), "--connect_timeout_s", "60", "--duration_s", str(duration_s),
                           "--push_mps", push, "--seed", str(seed)], capture_output=True, text=True)  # fmt: skip
     sim.wait(timeout=300)

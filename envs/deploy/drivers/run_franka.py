@@ -1,4 +1,4 @@
-"""``python -m realgap.envs.deploy --robot franka``: one episode of a Franka export over franky, ending stopped.
+"""``realgap deploy --robot franka``: one episode of a Franka export over franky, ending stopped.
 
 The object's pose comes from an :class:`~realgap.envs.deploy.objects.ObjectPose`; this CLI feeds the scene's nominal
 placement (:meth:`StaticObjectPose.nominal`: a dry run, e.g. on franky-sim, which has no table or object); a cell

@@ -1,4 +1,4 @@
-"""``python -m realgap.envs.deploy --robot unitree_g1``: one balance episode (or, with ``--excite``, the identification
+"""``realgap deploy --robot unitree_g1``: one balance episode (or, with ``--excite``, the identification
 motion) on a G1 over DDS, ending in damping.
 
 Exit status: 0 the episode ran (fell or not: printed, like ``--robot mujoco``); 2 bad input, no robot within the
@@ -53,7 +53,7 @@ def _connect(args: argparse.Namespace, meta) -> UnitreeG1Robot:
 def excite_g1(args: argparse.Namespace, meta, motion: Callable[[UnitreeG1Robot, np.ndarray], RobotLog]) -> int:
     """``--excite`` over DDS: connect, soft-start, the identification motion of the in-process ``--excite``
     (``motion(robot, root_pos_w)`` → the log: the command line passes
-    :func:`~realgap.envs.sim2sim.excitation.run_excitation` with the default plan), damp; log it to ``args.log``.
+    :func:`~realgap.envs.identify.excitation.run_excitation` with the default plan), damp; log it to ``args.log``.
 
     The robot must hang (a real G1 on its gantry; ``g1_dds_sim --hidden_seed N``: welded ``--hang_m`` above the start
     pose): the log records the root there, as the in-process ``--excite`` does. Logged torque: the drives' ``tau_est``;
@@ -96,9 +96,9 @@ def excite_g1(args: argparse.Namespace, meta, motion: Callable[[UnitreeG1Robot, 
 def run_g1(args: argparse.Namespace, meta, policy, push_mps: tuple[float, float], interval: tuple[float, float]) -> int:
     """Connect, soft-start, run one episode of ``args.duration_s`` with the runtime, damp; the exit status."""
     from realgap.envs.deploy import ZeroPolicy
+    from realgap.envs.deploy.episode import run_episode, schedules, stance_metadata
     from realgap.envs.deploy.log import LogRecorder
     from realgap.envs.deploy.runtime import DeployRuntime
-    from realgap.envs.deploy.sim2sim import run_episode, schedules, stance_metadata
 
     if args.zero_action:
         meta, policy = stance_metadata(meta), ZeroPolicy(meta.action_dim)

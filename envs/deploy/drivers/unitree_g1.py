@@ -380,7 +380,7 @@ class UnitreeG1Robot(Robot):
         self._sub.Close()
         self._pub.Close()
 
-    # balance-episode helpers (sim2sim.run_episode); the simulator pushes on its own schedule
+    # balance-episode helpers (episode.run_episode); the simulator pushes on its own schedule
     def reset(self) -> None:
         """Nothing to reset on a robot (the soft start brings it to the start pose)."""
 

@@ -5,7 +5,7 @@ through the deploy runtime (``scripts/evaluate_suite.py``; the study's rules: ``
   by pure code;
 - :mod:`~realgap.envs.eval.suite.draw`: one robot's parameters from its family's ranges and its seed;
 - :mod:`~realgap.envs.eval.suite.plant`: that robot built on MuJoCo C (the hidden robot of
-  :mod:`realgap.envs.sim2sim.hidden_robot` with the suite's body, contact and sensor errors);
+  :mod:`realgap.envs.deploy.hidden_robot` with the suite's body, contact and sensor errors);
 - :mod:`~realgap.envs.eval.suite.run`: an export (or the zero action) on every robot, the summary per family;
 - :mod:`~realgap.envs.eval.suite.report`: the JSON, markdown and plot.
 

@@ -6,7 +6,7 @@ object draws) from ``[s, 1]`` and its sensor noise from ``[s, 2]``: adding a fie
 does not move the episodes, and the same seed gives the same robot on every machine. Every range is drawn uniformly;
 ``int_range`` fields take the integers ``lo..hi`` inclusive; ``value`` fields are used as stated.
 
-The drives reuse the hidden robot's parameters (:class:`~realgap.envs.sim2sim.hidden_robot.HiddenTruth`): realised
+The drives reuse the hidden robot's parameters (:class:`~realgap.envs.deploy.hidden_robot.HiddenTruth`): realised
 gains, Coulomb friction and armature as multiples of the export's datasheet, viscous friction in N·m·s/rad, the torque
 limit as a multiple of the datasheet peak, one command delay per joint.
 """
@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from realgap.envs.deploy.hidden_robot import HiddenTruth, SensorNoise
 from realgap.envs.eval.suite.schema import Family, Suite
 from realgap.envs.format.metadata import PolicyMetadata
-from realgap.envs.sim2sim.hidden_robot import HiddenTruth, SensorNoise
 
 
 @dataclass(frozen=True)

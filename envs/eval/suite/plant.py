@@ -1,4 +1,4 @@
-"""A drawn suite robot built on MuJoCo C: the hidden robot (:class:`~realgap.envs.sim2sim.hidden_robot.HiddenRobot`)
+"""A drawn suite robot built on MuJoCo C: the hidden robot (:class:`~realgap.envs.deploy.hidden_robot.HiddenRobot`)
 with the suite's drives, on a plant whose bodies, contacts and (grasp) scene carry the robot's other errors.
 
 Balance (the G1, free base in the export's start pose):
@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from realgap.envs.deploy.grasp_scene import MujocoGraspRobot
+from realgap.envs.deploy.hidden_robot import HiddenRobot
 from realgap.envs.deploy.kinematics import quat_mul
 from realgap.envs.deploy.mujoco_robot import MujocoRobot
 from realgap.envs.deploy.objects import ObjectPose
@@ -35,7 +36,6 @@ from realgap.envs.dr.inertia_sampling import attach_payload, perturb_log_cholesk
 from realgap.envs.eval.suite.draw import RobotDraw
 from realgap.envs.eval.suite.schema import Suite, SuiteError
 from realgap.envs.format.metadata import PolicyMetadata
-from realgap.envs.sim2sim.hidden_robot import HiddenRobot
 
 
 def robot_links(model: mujoco.MjModel, root_body: str) -> list[int]:
@@ -221,7 +221,7 @@ def grasp_robot(
 
 def excitation_robot(meta: PolicyMetadata, suite_path: str, family: str, index: int, hang_m: float) -> HiddenRobot:
     """Robot ``index`` of ``family`` welded ``hang_m`` above its start pose, for the identification motion
-    (``python -m realgap.envs.deploy --robot suite --excite``; the transfer study's identify-then-train arm).
+    (``realgap deploy --robot suite --excite``; the transfer study's identify-then-train arm).
 
     The G1 carries every drive, body and sensor error of its draw; the Panda its drives and sensors (no scene: the
     motion runs the bare arm, as the hidden Panda's does, and without the controller's gravity compensation, which the

@@ -1,8 +1,8 @@
 """The suite's statistics and files: per family and over the whole suite, one JSON, one markdown table, the plots.
 
 Per family: survival (balance) or success (grasp) over all its episodes with the Wilson 95 % interval of
-:func:`realgap.envs.eval.sweep_stats.wilson_interval` (episodes pooled: the episode-noise interval), the mean over its
-robots of each robot's rate with the Student-t 95 % interval over robots (:func:`realgap.envs.eval.seed_stats.
+:func:`realgap.envs.eval.robustness.stats.wilson_interval` (episodes pooled: the episode-noise interval), the mean over
+its robots of each robot's rate with the Student-t 95 % interval over robots (:func:`realgap.envs.eval.seed_stats.
 t_interval`: the robot-to-robot spread, NaN for one robot), and the mean time (balance: time up, s) with its normal
 95 % interval. ``all``: the same over every episode of the suite.
 
@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from realgap.envs.eval.robustness.stats import finite_or_none, mean_std_ci, wilson_interval
 from realgap.envs.eval.seed_stats import t_interval
 from realgap.envs.eval.suite.schema import Suite
-from realgap.envs.eval.sweep_stats import finite_or_none, mean_std_ci, wilson_interval
 
 
 def summarize(outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -4,7 +4,7 @@
 built, refuses an export of another task or robot, draws every robot (:mod:`~realgap.envs.eval.suite.draw`), builds
 it (:mod:`~realgap.envs.eval.suite.plant`) and runs it through the deploy runtime on MuJoCo C:
 
-- balance: the push-and-fall episodes of :mod:`realgap.envs.deploy.sim2sim` (the suite's pushes, length and fall
+- balance: the push-and-fall episodes of :mod:`realgap.envs.deploy.episode` (the suite's pushes, length and fall
   test; push schedules from the robot's episode seed); an episode *survives* when it reaches its length;
 - grasp: the export's grasp episode (:func:`grasp_episode`: success = the lift held for ``hold_steps`` policy steps;
   a drop below the drawn table, the arm's speed reflex or the time-out end it as a failure).
@@ -84,8 +84,8 @@ def grasp_episode(runtime: Any, robot: Any, scene_robot: Any, family: str, index
 def _robot_episodes(
     meta: Any, run_meta: Any, policy: Any, suite: Any, family: Any, draw: Any, episodes: int
 ) -> list[Outcome]:
+    from realgap.envs.deploy.episode import run_episode, schedules
     from realgap.envs.deploy.runtime import DeployRuntime
-    from realgap.envs.deploy.sim2sim import run_episode, schedules
     from realgap.envs.eval.suite.plant import balance_robot, grasp_robot
 
     if suite.task == "grasp":
@@ -117,9 +117,9 @@ def evaluate_suite(req: SuiteRequest, echo: Callable[[str], None] = _print_now) 
         MetadataError: An export that cannot be read.
     """
     check_request(req)
+    from realgap.envs.deploy.episode import stance_metadata
     from realgap.envs.deploy.mujoco_robot import MujocoRobot
     from realgap.envs.deploy.runtime import ZeroPolicy
-    from realgap.envs.deploy.sim2sim import stance_metadata
     from realgap.envs.eval.suite.draw import draw_robot
     from realgap.envs.eval.suite.plant import robot_links
     from realgap.envs.eval.suite.report import write_report

@@ -10,13 +10,13 @@ and ``rt/lowstate`` is published: motor q/dq/tau_est, IMU quaternion/rpy/gyro/ac
 ``mode_machine`` and the CRC. A command whose CRC fails is dropped and counted. Until
 the first command arrives the robot is held in the export's start pose (physics paused, state still published), so a
 controller can connect. Pushes (the balance task's: a horizontal velocity change of random heading) follow the
-seeded schedule of :func:`realgap.envs.deploy.sim2sim.schedules` from ``--settle_s`` after the first command (the
+seeded schedule of :func:`realgap.envs.deploy.episode.schedules` from ``--settle_s`` after the first command (the
 driver's soft start), so a DDS episode and an in-process episode with the same seed meet the same pushes. A fall
 (root below 0.45 m or tilted beyond 1 rad: the balance task's) is reported as ``fell_at_s``, simulated time since the
 first command. Paced against the wall clock by absolute deadlines.
 
 ``--hidden_seed N [--hidden_drives default|worn]`` simulates the hidden robot of ``--robot hidden`` instead
-(:class:`~realgap.envs.sim2sim.hidden_robot.HiddenRobot`, the same truth for a seed and its own drive law: delay,
+(:class:`~realgap.envs.deploy.hidden_robot.HiddenRobot`, the same truth for a seed and its own drive law: delay,
 realized gains, derated torque limit; friction and armature in the plant), base welded ``--hang_m`` above the start
 pose (identification: ``--robot unitree_g1 --excite``). Its physics step is the export's (5 ms for balance_g1), so one
 ``tick`` is 5 ms: run the driver with ``--tick_period_s 0.005``. ``tau_est`` is the torque its drives applied. Hidden
@@ -100,8 +100,8 @@ def run(args: argparse.Namespace, make_hidden: Callable | None = None) -> dict:
     from unitree_sdk2py.idl.unitree_hg.msg.dds_ import LowCmd_, LowState_
     from unitree_sdk2py.utils.crc import CRC
 
+    from realgap.envs.deploy.episode import schedules
     from realgap.envs.deploy.mujoco_robot import MujocoRobot
-    from realgap.envs.deploy.sim2sim import schedules
     from realgap.envs.format import load_policy
 
     meta, _ = load_policy(args.policy)

@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     make_hidden = None
     if args.hidden_seed is not None:
-        from realgap.envs.sim2sim.hidden_robot import HiddenRobot
+        from realgap.envs.deploy.hidden_robot import HiddenRobot
 
         def make_hidden(meta: PolicyMetadata) -> HiddenRobot:
             return HiddenRobot(meta, args.hidden_seed, fixed_base=True, hang_m=args.hang_m, drives=args.hidden_drives)

@@ -1,0 +1,79 @@
+"""Single-push survival of a balance policy, in Isaac Lab and in MuJoCo (``scripts/push_limit.py``).
+
+One push per episode at ``push_at_s`` after the reset, of a fixed magnitude and a random heading, then stay up until
+``duration_s``. Isaac Lab: the task's Play variant with its push term made a single per-env push
+(:func:`realgap.envs.eval.robustness.apply.prepare_env_cfg`), every magnitude in one batch of envs
+(:func:`realgap.envs.eval.robustness.run.run_plan`). MuJoCo: the deploy runtime on the MJCF robot
+(:func:`realgap.envs.deploy.episode.survival`) with a push schedule of one push.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+Counts = list[tuple[int, int]]
+"""Per swept magnitude: (episodes survived, episodes)."""
+
+
+def isaac_single_push(meta: Any, onnx_path: Path, labels: Sequence[str], values: Sequence[float], episodes: int,
+                      push_at_s: float, duration_s: float, num_envs: int, seed: int) -> dict[str, Counts]:  # fmt: skip
+    """Survival counts per label (``"policy"``: the export; ``"zero action"``) and magnitude in Isaac Lab."""
+    from realgap.envs.eval.policies import export_actions, exported_policy, zero_policy
+    from realgap.envs.eval.robustness.apply import pin_term, prepare_env_cfg
+    from realgap.envs.eval.robustness.run import run_plan
+    from realgap.envs.eval.robustness.sweep import REFERENCE, make_plan
+    from realgap.envs.run.factory import load_cfgs, make_env, simulation
+    from realgap.tasks import play_task
+
+    task = play_task(meta.task)
+    env_cfg, _ = load_cfgs(task, None, num_envs, seed)
+    export_actions(env_cfg, meta)  # the policy's action terms; the zero action still holds the task's stance
+    prepare_env_cfg(env_cfg, duration_s, single_push_at_s=push_at_s)
+    with simulation(env_cfg):
+        env = make_env(task, env_cfg)
+        plan = make_plan({"push_mps": tuple(values)}, pin_term(env).nominal_values())
+        makers = {"policy": lambda: exported_policy(env, meta, onnx_path), "zero action": lambda: zero_policy(env)}
+        results = run_plan(env, {label: makers[label]() for label in labels}, plan, episodes, seed=seed)
+        env.close()
+    out = {}
+    for label in labels:
+        # plan points hold the swept values as stored (float32 round trip): match them to the request by rounding
+        # a swept value equal to the nominal push is the plan's nominal point (); the task-draw reference is not swept
+        values_at = {p: (dict(plan.nominal) | dict(p))["push_mps"] for p in results[label] if p != REFERENCE}
+        by_value = {round(float(v), 6): results[label][p] for p, v in values_at.items()}
+        out[label] = [(sum(e.survived for e in by_value[round(v, 6)]), len(by_value[round(v, 6)])) for v in values]
+    return out
+
+
+def mujoco_single_push(meta: Any, onnx_path: Path, labels: Sequence[str], values: Sequence[float], episodes: int,
+                       push_at_s: float, duration_s: float, seed: int, fall_height: float = 0.45,
+                       fall_tilt: float = 1.0) -> dict[str, Counts]:  # fmt: skip
+    """Survival counts per label and magnitude on the MuJoCo robot through the deploy runtime (the same headings, from
+    ``seed``, for every label and magnitude; the balance task's fall terminations)."""
+    import math
+
+    import numpy as np
+
+    from realgap.envs.deploy import DeployRuntime, ZeroPolicy
+    from realgap.envs.deploy.episode import Push, run_episode, stance_metadata
+    from realgap.envs.deploy.mujoco_robot import MujocoRobot
+    from realgap.envs.format import OnnxPolicy
+
+    headings = np.random.default_rng(seed).uniform(0.0, 2.0 * math.pi, episodes)
+    policies = {"policy": OnnxPolicy(onnx_path), "zero action": ZeroPolicy(meta.action_dim)}
+    robot = MujocoRobot.for_policy(meta)
+    out: dict[str, Counts] = {}
+    for label in labels:
+        # the zero action holds the task's stance, whatever nominal pose the policy was trained around
+        runtime = DeployRuntime(stance_metadata(meta) if label == "zero action" else meta, robot, policies[label],
+                                seed=seed)  # fmt: skip
+        out[label] = []
+        for v in values:
+            survived = 0
+            for h in headings:
+                push = Push(push_at_s, (v * math.cos(h), v * math.sin(h)))
+                survived += not run_episode(runtime, robot, [push], duration_s, fall_height, fall_tilt).fell
+            out[label].append((survived, episodes))
+    return out

@@ -1,0 +1,416 @@
+"""Engine agreement: canonical scenes stepped by the training engine (Newton's MuJoCo-Warp solver on the CPU, as every
+task builds it) and by MuJoCo C on the same MJCF with the same solver options and box–box flag, compared on contact
+count, penetration, normal force and the body's trajectory.
+
+Rule: a difference between the two columns is the engine's, because the scene and options are shared (the contact
+parameters Newton hands MuJoCo-Warp are read back into each row). Why: the training engine is what every policy
+learns on; MuJoCo C is the independent reference the deploy runtime and sim2sim use. The scenes are the grasp task's
+object on its table (at rest with a centre of mass off its centre, and dropped), the Panda hand holding it lifted, and
+the G1 standing and pushed; figures and the open cases are on docs/results/engine_agreement.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from realgap.envs.contact.engines import TRAINING_SOLVER
+from realgap.tasks.grasp.env_cfg import OBJECT_DENSITY, OBJECT_MAX_EDGE_M, TABLE_POS_M, TABLE_SIZE_M
+
+SOLVER: dict[str, Any] = TRAINING_SOLVER
+"""The tasks' MuJoCo-Warp options (the contact lab's record of ``newton_physics`` with MJWarpSolverCfg's defaults)."""
+
+TOLERANCES: dict[str, float] = {
+    "contacts": 0.05,
+    "max_penetration_m": 2e-5,
+    "normal_force_rel": 0.01,
+    "position_m": 2e-4,
+    "max_angular_speed": 1e-3,
+}
+"""Agreement bounds, fixed before the first comparison (the box rows; the G1 rows took the same bounds): late count of
+touching contacts (distance < 0) within 0.05; penetration within 20 µm (the solver's tolerance effect at these loads);
+total normal force within 1 % of the body's weight; the root position within 0.2 mm over the run; both engines' late
+angular speed below 1e-3 rad/s (bodies at rest only: ``Scene.at_rest``)."""
+
+
+@dataclass(frozen=True)
+class Scene:
+    """A canonical scene: the grasp task's table and a free box.
+
+    Attributes:
+        name: Row name.
+        robot: ``"box"`` (the task's object on its table), ``"hold"`` (the Panda hand squeezing the object 10 cm above
+            the table: :func:`hold_xml`) or ``"g1"`` (the Menagerie G1 on a floor plane, its MJCF position servos
+            holding the ``stand`` keyframe in both engines).
+        com_offset_m: The box's centre of mass along x from its geometric centre (m).
+        drop_height_m: Gap between the box's underside and the table top at the start (m); 0 = resting.
+        push_mps: Initial forward speed of the G1's pelvis (m/s): a push.
+        seconds: Simulated time (s).
+        dt: Physics step (s): the tasks' 5 ms.
+    """
+
+    name: str
+    robot: str = "box"
+    com_offset_m: float = 0.0
+    drop_height_m: float = 0.0
+    push_mps: float = 0.0
+    seconds: float = 2.0
+    dt: float = 0.005
+
+    @property
+    def at_rest(self) -> bool:
+        """The scene ends at rest (its angular speed is checked): the object rows (the G1's servos still sway it by a
+        few mrad/s after 1 s, in both engines alike)."""
+        return self.robot in ("box", "hold")
+
+
+CANONICAL_SCENES: tuple[Scene, ...] = (
+    Scene("object at rest, CoM centred"),
+    Scene("object at rest, CoM 5 mm off", com_offset_m=0.005),
+    Scene("object at rest, CoM 10 mm off", com_offset_m=0.01),
+    Scene("object dropped 2 cm", drop_height_m=0.02),
+    Scene("object held by the Panda hand, lifted", robot="hold", seconds=1.0),
+    Scene("G1 standing on its soles", robot="g1", seconds=1.0),
+    Scene("G1 pushed at 0.2 m/s", robot="g1", push_mps=0.2, seconds=1.0),
+)
+
+
+def scene_xml(scene: Scene) -> str:
+    """The MJCF both engines load: the task's table box and its largest object (5 cm, 800 kg/m³ solid box), or the G1
+    (:func:`g1_xml`)."""
+    if scene.robot == "g1":
+        return g1_xml()
+    if scene.robot == "hold":
+        return hold_xml()
+    half = OBJECT_MAX_EDGE_M / 2
+    mass = OBJECT_DENSITY * OBJECT_MAX_EDGE_M**3
+    inertia = mass * OBJECT_MAX_EDGE_M**2 / 6  # solid cube about its centre
+    top = TABLE_POS_M[2] + TABLE_SIZE_M[2] / 2
+    table = " ".join(f"{v / 2:g}" for v in TABLE_SIZE_M)
+    pos = " ".join(f"{v:g}" for v in TABLE_POS_M)
+    z = top + half + scene.drop_height_m
+    return f"""<mujoco><option timestep="{scene.dt}"/><worldbody>
+      <geom name="table" type="box" size="{table}" pos="{pos}"/>
+      <body name="object" pos="{TABLE_POS_M[0]} {TABLE_POS_M[1]} {z}"><freejoint/>
+        <geom name="object" type="box" size="{half} {half} {half}" friction="0.6 0.005 0.0001"/>
+        <inertial pos="{scene.com_offset_m} 0 0" mass="{mass}" diaginertia="{inertia} {inertia} {inertia}"/>
+      </body></worldbody></mujoco>"""
+
+
+HOLD_LIFT_M = 0.10
+"""Height of the held object's underside above the table top, m."""
+HOLD_START_FINGER_M = OBJECT_MAX_EDGE_M / 2 - 0.0015
+"""Each finger's start opening, m: pad 1's face (1.5 mm proud of the other pads) touches the object."""
+
+
+def hold_xml() -> str:
+    """The Panda hand pointing down with the task's largest object between its pads, 10 cm above the table: the
+    Menagerie hand's inertia, finger joints (armature, damping, range), collision geoms (hull mesh and five pads per
+    finger) and finger equality; each finger under a position servo with the finger actuator's PD gains and force
+    limit, target closed (it squeezes with kp·opening, ~11 N). The hand hangs on a stiff vertical slide servo standing
+    in for the arm: a finger whose parent is welded to the world is a "simple" body, for which MuJoCo C's inverse
+    weights leave out the armature and MuJoCo-Warp's do not (docs/results/engine_agreement.md), a case the task never
+    has."""
+    from realgap.envs.robots.panda import PANDA, PANDA_ACTUATORS, PANDA_TCP_OFFSET_HAND
+
+    path = PANDA.mjcf_path()
+    pd = PANDA_ACTUATORS["fingers"].pd_gains
+    peak = PANDA_ACTUATORS["fingers"].peak_torque
+    half = OBJECT_MAX_EDGE_M / 2
+    mass = OBJECT_DENSITY * OBJECT_MAX_EDGE_M**3
+    inertia = mass * OBJECT_MAX_EDGE_M**2 / 6
+    z_obj = TABLE_POS_M[2] + TABLE_SIZE_M[2] / 2 + half + HOLD_LIFT_M
+    x, y = TABLE_POS_M[0], TABLE_POS_M[1]
+    table = " ".join(f"{v / 2:g}" for v in TABLE_SIZE_M)
+    pos = " ".join(f"{v:g}" for v in TABLE_POS_M)
+    src = path.read_text()
+    starts = [src.index(f'<default class="fingertip_pad_collision_{i}">') for i in range(1, 6)]
+    pad_defaults = "".join(src[i : src.index("</default>", i)] + "</default>" for i in starts)  # the MJCF's pad boxes
+    pads = "".join(f'<geom class="fingertip_pad_collision_{i}"/>' for i in range(1, 6))
+    finger_inertial = '<inertial mass="0.015" pos="0 0 0" diaginertia="2.375e-6 2.375e-6 7.5e-7"/>'
+    fingers = "".join(
+        f'<body name="{side}_finger" pos="0 0 0.0584"{quat}>{finger_inertial}'
+        f'<joint name="finger_joint{k}" class="finger"/><geom mesh="finger_0" class="collision"/>{pads}</body>'
+        for k, (side, quat) in enumerate((("left", ""), ("right", ' quat="0 0 0 1"')), start=1)
+    )
+    servo = f'kp="{pd.kp}" kv="{pd.kd}" forcerange="{-peak} {peak}"'
+    return f"""<mujoco><compiler angle="radian" meshdir="{path.parent / "assets"}" autolimits="true"/>
+      <default><default class="panda"><joint armature="0.1" damping="1" axis="0 0 1"/>
+        <default class="finger"><joint axis="0 1 0" type="slide" range="0 0.04"/></default>
+        <default class="collision"><geom type="mesh" group="3"/>{pad_defaults}</default></default></default>
+      <asset><mesh file="finger_0.obj"/></asset>
+      <worldbody><geom name="table" type="box" size="{table}" pos="{pos}"/>
+        <body name="hand" childclass="panda" pos="{x} {y} {z_obj + PANDA_TCP_OFFSET_HAND[2]}" quat="0 1 0 0">
+          <inertial mass="0.73" pos="-0.01 0 0.03" diaginertia="0.001 0.0025 0.0017"/>
+          <joint name="lift" type="slide" axis="0 0 1" range="-0.1 0.1"/>{fingers}</body>
+        <body name="object" pos="{x} {y} {z_obj}"><freejoint/>
+          <geom name="object" type="box" size="{half} {half} {half}" friction="0.6 0.005 0.0001"/>
+          <inertial pos="0 0 0" mass="{mass}" diaginertia="{inertia} {inertia} {inertia}"/></body></worldbody>
+      <equality><joint joint1="finger_joint1" joint2="finger_joint2" solimp="0.95 0.99 0.001" solref="0.005 1"/>
+      </equality>
+      <actuator><position joint="lift" kp="20000" kv="300"/><position joint="finger_joint1" {servo}/>
+        <position joint="finger_joint2" {servo}/></actuator></mujoco>"""
+
+
+def g1_xml() -> str:
+    """The Menagerie G1 with its position servos and ``stand`` keyframe, robot colliders touching only a floor plane
+    (contype 2 / conaffinity 1, the tasks' no-self-collision setting)."""
+    from realgap.envs.robots.g1 import G1
+
+    path = G1.mjcf_path()
+    x = path.read_text().replace('meshdir="assets"', f'meshdir="{path.parent / "assets"}"')
+    x = x.replace('<geom group="3" type="mesh"/>', '<geom group="3" type="mesh" contype="2" conaffinity="1"/>')
+    return x.replace("<worldbody>", '<worldbody>\n    <geom name="floor" size="0 0 0.05" type="plane"/>', 1)
+
+
+def _start(scene: Scene, m: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """MuJoCo ``qpos``, ``qvel`` and ``ctrl`` at the start (the G1's keyframe, its pelvis pushed; the box as built)."""
+    import mujoco
+
+    d = mujoco.MjData(m)
+    if scene.robot == "hold":  # the fingers at the object, every servo's target 0 (hand still, fingers closed)
+        d.qpos[[m.joint("finger_joint1").qposadr[0], m.joint("finger_joint2").qposadr[0]]] = HOLD_START_FINGER_M
+        return d.qpos.copy(), d.qvel.copy(), np.zeros(m.nu)
+    if scene.robot != "g1":
+        return d.qpos.copy(), d.qvel.copy(), None
+    mujoco.mj_resetDataKeyframe(m, d, mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_KEY, "stand"))
+    d.qvel[0] = scene.push_mps
+    return d.qpos.copy(), d.qvel.copy(), d.ctrl.copy()
+
+
+def _mujoco_model(scene: Scene) -> Any:
+    """The scene's MJCF in MuJoCo C with the training engine's solver options, step and box–box flag."""
+    import mujoco
+
+    from realgap.envs.sim.mjwarp import EXACT_BOX_BOX_FLAGS
+
+    m = mujoco.MjModel.from_xml_string(scene_xml(scene))
+    m.opt.timestep = scene.dt
+    m.opt.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+    m.opt.cone = mujoco.mjtCone.mjCONE_PYRAMIDAL
+    for key in ("impratio", "iterations", "ls_iterations", "tolerance"):
+        setattr(m.opt, key, SOLVER[key])
+    m.opt.disableflags |= EXACT_BOX_BOX_FLAGS
+    return m
+
+
+@dataclass
+class SceneLog:
+    """Per physics step: contacts, deepest penetration (m, >= 0), total normal force (N), body position (m) and
+    angular speed (rad/s)."""
+
+    contacts: np.ndarray
+    penetration_m: np.ndarray
+    normal_force_n: np.ndarray
+    position_m: np.ndarray
+    angular_speed: np.ndarray
+
+    def figures(self) -> dict[str, float]:
+        """Means over the second half (the settled state), the deepest penetration and the late angular speed."""
+        late = slice(len(self.contacts) // 2, None)
+        return {
+            "contacts": float(self.contacts[late].mean()),
+            "max_penetration_m": float(self.penetration_m[late].max()),
+            "normal_force_n": float(self.normal_force_n[late].mean()),
+            "max_angular_speed": float(self.angular_speed[late].max()),
+            "final_root_z_m": float(self.position_m[-1, 2]),
+            "root_dz_m": float(self.position_m[-1, 2] - self.position_m[0, 2]),
+        }
+
+
+def _normal_forces(read: Any, n: int) -> float:
+    return float(sum(read(i) for i in range(n)))
+
+
+def run_training_engine(scene: Scene) -> tuple[SceneLog, dict[str, Any]]:
+    """The scene in Newton + MuJoCo-Warp (exact box–box routine), and the contact parameters the engine holds."""
+    import mujoco_warp
+    import newton
+    import warp as wp
+
+    from realgap.envs.sim.mjwarp import ExactBoxBoxSolverMuJoCo
+
+    builder = newton.ModelBuilder()
+    builder.add_mjcf(scene_xml(scene))
+    model = builder.finalize(device="cpu")
+    solver = ExactBoxBoxSolverMuJoCo(model, solver="newton", njmax=300, nconmax=60, **SOLVER)
+    s0, s1, control = model.state(), model.state(), model.control()
+    m = _mujoco_model(scene)
+    qpos, qvel, ctrl = _start(scene, m)
+    if ctrl is not None:  # the start pose (and push); the servos (Newton: joint targets) hold their targets
+        q, a = qpos.copy(), _free_qposadr(m)
+        q[a + 3 : a + 7] = qpos[[a + 4, a + 5, a + 6, a + 3]]  # MuJoCo's (w, x, y, z) -> Newton's (x, y, z, w)
+        s0.joint_q.assign(q.astype(np.float32))
+        s0.joint_qd.assign(qvel.astype(np.float32))
+        newton.eval_fk(model, s0.joint_q, s0.joint_qd, s0)
+        target = q.copy()
+        if scene.robot == "hold":
+            target[:a] = 0.0  # the hand still, the fingers closing (the same targets as MuJoCo C's ctrl)
+        control.joint_target_q.assign(target.astype(np.float32))
+    objects = [i for i, label in enumerate(model.body_label) if label.split("/")[-1] == "object"]
+    body = objects[0] if objects else 0  # the tracked body: the object, else the G1's pelvis
+    steps = int(round(scene.seconds / scene.dt))
+    log = _empty(steps)
+    force = wp.zeros(1, dtype=wp.spatial_vector, device="cpu")
+    d = solver.mjw_data
+    for i in range(steps):
+        solver.step(s0, s1, control, None, scene.dt)
+        s0, s1 = s1, s0
+        n = int(d.nacon.numpy()[0])
+        dist = d.contact.dist.numpy()[:n]
+        touching = int((dist < 0).sum())  # MuJoCo-Warp also lists force-free contacts within Newton's gap
+
+        def normal(c: int) -> float:
+            mujoco_warp.contact_force(solver.mjw_model, d, wp.array([c], dtype=wp.int32, device="cpu"), False, force)
+            return float(force.numpy()[0][0])
+
+        log.contacts[i], log.penetration_m[i] = touching, max(0.0, -float(dist.min())) if n else 0.0
+        log.normal_force_n[i] = _normal_forces(normal, n)
+        log.position_m[i] = s0.body_q.numpy()[body, :3]
+        log.angular_speed[i] = float(np.linalg.norm(s0.body_qd.numpy()[body, 3:]))  # body_qd: (linear, angular)
+    mw = solver.mjw_model
+    held = {k: getattr(mw, f"geom_{k}").numpy()[0].tolist() for k in ("solref", "solimp", "friction", "margin", "gap")}
+    return log, held
+
+
+def run_mujoco_c(scene: Scene) -> SceneLog:
+    """The scene in MuJoCo C: the same MJCF, the training engine's solver options and box–box flag."""
+    import mujoco
+
+    m = _mujoco_model(scene)
+    d = mujoco.MjData(m)
+    qpos, qvel, ctrl = _start(scene, m)
+    a, v = _free_qposadr(m), m.jnt_dofadr[_free_joint(m)]  # the tracked body's free joint
+    d.qpos[:], d.qvel[:] = qpos, qvel
+    if ctrl is not None:
+        d.ctrl[:] = ctrl
+    steps = int(round(scene.seconds / scene.dt))
+    log = _empty(steps)
+    f6 = np.zeros(6)
+
+    def normal(c: int) -> float:
+        mujoco.mj_contactForce(m, d, c, f6)
+        return float(f6[0])
+
+    for i in range(steps):
+        mujoco.mj_step(m, d)
+        n = d.ncon
+        log.contacts[i] = int((d.contact.dist[:n] < 0).sum())
+        log.penetration_m[i] = max(0.0, -float(min(d.contact.dist[:n]))) if n else 0.0
+        log.normal_force_n[i] = _normal_forces(normal, n)
+        log.position_m[i] = d.qpos[a : a + 3]
+        log.angular_speed[i] = float(np.linalg.norm(d.qvel[v + 3 : v + 6]))
+    return log
+
+
+def _free_joint(m: Any) -> int:
+    """The tracked body's free joint: the object's where there is one, else the first (the G1's pelvis)."""
+    import mujoco
+
+    names = [m.body(i).name for i in range(m.nbody)]
+    body = names.index("object") if "object" in names else None
+    free = [j for j in range(m.njnt) if m.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE]
+    return next((j for j in free if m.jnt_bodyid[j] == body), free[0])
+
+
+def _free_qposadr(m: Any) -> int:
+    return int(m.jnt_qposadr[_free_joint(m)])
+
+
+def _empty(steps: int) -> SceneLog:
+    return SceneLog(np.zeros(steps), np.zeros(steps), np.zeros(steps), np.zeros((steps, 3)), np.zeros(steps))
+
+
+def compare_scene(scene: Scene) -> dict[str, Any]:
+    """One scene in both engines: each engine's figures, the largest position difference over the run, and each
+    :data:`TOLERANCES` check."""
+    warp_log, held = run_training_engine(scene)
+    c_log = run_mujoco_c(scene)
+    w, c = warp_log.figures(), c_log.figures()
+    apart = np.abs(warp_log.position_m - c_log.position_m).max(axis=1)
+    dpos = float(apart.max())
+    at = {f"{t:g}": float(apart[int(round(t / scene.dt)) - 1]) for t in (0.1, 0.2, 0.5, 1.0) if t <= scene.seconds}
+    weight = float(_mujoco_model(scene).body_subtreemass[1]) * 9.81
+    checks = {k: abs(w[k] - c[k]) <= TOLERANCES[k] for k in ("contacts", "max_penetration_m")}
+    checks["normal_force_n"] = abs(w["normal_force_n"] - c["normal_force_n"]) <= TOLERANCES["normal_force_rel"] * weight
+    checks["position_m"] = dpos <= TOLERANCES["position_m"]
+    if scene.at_rest:
+        slow = max(w["max_angular_speed"], c["max_angular_speed"])
+        checks["max_angular_speed"] = slow <= TOLERANCES["max_angular_speed"]
+    return {
+        "scene": asdict(scene),
+        "training_engine": w,
+        "mujoco_c": c,
+        "max_position_diff_m": dpos,
+        "position_diff_at_s": at,
+        "agree": checks,
+        "training_engine_geoms": held,
+    }
+
+
+def upstream_repro(offsets_m: tuple[float, ...] = (0.0, 0.003, 0.005, 0.01)) -> list[dict[str, Any]]:
+    """The upstream report's table: the offset-CoM box in MuJoCo C and MuJoCo-Warp, each engine's default box–box path
+    first, then both with the exact routine (default models first: the other order leaks, :func:`leak_repro`)."""
+    from realgap.envs.eval.bench.solver_work import offset_com_box
+
+    rows = []
+    for exact in (False, True):
+        for off in offsets_m:
+            rows.append({"com_offset_m": off, "exact_box_box": exact, **offset_com_box(off, exact_box_box=exact)})
+    return rows
+
+
+def leak_repro() -> dict[str, Any]:
+    """MuJoCo-Warp's process-wide state, shown: the centred box with the exact routine, then the same box with the
+    default path, in this process. Returns each model's late contact count and whether
+    :func:`realgap.envs.sim.mjwarp.check_box_box_routine` refused the second model. Run it in a fresh process."""
+    import mujoco_warp as mjw
+    import warp as wp
+
+    from realgap.envs.eval.bench.solver_work import offset_com_box
+    from realgap.envs.sim.mjwarp import BoxBoxLeakError, check_box_box_routine
+
+    exact = offset_com_box(0.0, steps=40, exact_box_box=True)["mujoco_warp"]["contacts"]
+    default = offset_com_box(0.0, steps=40, exact_box_box=False, check_leak=False)["mujoco_warp"]["contacts"]
+    import mujoco
+
+    model = mujoco.MjModel.from_xml_string(
+        '<mujoco><worldbody><geom type="box" size="1 1 1"/><body><freejoint/><geom type="box" size=".1 .1 .1"/>'
+        "</body></worldbody></mujoco>"
+    )
+    with wp.ScopedDevice("cpu"):
+        try:
+            check_box_box_routine(mjw.put_model(model))
+            refused = False
+        except BoxBoxLeakError:
+            refused = True
+    return {"exact_first_contacts": exact, "default_after_contacts": default, "default_after_refused": refused}
+
+
+def simple_body_invweights(armatures: tuple[float, ...] = (0.0, 0.1, 1.0)) -> list[dict[str, float]]:
+    """The upstream report's second table: a 15 g body on one slide joint off the world (a "simple" body in MuJoCo C),
+    its dof inverse weight (kg⁻¹) per joint armature from MuJoCo C's compiler and from MuJoCo-Warp's ``set_const_0``,
+    which Newton runs on every model it hands the solver. Contact softness scales with these weights."""
+    import mujoco
+    import mujoco_warp as mjw
+    import warp as wp
+
+    rows = []
+    for armature in armatures:
+        m = mujoco.MjModel.from_xml_string(
+            f'<mujoco><worldbody><body pos="0 0 1"><joint type="slide" axis="0 1 0" armature="{armature}"/>'
+            '<geom type="box" size=".01 .01 .01" mass="0.015"/></body></worldbody></mujoco>'
+        )
+        with wp.ScopedDevice("cpu"):
+            mw = mjw.put_model(m)
+            mjw.set_const_0(mw, mjw.put_data(m, mujoco.MjData(m)))
+        rows.append(
+            {
+                "armature": armature,
+                "mujoco_c": float(m.dof_invweight0[0]),
+                "mujoco_warp": float(mw.dof_invweight0.numpy()[0][0]),
+            }
+        )
+    return rows
