@@ -19,6 +19,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None, help="write every row as JSON here")
     args = parser.parse_args()
     from realgap.envs.sim2sim import engine_agreement as ea
+    from realgap.envs.sim2sim.engine_scenes import CANONICAL_SCENES
 
     repro = ea.upstream_repro()
     print("box on the table | engine | contacts | max penetration (mm) | max angular speed (rad/s) | solver iterations")
@@ -46,7 +47,7 @@ def main() -> None:
             f"simple body, armature {row['armature']:g} kg: dof inverse weight MuJoCo C {row['mujoco_c']:.4f}, "
             f"MuJoCo-Warp {row['mujoco_warp']:.4f} 1/kg"
         )
-    scenes = [ea.compare_scene(s) for s in ea.CANONICAL_SCENES]
+    scenes = [ea.compare_scene(s) for s in CANONICAL_SCENES]
     for r in scenes:
         w, c = r["training_engine"], r["mujoco_c"]
         print(

@@ -4,9 +4,8 @@ count, penetration, normal force and the body's trajectory.
 
 Rule: a difference between the two columns is the engine's, because the scene and options are shared (the contact
 parameters Newton hands MuJoCo-Warp are read back into each row). Why: the training engine is what every policy
-learns on; MuJoCo C is the independent reference the deploy runtime and sim2sim use. The scenes are the grasp task's
-object on its table (at rest with a centre of mass off its centre, and dropped), the Panda hand holding it lifted, and
-the G1 standing and pushed; figures and the open cases are on docs/results/engine_agreement.md.
+learns on; MuJoCo C is the independent reference the deploy runtime and sim2sim use. The scenes:
+:mod:`realgap.envs.sim2sim.engine_scenes`; figures and the open cases are on docs/results/engine_agreement.md.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from realgap.envs.contact.engines import TRAINING_SOLVER
-from realgap.tasks.grasp.env_cfg import OBJECT_DENSITY, OBJECT_MAX_EDGE_M, TABLE_POS_M, TABLE_SIZE_M
+from realgap.envs.sim2sim.engine_scenes import Scene, scene_xml, start_state
 
 SOLVER: dict[str, Any] = TRAINING_SOLVER
 """The tasks' MuJoCo-Warp options (the contact lab's record of ``newton_physics`` with MJWarpSolverCfg's defaults)."""
@@ -33,151 +32,6 @@ TOLERANCES: dict[str, float] = {
 touching contacts (distance < 0) within 0.05; penetration within 20 µm (the solver's tolerance effect at these loads);
 total normal force within 1 % of the body's weight; the root position within 0.2 mm over the run; both engines' late
 angular speed below 1e-3 rad/s (bodies at rest only: ``Scene.at_rest``)."""
-
-
-@dataclass(frozen=True)
-class Scene:
-    """A canonical scene: the grasp task's table and a free box.
-
-    Attributes:
-        name: Row name.
-        robot: ``"box"`` (the task's object on its table), ``"hold"`` (the Panda hand squeezing the object 10 cm above
-            the table: :func:`hold_xml`) or ``"g1"`` (the Menagerie G1 on a floor plane, its MJCF position servos
-            holding the ``stand`` keyframe in both engines).
-        com_offset_m: The box's centre of mass along x from its geometric centre (m).
-        drop_height_m: Gap between the box's underside and the table top at the start (m); 0 = resting.
-        push_mps: Initial forward speed of the G1's pelvis (m/s): a push.
-        seconds: Simulated time (s).
-        dt: Physics step (s): the tasks' 5 ms.
-    """
-
-    name: str
-    robot: str = "box"
-    com_offset_m: float = 0.0
-    drop_height_m: float = 0.0
-    push_mps: float = 0.0
-    seconds: float = 2.0
-    dt: float = 0.005
-
-    @property
-    def at_rest(self) -> bool:
-        """The scene ends at rest (its angular speed is checked): the object rows (the G1's servos still sway it by a
-        few mrad/s after 1 s, in both engines alike)."""
-        return self.robot in ("box", "hold")
-
-
-CANONICAL_SCENES: tuple[Scene, ...] = (
-    Scene("object at rest, CoM centred"),
-    Scene("object at rest, CoM 5 mm off", com_offset_m=0.005),
-    Scene("object at rest, CoM 10 mm off", com_offset_m=0.01),
-    Scene("object dropped 2 cm", drop_height_m=0.02),
-    Scene("object held by the Panda hand, lifted", robot="hold", seconds=1.0),
-    Scene("G1 standing on its soles", robot="g1", seconds=1.0),
-    Scene("G1 pushed at 0.2 m/s", robot="g1", push_mps=0.2, seconds=1.0),
-)
-
-
-def scene_xml(scene: Scene) -> str:
-    """The MJCF both engines load: the task's table box and its largest object (5 cm, 800 kg/m³ solid box), or the G1
-    (:func:`g1_xml`)."""
-    if scene.robot == "g1":
-        return g1_xml()
-    if scene.robot == "hold":
-        return hold_xml()
-    half = OBJECT_MAX_EDGE_M / 2
-    mass = OBJECT_DENSITY * OBJECT_MAX_EDGE_M**3
-    inertia = mass * OBJECT_MAX_EDGE_M**2 / 6  # solid cube about its centre
-    top = TABLE_POS_M[2] + TABLE_SIZE_M[2] / 2
-    table = " ".join(f"{v / 2:g}" for v in TABLE_SIZE_M)
-    pos = " ".join(f"{v:g}" for v in TABLE_POS_M)
-    z = top + half + scene.drop_height_m
-    return f"""<mujoco><option timestep="{scene.dt}"/><worldbody>
-      <geom name="table" type="box" size="{table}" pos="{pos}"/>
-      <body name="object" pos="{TABLE_POS_M[0]} {TABLE_POS_M[1]} {z}"><freejoint/>
-        <geom name="object" type="box" size="{half} {half} {half}" friction="0.6 0.005 0.0001"/>
-        <inertial pos="{scene.com_offset_m} 0 0" mass="{mass}" diaginertia="{inertia} {inertia} {inertia}"/>
-      </body></worldbody></mujoco>"""
-
-
-HOLD_LIFT_M = 0.10
-"""Height of the held object's underside above the table top, m."""
-HOLD_START_FINGER_M = OBJECT_MAX_EDGE_M / 2 - 0.0015
-"""Each finger's start opening, m: pad 1's face (1.5 mm proud of the other pads) touches the object."""
-
-
-def hold_xml() -> str:
-    """The Panda hand pointing down with the task's largest object between its pads, 10 cm above the table: the
-    Menagerie hand's inertia, finger joints (armature, damping, range), collision geoms (hull mesh and five pads per
-    finger) and finger equality; each finger under a position servo with the finger actuator's PD gains and force
-    limit, target closed (it squeezes with kp·opening, ~11 N). The hand hangs on a stiff vertical slide servo standing
-    in for the arm: a finger whose parent is welded to the world is a "simple" body, for which MuJoCo C's inverse
-    weights leave out the armature and MuJoCo-Warp's do not (docs/results/engine_agreement.md), a case the task never
-    has."""
-    from realgap.envs.robots.panda import PANDA, PANDA_ACTUATORS, PANDA_TCP_OFFSET_HAND
-
-    path = PANDA.mjcf_path()
-    pd = PANDA_ACTUATORS["fingers"].pd_gains
-    peak = PANDA_ACTUATORS["fingers"].peak_torque
-    half = OBJECT_MAX_EDGE_M / 2
-    mass = OBJECT_DENSITY * OBJECT_MAX_EDGE_M**3
-    inertia = mass * OBJECT_MAX_EDGE_M**2 / 6
-    z_obj = TABLE_POS_M[2] + TABLE_SIZE_M[2] / 2 + half + HOLD_LIFT_M
-    x, y = TABLE_POS_M[0], TABLE_POS_M[1]
-    table = " ".join(f"{v / 2:g}" for v in TABLE_SIZE_M)
-    pos = " ".join(f"{v:g}" for v in TABLE_POS_M)
-    src = path.read_text()
-    starts = [src.index(f'<default class="fingertip_pad_collision_{i}">') for i in range(1, 6)]
-    pad_defaults = "".join(src[i : src.index("</default>", i)] + "</default>" for i in starts)  # the MJCF's pad boxes
-    pads = "".join(f'<geom class="fingertip_pad_collision_{i}"/>' for i in range(1, 6))
-    finger_inertial = '<inertial mass="0.015" pos="0 0 0" diaginertia="2.375e-6 2.375e-6 7.5e-7"/>'
-    fingers = "".join(
-        f'<body name="{side}_finger" pos="0 0 0.0584"{quat}>{finger_inertial}'
-        f'<joint name="finger_joint{k}" class="finger"/><geom mesh="finger_0" class="collision"/>{pads}</body>'
-        for k, (side, quat) in enumerate((("left", ""), ("right", ' quat="0 0 0 1"')), start=1)
-    )
-    servo = f'kp="{pd.kp}" kv="{pd.kd}" forcerange="{-peak} {peak}"'
-    return f"""<mujoco><compiler angle="radian" meshdir="{path.parent / "assets"}" autolimits="true"/>
-      <default><default class="panda"><joint armature="0.1" damping="1" axis="0 0 1"/>
-        <default class="finger"><joint axis="0 1 0" type="slide" range="0 0.04"/></default>
-        <default class="collision"><geom type="mesh" group="3"/>{pad_defaults}</default></default></default>
-      <asset><mesh file="finger_0.obj"/></asset>
-      <worldbody><geom name="table" type="box" size="{table}" pos="{pos}"/>
-        <body name="hand" childclass="panda" pos="{x} {y} {z_obj + PANDA_TCP_OFFSET_HAND[2]}" quat="0 1 0 0">
-          <inertial mass="0.73" pos="-0.01 0 0.03" diaginertia="0.001 0.0025 0.0017"/>
-          <joint name="lift" type="slide" axis="0 0 1" range="-0.1 0.1"/>{fingers}</body>
-        <body name="object" pos="{x} {y} {z_obj}"><freejoint/>
-          <geom name="object" type="box" size="{half} {half} {half}" friction="0.6 0.005 0.0001"/>
-          <inertial pos="0 0 0" mass="{mass}" diaginertia="{inertia} {inertia} {inertia}"/></body></worldbody>
-      <equality><joint joint1="finger_joint1" joint2="finger_joint2" solimp="0.95 0.99 0.001" solref="0.005 1"/>
-      </equality>
-      <actuator><position joint="lift" kp="20000" kv="300"/><position joint="finger_joint1" {servo}/>
-        <position joint="finger_joint2" {servo}/></actuator></mujoco>"""
-
-
-def g1_xml() -> str:
-    """The Menagerie G1 with its position servos and ``stand`` keyframe, robot colliders touching only a floor plane
-    (contype 2 / conaffinity 1, the tasks' no-self-collision setting)."""
-    from realgap.envs.robots.g1 import G1
-
-    path = G1.mjcf_path()
-    x = path.read_text().replace('meshdir="assets"', f'meshdir="{path.parent / "assets"}"')
-    x = x.replace('<geom group="3" type="mesh"/>', '<geom group="3" type="mesh" contype="2" conaffinity="1"/>')
-    return x.replace("<worldbody>", '<worldbody>\n    <geom name="floor" size="0 0 0.05" type="plane"/>', 1)
-
-
-def _start(scene: Scene, m: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """MuJoCo ``qpos``, ``qvel`` and ``ctrl`` at the start (the G1's keyframe, its pelvis pushed; the box as built)."""
-    import mujoco
-
-    d = mujoco.MjData(m)
-    if scene.robot == "hold":  # the fingers at the object, every servo's target 0 (hand still, fingers closed)
-        d.qpos[[m.joint("finger_joint1").qposadr[0], m.joint("finger_joint2").qposadr[0]]] = HOLD_START_FINGER_M
-        return d.qpos.copy(), d.qvel.copy(), np.zeros(m.nu)
-    if scene.robot != "g1":
-        return d.qpos.copy(), d.qvel.copy(), None
-    mujoco.mj_resetDataKeyframe(m, d, mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_KEY, "stand"))
-    d.qvel[0] = scene.push_mps
-    return d.qpos.copy(), d.qvel.copy(), d.ctrl.copy()
 
 
 def _mujoco_model(scene: Scene) -> Any:
@@ -238,7 +92,7 @@ def run_training_engine(scene: Scene) -> tuple[SceneLog, dict[str, Any]]:
     solver = ExactBoxBoxSolverMuJoCo(model, solver="newton", njmax=300, nconmax=60, **SOLVER)
     s0, s1, control = model.state(), model.state(), model.control()
     m = _mujoco_model(scene)
-    qpos, qvel, ctrl = _start(scene, m)
+    qpos, qvel, ctrl = start_state(scene, m)
     if ctrl is not None:  # the start pose (and push); the servos (Newton: joint targets) hold their targets
         q, a = qpos.copy(), _free_qposadr(m)
         q[a + 3 : a + 7] = qpos[[a + 4, a + 5, a + 6, a + 3]]  # MuJoCo's (w, x, y, z) -> Newton's (x, y, z, w)
@@ -281,7 +135,7 @@ def run_mujoco_c(scene: Scene) -> SceneLog:
 
     m = _mujoco_model(scene)
     d = mujoco.MjData(m)
-    qpos, qvel, ctrl = _start(scene, m)
+    qpos, qvel, ctrl = start_state(scene, m)
     a, v = _free_qposadr(m), m.jnt_dofadr[_free_joint(m)]  # the tracked body's free joint
     d.qpos[:], d.qvel[:] = qpos, qvel
     if ctrl is not None:

@@ -20,7 +20,8 @@ AGREEING = (
 
 @pytest.mark.parametrize("name", AGREEING)
 def test_training_engine_agrees_with_mujoco_c(name):
-    from realgap.envs.sim2sim.engine_agreement import CANONICAL_SCENES, compare_scene
+    from realgap.envs.sim2sim.engine_agreement import compare_scene
+    from realgap.envs.sim2sim.engine_scenes import CANONICAL_SCENES
 
     scene = next(s for s in CANONICAL_SCENES if s.name == name)
     row = compare_scene(scene)
@@ -38,7 +39,7 @@ def test_training_engine_agrees_with_mujoco_c(name):
 
 
 def test_every_scene_but_the_open_one_is_checked():
-    from realgap.envs.sim2sim.engine_agreement import CANONICAL_SCENES
+    from realgap.envs.sim2sim.engine_scenes import CANONICAL_SCENES
 
     assert {s.name for s in CANONICAL_SCENES if s.push_mps == 0} == set(AGREEING)
 
@@ -58,7 +59,8 @@ def test_inverse_weights_of_a_simple_body_leave_out_its_armature_in_mujoco_c_onl
 def test_the_pushed_g1_stays_up_in_both_and_its_paths_part():
     """The open disagreement (docs/results/engine_agreement.md): after a 0.2 m/s push both engines keep the G1 up with
     the same penetration and load, yet their pelvis paths part by more than the 0.2 mm bound within 1 s."""
-    from realgap.envs.sim2sim.engine_agreement import CANONICAL_SCENES, compare_scene
+    from realgap.envs.sim2sim.engine_agreement import compare_scene
+    from realgap.envs.sim2sim.engine_scenes import CANONICAL_SCENES
 
     row = compare_scene(next(s for s in CANONICAL_SCENES if s.push_mps > 0))
     for engine in ("training_engine", "mujoco_c"):
