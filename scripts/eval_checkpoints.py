@@ -17,12 +17,13 @@ import argparse
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.run.cli import add_push_arg, nonnegative_float, parser, positive_int, shared_flags
+    from realgap.envs.deploy.flags import add_protocol_flags
+    from realgap.envs.run.cli import nonnegative_float, parser, positive_int, shared_flags
 
     p = parser(__doc__, shared_flags("episodes", "num_envs", "device", "seed", episodes=64, num_envs=64))
     p.add_argument("--run", required=True, help="run folder")
     p.add_argument("--every", type=positive_int, default=1, help="evaluate iterations that are multiples of N")
-    add_push_arg(p)
+    add_protocol_flags(p, fall=False, interval=False)
     p.add_argument("--target_survival", type=nonnegative_float, default=0.95)
     p.add_argument("--no_baseline", action="store_true", help="skip the zero-action baseline row")
     return p.parse_args(argv)

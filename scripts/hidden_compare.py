@@ -20,8 +20,8 @@ import argparse
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    from realgap.envs.deploy.flags import add_protocol_flags
     from realgap.envs.run.cli import (
-        nonnegative_float,
         nonnegative_int,
         output_file,
         parser,
@@ -38,14 +38,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--hidden_drives", default="default", help="family the hidden drives are drawn from "
                    "(default, worn: envs/deploy/hidden_robot.py DRIVE_FAMILIES)")  # fmt: skip
     p.add_argument("--zero_action", action="store_true", help="also run the zero action (hold the stance)")
-    p.add_argument("--duration_s", type=positive_float, default=10.0, help="episode length, s (the task's: 10)")
     p.add_argument(
-        "--push_mps", type=nonnegative_float, nargs=2, default=(0.2, 0.4), metavar=("LO", "HI"), help="push, m/s"
+        "--duration_s", type=positive_float, default=None, help="episode length, s (default: the protocol's)"
     )
-    p.add_argument("--push_interval_s", type=positive_float, nargs=2, default=(3.0, 5.0), metavar=("LO", "HI"),
-                   help="time between pushes, s")  # fmt: skip
-    p.add_argument("--fall_height", type=positive_float, default=0.45, help="fall: root below this height, m")
-    p.add_argument("--fall_tilt", type=positive_float, default=1.0, help="fall: root tilted beyond this angle, rad")
+    add_protocol_flags(p)
     p.add_argument(
         "--out",
         type=output_file(".json"),

@@ -21,7 +21,8 @@ import argparse
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.run.cli import add_push_arg, finite_float, parser, shared_flags
+    from realgap.envs.deploy.flags import add_protocol_flags
+    from realgap.envs.run.cli import finite_float, parser, shared_flags
 
     p = parser(
         __doc__,
@@ -35,7 +36,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--episode_s", type=finite_float, default=None,
                    help="episode length, s (default: the task's; a shorter one is a quick check, not the task's "
                         "metric)")  # fmt: skip
-    add_push_arg(p)
+    add_protocol_flags(p, fall=False, interval=False)
     p.add_argument("--zero_action", action="store_true", help="evaluate the zero action (no checkpoint needed)")
     p.add_argument("--nominal_of", default=None, metavar="EXPORT_DIR",
                    help="with --zero_action: raw zero actions through that export's action terms, i.e. holding the "

@@ -21,6 +21,7 @@ import argparse
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    from realgap.envs.deploy.flags import add_protocol_flags
     from realgap.envs.run.cli import nonnegative_float, output_file, parser, positive_float, shared_flags
 
     p = parser(__doc__, shared_flags("task", "episodes", "seed", task=None, episodes=8))
@@ -28,9 +29,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     src.add_argument("--checkpoint", help="run folder or model_<it>.pt (exported to <run>/realgap_export if needed)")
     src.add_argument("--policy", help="export folder or policy.onnx")
     src.add_argument("--zero_action", action="store_true", help="the zero action (hold the default pose)")
-    p.add_argument("--duration_s", type=positive_float, default=10.0, help="closed-loop episode length, s")
-    p.add_argument("--push_mps", default=None, help="LO,HI push magnitude, m/s (default: the task's)")
-    p.add_argument("--push_interval_s", default=None, help="LO,HI time between pushes, s (default: the task's)")
+    p.add_argument(
+        "--duration_s", type=positive_float, default=None, help="closed-loop episode length, s (default: the task's)"
+    )
+    add_protocol_flags(p, fall=False)  # the fall rule is the task's terminations
     p.add_argument("--open_loop_s", type=positive_float, default=0.5, help="open-loop duration, s")
     p.add_argument("--fine_dt", type=nonnegative_float, default=0.001, help="second open-loop step, s (0: skip)")
     p.add_argument("--skip_closed_loop", action="store_true")

@@ -1,10 +1,10 @@
 """The MuJoCo balance episode: an exported policy through the deploy runtime on a MuJoCo robot, pushed, falls timed.
 
 The same push schedule (drawn from the seed) is replayed for every policy compared, so a policy and the zero-action
-baseline face identical disturbances. Pushes follow the balance task's event: a horizontal velocity change of random
-heading and magnitude ``U(push_mps)`` every ``U(push_interval_s)`` seconds, applied between policy steps. An episode
-ends at ``duration_s`` or when the root drops below ``fall_height`` or tilts beyond ``fall_tilt`` (the task's
-terminations, ``tasks/balance/env_cfg.py``).
+baseline face identical disturbances. Pushes, falls and the episode length follow a
+:class:`~realgap.envs.format.protocol.BalanceProtocol` (the export's, :attr:`PolicyMetadata.balance_protocol`, with a
+run's overrides): a horizontal velocity change of random heading and magnitude ``U(push_mps)`` every
+``U(push_interval_s)`` seconds, applied between policy steps; an episode ends at ``episode_s`` or at the fall rule.
 
 Any robot with the simulation helpers of :class:`BalanceRobot` runs these episodes: the MuJoCo robot of the export
 (the default) or, through ``make_robot``, another plant such as the free-floating hidden G1
@@ -26,6 +26,7 @@ from realgap.envs.deploy.mujoco_robot import MujocoRobot
 from realgap.envs.deploy.robot import Robot
 from realgap.envs.deploy.runtime import DeployRuntime, Policy
 from realgap.envs.format.metadata import PolicyMetadata
+from realgap.envs.format.protocol import BALANCE_PROTOCOL, BalanceProtocol
 
 
 class BalanceRobot(Protocol):
@@ -67,61 +68,64 @@ class EpisodeResult:
     pushes: int
 
 
-def push_schedule(rng: np.random.Generator, duration_s: float, push_mps: tuple[float, float],
-                  push_interval_s: tuple[float, float]) -> list[Push]:  # fmt: skip
-    """Push times and velocity changes for one episode (empty when ``push_mps`` is ``(0, 0)``)."""
+def push_schedule(rng: np.random.Generator, protocol: BalanceProtocol) -> list[Push]:
+    """Push times and velocity changes for one episode of ``protocol`` (empty when it does not push)."""
     pushes, t = [], 0.0
-    while push_mps[1] > 0:
-        t += rng.uniform(*push_interval_s)
-        if t >= duration_s:
+    while protocol.pushes:
+        t += rng.uniform(*protocol.push_interval_s)
+        if t >= protocol.episode_s:
             break
-        magnitude, heading = rng.uniform(*push_mps), rng.uniform(0.0, 2.0 * math.pi)
+        magnitude, heading = rng.uniform(*protocol.push_mps), rng.uniform(0.0, 2.0 * math.pi)
         pushes.append(Push(t, (magnitude * math.cos(heading), magnitude * math.sin(heading))))
     return pushes
 
 
-def schedules(episodes: int, duration_s: float, push_mps: tuple[float, float], push_interval_s: tuple[float, float],
-              seed: int = 0) -> list[list[Push]]:  # fmt: skip
-    """One push schedule per episode, drawn from ``seed``: every policy compared faces the same list."""
+def schedules(episodes: int, protocol: BalanceProtocol, seed: int = 0) -> list[list[Push]]:
+    """One push schedule per episode of ``protocol``, drawn from ``seed``: every policy compared faces the same list."""
     rng = np.random.default_rng(seed)
-    return [push_schedule(rng, duration_s, push_mps, push_interval_s) for _ in range(episodes)]
+    return [push_schedule(rng, protocol) for _ in range(episodes)]
 
 
-def run_episode(runtime: DeployRuntime, robot: BalanceRobot, pushes: Sequence[Push], duration_s: float,
-                fall_height: float, fall_tilt: float) -> EpisodeResult:  # fmt: skip
-    """Reset ``robot`` and ``runtime``, run policy steps until the fall or ``duration_s``."""
+def run_episode(
+    runtime: DeployRuntime, robot: BalanceRobot, pushes: Sequence[Push], protocol: BalanceProtocol = BALANCE_PROTOCOL
+) -> EpisodeResult:
+    """Reset ``robot`` and ``runtime``, run policy steps until ``protocol``'s fall rule or its ``episode_s``."""
     robot.reset()
     runtime.reset()
     policy_dt = runtime.meta.rates.policy_dt
     queue = list(pushes)
     applied = 0
-    for k in range(int(round(duration_s / policy_dt))):
+    for k in range(int(round(protocol.episode_s / policy_dt))):
         t = k * policy_dt
         while queue and queue[0].time_s <= t + 1e-9:
             robot.push(queue.pop(0).dv_xy)
             applied += 1
         runtime.step()
-        if robot.root_height() < fall_height or robot.tilt() > fall_tilt:
+        if protocol.fell(robot.root_height(), robot.tilt()):
             return EpisodeResult((k + 1) * policy_dt, True, applied)
-    return EpisodeResult(duration_s, False, applied)
+    return EpisodeResult(protocol.episode_s, False, applied)
 
 
-def survival(meta: PolicyMetadata, policy: Policy, *, episodes: int = 8, duration_s: float = 10.0,
-             push_mps: tuple[float, float] = (0.2, 0.4), push_interval_s: tuple[float, float] = (3.0, 5.0),
-             fall_height: float = 0.45, fall_tilt: float = 1.0, seed: int = 0,
-             make_robot: Callable[[], Robot] | None = None) -> list[EpisodeResult]:  # fmt: skip
+def survival(
+    meta: PolicyMetadata,
+    policy: Policy,
+    *,
+    episodes: int = 8,
+    protocol: BalanceProtocol | None = None,
+    seed: int = 0,
+    make_robot: Callable[[], Robot] | None = None,
+) -> list[EpisodeResult]:
     """Episodes of ``policy`` on a robot (pushes drawn from ``seed``: equal across policies).
 
-    Defaults are the balance task's pushes (``tasks/balance/env_cfg.py`` PUSH_MPS) and terminations.
-
     Args:
+        protocol: Pushes, falls and episode length; default: the export's (:attr:`PolicyMetadata.balance_protocol`).
         make_robot: Builds the robot (a :class:`~realgap.envs.deploy.robot.Robot` with the helpers of
             :class:`BalanceRobot`); default: the MuJoCo robot of ``meta`` in its start pose.
     """
+    protocol = meta.balance_protocol if protocol is None else protocol
     robot = MujocoRobot.for_policy(meta) if make_robot is None else make_robot()
     runtime = DeployRuntime(meta, robot, policy, seed=seed)
-    plan = schedules(episodes, duration_s, push_mps, push_interval_s, seed)
-    return [run_episode(runtime, robot, s, duration_s, fall_height, fall_tilt) for s in plan]
+    return [run_episode(runtime, robot, s, protocol) for s in schedules(episodes, protocol, seed)]
 
 
 def stance_metadata(meta: PolicyMetadata) -> PolicyMetadata:

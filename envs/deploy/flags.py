@@ -5,13 +5,20 @@ scene, a G1 over DDS, a Franka over franky, and the ``--excite`` identification 
 flags. A flag given for a run that does not read it (``--log`` with the grasp scene, ``--hostname`` with MuJoCo) used
 to be dropped without a word: the run "succeeded" and the log the user asked for was never written. Here every flag
 written on the command line is checked against what the run reads, and one it would ignore is refused before anything
-moves. Standard library only.
+moves. It also declares the balance protocol's flags (``--push_mps``, ``--push_interval_s``, ``--fall_height``,
+``--fall_tilt``) once, for the deploy CLI, the DDS simulator and every script (:func:`add_protocol_flags`), and reads
+them into a :class:`~realgap.envs.format.protocol.BalanceProtocol` with one parser (:func:`protocol_from_flags`).
+Standard library only.
 """
 
 from __future__ import annotations
 
+import argparse
 import socket
 from collections.abc import Sequence
+from typing import Any
+
+from realgap.envs.format.protocol import BalanceProtocol, ProtocolError, parse_range
 
 COMMON = frozenset({"policy", "robot", "trust", "require_signature"})
 """Flags every run reads."""
@@ -121,3 +128,63 @@ def check_interface(name: str) -> None:
     names = [n for _, n in socket.if_nameindex()]
     if name not in names:
         raise ValueError(f"--interface {name!r} is not a network interface of this machine; it has: {', '.join(names)}")
+
+
+def add_protocol_flags(parser: argparse.ArgumentParser, fall: bool = True, interval: bool = True) -> None:
+    """Declare ``--push_mps LO,HI`` (and ``--push_interval_s LO,HI``, ``--fall_height M``, ``--fall_tilt RAD`` unless
+    switched off): the one definition of the balance protocol's flags. Each defaults to None, meaning the protocol
+    of the policy or task being run (:func:`protocol_from_flags` fills it in); values are read by one parser
+    (:func:`realgap.envs.format.protocol.parse_range`), so a bad one is named the same way by every command."""
+    parser.add_argument(
+        "--push_mps",
+        default=None,
+        metavar="LO,HI",
+        help="push magnitude range, m/s (0,0: no pushes; default: the policy's or task's protocol)",
+    )
+    if interval:
+        parser.add_argument(
+            "--push_interval_s", default=None, metavar="LO,HI", help="time between pushes, s (default: the protocol's)"
+        )
+    if fall:
+        parser.add_argument(
+            "--fall_height",
+            type=float,
+            default=None,
+            metavar="M",
+            help="fall: root below this height, m (default: the protocol's)",
+        )
+        parser.add_argument(
+            "--fall_tilt",
+            type=float,
+            default=None,
+            metavar="RAD",
+            help="fall: root tilted beyond this angle, rad (default: the protocol's)",
+        )
+
+
+def protocol_from_flags(args: Any, base: BalanceProtocol, duration_s: float | None = None) -> BalanceProtocol:
+    """``base`` (the policy's or task's protocol) with the protocol flags ``args`` holds (those absent or None keep
+    ``base``'s) and ``duration_s`` as the episode length when given.
+
+    Raises:
+        ProtocolError: A flag that is malformed or out of range, named as on the command line (``--push_mps ...``).
+    """
+    flags = {
+        "push_mps": "push_mps",
+        "push_interval_s": "push_interval_s",
+        "fall_height": "fall_height_m",
+        "fall_tilt": "fall_tilt_rad",
+    }
+    changes: dict[str, Any] = {"episode_s": duration_s}
+    for flag, field in flags.items():
+        value = getattr(args, flag, None)
+        if value is not None and flag in ("push_mps", "push_interval_s"):
+            value = parse_range(value, f"--{flag}")
+        changes[field] = value
+    try:
+        return base.with_changes(**changes)
+    except ProtocolError as err:
+        text = str(err)
+        for flag, field in flags.items():
+            text = text.replace(f"protocol.{field}", f"--{flag}")
+        raise ProtocolError(text.replace("protocol.episode_s", "--duration_s")) from None

@@ -38,6 +38,7 @@ from isaaclab.managers import EventTermCfg
 
 from realgap.envs.dr.contact import reset_root_pose_uniform
 from realgap.envs.dr.profile import DRProfile, load_dr_profile
+from realgap.envs.dr.push import find_push
 from realgap.envs.dr.targets import ROOT_RESETS as ROOT_RESETS
 from realgap.envs.dr.targets import asset_names as asset_names
 from realgap.envs.dr.targets import body_owners, root_reset_of
@@ -117,18 +118,12 @@ def apply_dr_profile(
     terms = build_dr_terms(env_cfg, profile, mode, sync)
     push = terms.pop("push", None)
     compliant = terms.pop("compliant", {})
-    push_term = next(
-        (
-            t
-            for t in vars(env_cfg.events).values()
-            if isinstance(t, EventTermCfg) and t.mode == "interval" and "magnitude_mps" in t.params
-        ),
-        None,
-    )
+    found = find_push(env_cfg.events)
+    push_term = None if found is None else found[1]
     if push is not None and push_term is None:
         raise ValueError(
-            f"{profile.name}: the profile sets pushes but this task has no push term (an interval event "
-            "with a 'magnitude_mps' param, e.g. envs/dr/push.py push_robot)"
+            f"{profile.name}: the profile sets pushes but this task has no push term (an event term of "
+            "realgap.envs.dr.push.push_robot)"
         )
     replaced = [
         root_reset_of(env_cfg, t.params["asset_cfg"].name) for t in terms.values() if t.func is reset_root_pose_uniform

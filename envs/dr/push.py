@@ -6,7 +6,7 @@ sim2sim closed loop (scheduled pushes).
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import torch
 from isaaclab.managers import ManagerTermBase, SceneEntityCfg
@@ -85,3 +85,49 @@ class push_robot(ManagerTermBase):
         self.max_push[env_ids] = torch.maximum(self.max_push[env_ids], magnitude)
         self.count[env_ids] += 1
         self.last_dv[env_ids] = dv
+
+
+def is_push_term(term_cfg: Any) -> bool:
+    """True for an event term config whose function is :class:`push_robot` (the class, or the instance an event
+    manager puts in its place), a subclass included: the push is found by its type, whatever the term is named."""
+    func = getattr(term_cfg, "func", None)
+    return isinstance(func, push_robot) or (isinstance(func, type) and issubclass(func, push_robot))
+
+
+def find_push(events: Any) -> tuple[str, EventTermCfg] | None:
+    """The push term of ``events`` as ``(name, cfg)``, or None: an env config's ``events`` (terms set to None are
+    off) or a live ``EventManager`` (its active terms; the cfg's ``func`` is then the :class:`push_robot` instance).
+
+    Raises:
+        ValueError: More than one push term (which one a tool should change or read would be a guess).
+    """
+    if hasattr(events, "active_terms") and hasattr(events, "get_term_cfg"):
+        names = [n for terms in events.active_terms.values() for n in terms]
+        items = [(n, events.get_term_cfg(n)) for n in names]
+    else:
+        items = list(vars(events).items()) if events is not None else []
+    found = [(name, cfg) for name, cfg in items if is_push_term(cfg)]
+    if len(found) > 1:
+        raise ValueError(f"more than one push term ({[n for n, _ in found]}): keep one push_robot event term")
+    return found[0] if found else None
+
+
+def live_push(env: ManagerBasedRLEnv) -> push_robot | None:
+    """The live :class:`push_robot` term of ``env`` (its per-env push records), or None for an env without pushes."""
+    found = find_push(env.event_manager)
+    return None if found is None else found[1].func
+
+
+def set_push_mps(env_cfg: Any, push_mps: Any, task: str) -> None:
+    """Set the push range of ``env_cfg``'s push term (found by type) to ``push_mps`` (``"LO,HI"`` or a pair, m/s;
+    the ``--push_mps`` flag of the evaluation commands).
+
+    Raises:
+        ValueError: A malformed range, or a task without a push term (both naming ``--push_mps``).
+    """
+    from realgap.envs.format.protocol import parse_range
+
+    found = find_push(env_cfg.events)
+    if found is None:
+        raise ValueError(f"--push_mps: task {task} has no push event")
+    found[1].params["magnitude_mps"] = parse_range(push_mps, "--push_mps")

@@ -25,7 +25,7 @@ class CheckpointsRequest:
     device: str | None = None
     seed: int = 0
     every: int = 1
-    push_mps: tuple[float, float] | list[float] | None = None
+    push_mps: str | tuple[float, float] | list[float] | None = None
     target_survival: float = 0.95
     no_baseline: bool = False
 
@@ -91,9 +91,9 @@ def eval_checkpoints(req: CheckpointsRequest, echo: Callable[[str], None] = _pri
     env_cfg, agent_cfg = load_cfgs(task, req.device, req.num_envs, req.seed)
     policy_settings(ckpts[-1][1]).apply(env_cfg, agent_cfg)  # one run: one set of rates and interface overrides
     if req.push_mps is not None:
-        if getattr(env_cfg.events, "push", None) is None:
-            raise ValueError(f"--push_mps: task {task} has no push event")
-        env_cfg.events.push.params["magnitude_mps"] = tuple(req.push_mps)
+        from realgap.envs.dr.push import set_push_mps
+
+        set_push_mps(env_cfg, req.push_mps, task)
     seconds = training_seconds(run)
     per_iteration = env_steps_per_iteration(run)
     rows = []

@@ -31,25 +31,28 @@ class HiddenCompareRequest:
     zero_action: bool = False
     episodes: int = 64
     seed: int = 0
-    duration_s: float = 10.0
-    push_mps: tuple[float, float] | list[float] = (0.2, 0.4)
-    push_interval_s: tuple[float, float] | list[float] = (3.0, 5.0)
-    fall_height: float = 0.45
-    fall_tilt: float = 1.0
+    duration_s: float | None = None
+    push_mps: str | tuple[float, float] | list[float] | None = None
+    push_interval_s: str | tuple[float, float] | list[float] | None = None
+    fall_height: float | None = None
+    fall_tilt: float | None = None
     out: str | None = None
     plot: str | None = None
 
 
 def check_request(req: HiddenCompareRequest) -> None:
-    """Refuse counts and ranges no episode can run with.
+    """Refuse counts and protocol flags no episode can run with.
 
     Raises:
-        ValueError: episodes < 1, a duration that is not > 0, push ranges not ordered or negative.
+        ValueError: episodes < 1; a protocol flag out of range (``--duration_s``, ``--push_mps``, ...: named by
+            :func:`~realgap.envs.deploy.flags.protocol_from_flags`).
     """
-    (lo, hi), (ilo, ihi) = req.push_mps, req.push_interval_s
-    if req.episodes < 1 or not req.duration_s > 0 or not 0 <= lo <= hi or not 0 < ilo <= ihi:
-        raise ValueError("--episodes must be >= 1, --duration_s > 0, --push_mps 0 <= LO <= HI, "
-                         "--push_interval_s 0 < LO <= HI")  # fmt: skip
+    from realgap.envs.deploy.flags import protocol_from_flags
+    from realgap.envs.format.protocol import BALANCE_PROTOCOL
+
+    if req.episodes < 1:
+        raise ValueError(f"--episodes must be >= 1, got {req.episodes}")
+    protocol_from_flags(req, BALANCE_PROTOCOL, req.duration_s)
 
 
 def _print_now(line: str) -> None:
@@ -67,11 +70,11 @@ def hidden_compare(req: HiddenCompareRequest, echo: Callable[[str], None] = _pri
     check_request(req)
     from realgap.envs.deploy import ZeroPolicy
     from realgap.envs.deploy.episode import check_comparable, paired_time_up, schedules, stance_metadata, survival
+    from realgap.envs.deploy.flags import protocol_from_flags
     from realgap.envs.deploy.hidden_robot import HiddenRobot, draw_truth
     from realgap.envs.eval.robustness.sweep import finite_or_none
     from realgap.envs.format import load_metadata, load_policy
 
-    (lo, hi), (ilo, ihi) = req.push_mps, req.push_interval_s
     arms = {"policy": (req.policy, *load_policy(req.policy)), "against": (req.against, *load_policy(req.against))}
     hidden_from = req.hidden_from or req.against
     truth_meta = load_metadata(req.hidden_from) if req.hidden_from else arms["against"][1]
@@ -82,15 +85,18 @@ def hidden_compare(req: HiddenCompareRequest, echo: Callable[[str], None] = _pri
     # one robot for every arm: the same drives, rebuilt per arm
     truth = draw_truth(truth_meta, req.hidden_seed, req.hidden_drives)
     make_robot = functools.partial(HiddenRobot, truth_meta, fixed_base=False, truth=truth)
+    protocol = protocol_from_flags(req, truth_meta.balance_protocol, req.duration_s)  # the export's, as overridden
+    (lo, hi), (ilo, ihi) = protocol.push_mps, protocol.push_interval_s
     echo(f"[realgap] hidden G1, {req.hidden_drives} drives, seed {req.hidden_seed} (drawn around {hidden_from}; "
-         f"command delay {truth.delay_steps} steps), free base; {req.episodes} episodes of {req.duration_s:g} s, "
+         f"command delay {truth.delay_steps} steps), free base; {req.episodes} episodes of {protocol.episode_s:g} s, "
          f"pushes {lo:g}-{hi:g} m/s every {ilo:g}-{ihi:g} s, seed {req.seed}")  # fmt: skip
-    settings = dict(episodes=req.episodes, duration_s=req.duration_s, push_mps=(lo, hi), push_interval_s=(ilo, ihi),
-                    fall_height=req.fall_height, fall_tilt=req.fall_tilt, seed=req.seed)  # fmt: skip
+    settings = {"episodes": req.episodes, "seed": req.seed, "protocol": protocol.to_dict()}
     results, wall = {}, {}
     for name, (path, meta, policy) in arms.items():
         t0 = time.perf_counter()
-        results[name] = survival(meta, policy, make_robot=make_robot, **settings)
+        results[name] = survival(
+            meta, policy, episodes=req.episodes, protocol=protocol, seed=req.seed, make_robot=make_robot
+        )
         wall[name] = time.perf_counter() - t0
         falls = sum(r.fell for r in results[name])
         mean = sum(r.time_up_s for r in results[name]) / req.episodes
@@ -101,7 +107,7 @@ def hidden_compare(req: HiddenCompareRequest, echo: Callable[[str], None] = _pri
     for key, p in paired.items():
         echo(f"[realgap] paired time up, {key}: {p.diff_mean_s:+.3f} ± {p.diff_se_s:.3f} s (mean ± standard error, "
              f"{p.episodes} episodes; falls {p.falls_a} vs {p.falls_b})")  # fmt: skip
-    plan = schedules(req.episodes, req.duration_s, (lo, hi), (ilo, ihi), req.seed)
+    plan = schedules(req.episodes, protocol, req.seed)
     report = {"hidden_robot": {"seed": req.hidden_seed, "drives": req.hidden_drives, "drawn_from": hidden_from,
                                "fixed_base": False, "truth": truth.to_dict()},
               "settings": settings, "exports": {k: v[0] for k, v in arms.items()},

@@ -29,7 +29,7 @@ class PlayRequest:
     checkpoint: str | None = None
     policy: str | None = None
     episode_s: float | None = None
-    push_mps: tuple[float, float] | list[float] | None = None
+    push_mps: str | tuple[float, float] | list[float] | None = None
     zero_action: bool = False
     nominal_of: str | None = None
     no_export: bool = False
@@ -120,9 +120,9 @@ def play(req: PlayRequest, echo: Callable[[str], None] = print) -> dict[str, Any
 
         export_actions(env_cfg, export[0] if export is not None else nominal)
     if req.push_mps is not None:
-        if getattr(env_cfg.events, "push", None) is None:
-            raise ValueError(f"--push_mps: task {task} has no push event")
-        env_cfg.events.push.params["magnitude_mps"] = tuple(req.push_mps)
+        from realgap.envs.dr.push import set_push_mps
+
+        set_push_mps(env_cfg, req.push_mps, task)
     if req.episode_s is not None:
         env_cfg.episode_length_s = req.episode_s
 

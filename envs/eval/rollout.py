@@ -83,10 +83,9 @@ class EpisodeStats:
 
 
 def _push_term(env) -> object | None:
-    events = getattr(env, "event_manager", None)
-    if events is None or "push" not in sum(events.active_terms.values(), []):
-        return None
-    return events.get_term_cfg("push").func
+    from realgap.envs.dr.push import live_push
+
+    return None if getattr(env, "event_manager", None) is None else live_push(env)
 
 
 @torch.inference_mode()

@@ -5,9 +5,10 @@ Nothing is hard-coded: joint order and default pose come from the articulation, 
 action manager (:mod:`realgap.envs.export.actions`), the actuator parameters and command delay from the live
 :class:`~realgap.envs.sim.actuator.RealgapActuator` groups, the rates from ``env.cfg.rates`` (checked against the
 simulator, the decimation and every chain), the observation layout from the observation manager (term order, sizes,
-serialized configs), the robot description by matching the spawned USD to its source in the asset cache (root body,
-joint types and limits and the start pose on the ground from its MJCF), and what the simulator assumed (solver,
-ground, the contact parameters of every collider) from the live solver model.
+serialized configs), the balance protocol from the push term and the fall terminations, the robot description by
+matching the spawned USD to its source in the asset cache (root body, joint types and limits and the start pose on the
+ground from its MJCF), and what the simulator assumed (solver, ground, the contact parameters of every collider) from
+the live solver model.
 
 An env the runtime could not be told about (an action term class without a format type, an actuator that is not a
 realgap chain, a non-concatenated observation group) is refused here, at export time.
@@ -203,7 +204,7 @@ def policy_metadata(env: Any, task: str, actor_obs_groups: Sequence[str], traini
         ExportError: The env uses something the format cannot describe.
         ValueError: The env's rates disagree with its simulator, decimation or actuator chains.
     """
-    from realgap.envs.export.scene import scene_facts
+    from realgap.envs.export.scene import balance_protocol, scene_facts
     from realgap.envs.run.factory import check_rates
 
     actions, robot = action_terms(env, raw_action_clip)
@@ -227,6 +228,7 @@ def policy_metadata(env: Any, task: str, actor_obs_groups: Sequence[str], traini
         simulator=simulator_settings(env),
         training={**training, "randomization": randomization(env)},
         scene=scene_facts(env.cfg),
+        protocol=None if info.fixed_base else balance_protocol(env.cfg),
     )
 
 

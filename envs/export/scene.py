@@ -3,7 +3,8 @@
 Every value comes from the env the policy was trained on: the table collider's spawn size and pose, the
 ``reset_object`` event's size, density, inertia and placement params, the friction events, the arm reset noise, the
 ``hold`` success term, the drop termination, the episode length and the tool centre point the observations use. A task
-without an ``object`` (the balance task) has no scene facts.
+without an ``object`` (the balance task) has no scene facts; it has a balance protocol instead
+(:func:`balance_protocol`: its push term, found by type, its fall terminations and its episode length).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import math
 from typing import Any
 
 from realgap.envs.export.actions import ExportError
+from realgap.envs.format.protocol import BALANCE_PROTOCOL, BalanceProtocol
 from realgap.envs.format.scene import SceneFacts
 
 
@@ -82,4 +84,35 @@ def scene_facts(cfg: Any) -> SceneFacts | None:
         hold_s=_f(hold["hold_s"]),
         hold_steps=steps(float(hold["hold_s"])),
         drop_below_z_m=_f(cfg.terminations.object_dropped.params["minimum_height"]),
+    )
+
+
+def balance_protocol(cfg: Any) -> BalanceProtocol | None:
+    """The :class:`BalanceProtocol` of a balance env config (its push term, its fall terminations and its episode
+    length; no simulator needed); None for a fixed-base or manipulation task (one without the fall terminations).
+
+    Raises:
+        ExportError: A balance config whose pushes the protocol cannot describe (a push term whose function is not
+            :class:`realgap.envs.dr.push.push_robot`), naming it.
+    """
+    from realgap.envs.dr.push import find_push
+
+    terms = cfg.terminations
+    height, tilt = getattr(terms, "fall_height", None), getattr(terms, "fall_tilt", None)
+    if height is None or tilt is None:
+        return None
+    push = find_push(cfg.events)
+    push_mps, interval = (
+        ((0.0, 0.0), None) if push is None else (push[1].params["magnitude_mps"], push[1].interval_range_s)
+    )
+    if push is not None and push[1].params.get("once", False):
+        raise ExportError(
+            f"the push term '{push[0]}' pushes once per episode, which the balance protocol cannot describe"
+        )
+    return BalanceProtocol(
+        push_mps=tuple(_f(v) for v in push_mps),
+        push_interval_s=tuple(_f(v) for v in interval) if interval is not None else BALANCE_PROTOCOL.push_interval_s,
+        fall_height_m=_f(height.params["minimum_height"]),
+        fall_tilt_rad=_f(tilt.params["limit_angle"]),
+        episode_s=_f(cfg.episode_length_s),
     )

@@ -31,6 +31,7 @@ from typing import Any
 from realgap.envs.format.actions import ACTION_TYPES, Actions, ActionTerm
 from realgap.envs.format.groups import ActuatorGroup
 from realgap.envs.format.observations import ObsTerm
+from realgap.envs.format.protocol import BALANCE_PROTOCOL, BalanceProtocol, ProtocolError
 from realgap.envs.format.scene import SceneError, SceneFacts
 from realgap.envs.format.schema import (
     ACTUATOR_LAW,
@@ -139,6 +140,10 @@ class PolicyMetadata:
         training: Checkpoint, iteration, git state, randomization, export time (free-form, for provenance).
         scene: Table, object, start, episode and success test of a manipulation task (``None``: no scene, e.g. the
             balance task), :class:`~realgap.envs.format.scene.SceneFacts`.
+        protocol: Pushes, fall rule and episode length of a balance task as recorded at export
+            (:class:`~realgap.envs.format.protocol.BalanceProtocol`; ``None``: not recorded, a manipulation task or
+            an export older than the field). Read :attr:`balance_protocol`, which supplies the default for the
+            latter.
     """
 
     task: str
@@ -160,6 +165,7 @@ class PolicyMetadata:
     simulator: Mapping[str, Any] = field(default_factory=dict)
     training: Mapping[str, Any] = field(default_factory=dict)
     scene: SceneFacts | None = None
+    protocol: BalanceProtocol | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "training", plain(self.training))
@@ -189,11 +195,28 @@ class PolicyMetadata:
             pos = term.stop
         if pos != self.obs_dim:
             raise MetadataError(f"observation terms cover {pos} entries, obs_dim is {self.obs_dim}")
+        if self.protocol is not None and (self.robot.fixed_base or self.scene is not None):
+            raise MetadataError("protocol: a balance protocol (pushes, falls) on a fixed-base or manipulation export")
         if self.scene is not None:
             try:
                 self.scene.check_rates(self.rates.policy_hz)
             except SceneError as err:
                 raise MetadataError(str(err)) from err
+
+    @property
+    def balance_protocol(self) -> BalanceProtocol:
+        """The protocol pushed episodes of this policy run under: the recorded :attr:`protocol`, or for a
+        floating-base export without one (written before the field existed) :data:`~realgap.envs.format.protocol.
+        BALANCE_PROTOCOL`, the one every shipped balance export was trained under.
+
+        Raises:
+            MetadataError: A fixed-base robot or a manipulation export (no pushes, no falls).
+        """
+        if self.protocol is not None:
+            return self.protocol
+        if self.robot.fixed_base or self.scene is not None:
+            raise MetadataError(f"{self.task} is not a balance export (fixed base or scene facts): no balance protocol")
+        return BALANCE_PROTOCOL
 
     @property
     def action_dim(self) -> int:
@@ -236,7 +259,8 @@ class PolicyMetadata:
             "control_loop": CONTROL_LOOP,
             "simulator": self.simulator,
             "training": self.training,
-        } | ({"scene": self.scene.to_dict()} if self.scene is not None else {}))  # fmt: skip
+        } | ({"scene": self.scene.to_dict()} if self.scene is not None else {})
+          | ({"protocol": self.protocol.to_dict()} if self.protocol is not None else {}))  # fmt: skip
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], source: str = "metadata") -> PolicyMetadata:
@@ -250,7 +274,8 @@ class PolicyMetadata:
         joints, obs, acts, policy = data["joints"], data["observations"], data["actions"], data["policy"]
         try:
             scene = SceneFacts.from_dict(data["scene"]) if "scene" in data else None
-        except SceneError as err:
+            protocol = BalanceProtocol.from_dict(data["protocol"]) if "protocol" in data else None
+        except (SceneError, ProtocolError) as err:
             raise MetadataError(f"{source}: {err}") from err
         rates = RateSpec.from_dict({k: v for k, v in data["rates"].items() if k != "target_mode_equation"})
         meta = cls(
@@ -273,6 +298,7 @@ class PolicyMetadata:
             simulator=data["simulator"],
             training=data["training"],
             scene=scene,
+            protocol=protocol,
         )
         checks = [("actions.dim", acts["dim"], meta.action_dim), ("policy.output.shape", policy["output"]["shape"][-1],
                   meta.action_dim), ("policy.input.shape", policy["input"]["shape"][-1], meta.obs_dim)]  # fmt: skip

@@ -248,9 +248,3 @@ def _flush_open_files() -> None:
                 f.flush()
         except (OSError, ValueError):  # a pipe whose reader is gone, a file closed meanwhile: nothing to keep
             pass
-
-
-def add_push_arg(parser: argparse.ArgumentParser) -> None:
-    """``--push_mps LO HI``: override the push magnitude range of a task with pushes (evaluation scripts)."""
-    parser.add_argument("--push_mps", type=nonnegative_float, nargs=2, default=None, metavar=("LO", "HI"),
-                        help="override the push magnitude range, m/s (tasks with pushes)")  # fmt: skip

@@ -50,19 +50,13 @@ import statistics
 import sys
 from pathlib import Path
 
-from realgap.envs.deploy.flags import check_flags, check_interface, join_pair_values
-
-
-def _pair(text: list[str], name: str) -> tuple[float, float]:
-    """``["0.2,0.4"]`` or ``["0.2", "0.4"]`` → ``(0.2, 0.4)``."""
-    parts = [p for t in text for p in t.split(",") if p.strip()]
-    try:
-        lo, hi = (float(p) for p in parts)
-    except ValueError:
-        raise ValueError(f"--{name} takes two numbers LO,HI, got {' '.join(text)!r}") from None
-    if not (math.isfinite(hi) and 0 <= lo <= hi):
-        raise ValueError(f"--{name} needs 0 <= LO <= HI, got {lo:g},{hi:g}")
-    return lo, hi
+from realgap.envs.deploy.flags import (
+    add_protocol_flags,
+    check_flags,
+    check_interface,
+    join_pair_values,
+    protocol_from_flags,
+)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -140,11 +134,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="--robot hidden: noise on the joint states and torque it reports (hidden_robot.SENSOR_NOISE)",
     )
     p.add_argument("--episodes", type=int, default=1, help="episodes to run (default 1)")
-    p.add_argument("--duration_s", type=float, default=10.0, help="episode length, s (default 10: the task's)")
-    p.add_argument("--push_mps", nargs="+", default=["0.2,0.4"], help="push magnitude range LO,HI, m/s (0,0: none)")
-    p.add_argument("--push_interval_s", nargs="+", default=["3,5"], help="time between pushes LO,HI, s")
-    p.add_argument("--fall_height", type=float, default=0.45, help="fall: root below this height, m")
-    p.add_argument("--fall_tilt", type=float, default=1.0, help="fall: root tilted beyond this angle, rad")
+    p.add_argument("--duration_s", type=float, default=None, help="episode length, s (default: the protocol's)")
+    add_protocol_flags(p)
     p.add_argument("--zero_action", action="store_true", help="run the zero action instead of the policy")
     p.add_argument("--seed", type=int, default=0, help="seed of the pushes and the simulated command delay")
     p.add_argument("--trust", nargs="+", default=[], metavar="PUB", help="public keys (PEM, or folders of *.pub)")
@@ -154,6 +145,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 _POSITIVE = ("duration_s", "connect_timeout_s", "watchdog_s")
 _NONNEGATIVE = ("fall_height", "fall_tilt", "hang_m", "soft_start_s")
+"""Checked here when given (None: the protocol's); :func:`protocol_from_flags` checks the protocol's fields again."""
 
 
 def check_numbers(args: argparse.Namespace) -> None:
@@ -165,9 +157,11 @@ def check_numbers(args: argparse.Namespace) -> None:
         args.watchdog_s = G1_WATCHDOG_S if args.robot == "unitree_g1" else 0.1
     for name in _POSITIVE + _NONNEGATIVE:
         v = getattr(args, name)
+        if v is None:
+            continue
         if not math.isfinite(v) or v < 0 or (name in _POSITIVE and v == 0):
             raise ValueError(f"--{name} must be a finite number {'> 0' if name in _POSITIVE else '>= 0'}, got {v}")
-    if args.fall_tilt > math.pi:
+    if args.fall_tilt is not None and args.fall_tilt > math.pi:
         raise ValueError(f"--fall_tilt is an angle in [0, pi] rad, got {args.fall_tilt}")
     if args.robot == "unitree_g1" and args.episodes != 1:
         raise ValueError("--robot unitree_g1 runs one pushed episode or one --excite motion (--episodes 1)")
@@ -187,11 +181,11 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
     check_numbers(args)
-    push_mps, interval = _pair(args.push_mps, "push_mps"), _pair(args.push_interval_s, "push_interval_s")
-    if args.episodes < 1 or not args.duration_s > 0:
-        raise ValueError("--episodes must be >= 1 and --duration_s > 0")
-    if push_mps[1] > 0 and not interval[0] > 0:
-        raise ValueError("--push_interval_s LO must be > 0 s")
+    from realgap.envs.format.protocol import BALANCE_PROTOCOL
+
+    protocol_from_flags(args, BALANCE_PROTOCOL, args.duration_s)  # bad protocol flags refused before loading
+    if args.episodes < 1:
+        raise ValueError("--episodes must be >= 1")
     from realgap.envs.deploy import ZeroPolicy
     from realgap.envs.format import load_policy
     from realgap.envs.format.verify import check_export_signature
@@ -199,6 +193,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.trust or args.require_signature or Path(args.policy, "policy.sig").is_file():
         print(f"[realgap] {check_export_signature(args.policy, args.trust, args.require_signature)}", flush=True)
     meta, policy = load_policy(args.policy)
+    protocol = (
+        None
+        if meta.robot.fixed_base or meta.scene is not None
+        else protocol_from_flags(args, meta.balance_protocol, args.duration_s)
+    )
     r = meta.rates
     print(f"[realgap] {args.policy}: {meta.task} on '{meta.robot.name}' ({meta.robot.description['path']}), obs "
           f"{meta.obs_dim} -> actions {meta.action_dim}; physics {r.physics_hz:g} Hz, servo {r.control_hz:g} Hz, "
@@ -224,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.robot == "unitree_g1":
         from realgap.envs.deploy.drivers.run_g1 import run_g1
 
-        return run_g1(args, meta, policy, push_mps, interval)
+        return run_g1(args, meta, policy, protocol)
     if args.robot == "franka":
         from realgap.envs.deploy.drivers.run_franka import run_franka
 
@@ -262,8 +261,8 @@ def main(argv: list[str] | None = None) -> int:
           f"policy's), start pose root height {meta.robot.start_root_pos[2]:.3f} m, "
           f"{'zero action' if args.zero_action else 'policy.onnx on onnxruntime'}", flush=True)  # fmt: skip
     results = []
-    for k, pushes in enumerate(schedules(args.episodes, args.duration_s, push_mps, interval, args.seed)):
-        res = run_episode(runtime, robot, pushes, args.duration_s, args.fall_height, args.fall_tilt)
+    for k, pushes in enumerate(schedules(args.episodes, protocol, args.seed)):
+        res = run_episode(runtime, robot, pushes, protocol)
         results.append(res)
         if recorder is not None:
             path = Path(args.log) if args.episodes == 1 else Path(args.log).with_stem(f"{Path(args.log).stem}_ep{k}")
@@ -273,7 +272,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"episode {k + 1}/{args.episodes}: time up {res.time_up_s:.2f} s, {'fell' if res.fell else 'no fall'}, "
               f"{res.pushes} pushes", flush=True)  # fmt: skip
     falls = sum(r.fell for r in results)
-    print(f"[realgap] {len(results)} episodes of {args.duration_s:g} s, pushes {push_mps[0]:g}-{push_mps[1]:g} m/s: "
+    lo, hi = protocol.push_mps
+    print(f"[realgap] {len(results)} episodes of {protocol.episode_s:g} s, pushes {lo:g}-{hi:g} m/s: "
           f"mean time up {statistics.mean(r.time_up_s for r in results):.2f} s, falls {falls}")  # fmt: skip
     return 0
 

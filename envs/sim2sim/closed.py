@@ -22,24 +22,29 @@ import numpy as np
 from realgap.envs.deploy.episode import EpisodeResult, Push, run_episode
 from realgap.envs.deploy.runtime import Policy
 from realgap.envs.format.metadata import PolicyMetadata
+from realgap.envs.format.protocol import BalanceProtocol
 
 
-def mujoco_episodes(meta: PolicyMetadata, policy: Policy, plan: Sequence[Sequence[Push]], duration_s: float,
-                    fall_height: float, fall_tilt: float, seed: int = 0) -> list[EpisodeResult]:  # fmt: skip
+def mujoco_episodes(meta: PolicyMetadata, policy: Policy, plan: Sequence[Sequence[Push]], protocol: BalanceProtocol,
+                    seed: int = 0) -> list[EpisodeResult]:  # fmt: skip
     """Run every scheduled episode on the MuJoCo C robot through the deploy runtime."""
     from realgap.envs.deploy.mujoco_robot import MujocoRobot
     from realgap.envs.deploy.runtime import DeployRuntime
 
     robot = MujocoRobot.for_policy(meta, pose="training_spawn")  # the spawn Isaac Lab resets to, as said above
     runtime = DeployRuntime(meta, robot, policy, seed=seed)
-    return [run_episode(runtime, robot, s, duration_s, fall_height, fall_tilt) for s in plan]
+    return [run_episode(runtime, robot, s, protocol) for s in plan]
 
 
 def prepare_isaac_cfg(env_cfg: Any, episodes: int, duration_s: float) -> None:
     """One env per episode, no own pushes, reset exactly to the spawn pose (the MuJoCo robot's reset)."""
     env_cfg.scene.num_envs = episodes
     env_cfg.episode_length_s = duration_s
-    env_cfg.events.push = None
+    from realgap.envs.dr.push import find_push
+
+    found = find_push(env_cfg.events)
+    if found is not None:
+        setattr(env_cfg.events, found[0], None)
     env_cfg.events.reset_base.params["pose_range"] = {}
     env_cfg.events.reset_base.params["velocity_range"] = {}
     env_cfg.events.reset_joints.params["position_range"] = (0.0, 0.0)

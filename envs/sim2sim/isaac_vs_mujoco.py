@@ -29,27 +29,13 @@ class Sim2SimRequest:
     checkpoint: str | None = None
     policy: str | None = None
     zero_action: bool = False
-    duration_s: float = 10.0
+    duration_s: float | None = None
     push_mps: str | None = None
     push_interval_s: str | None = None
     open_loop_s: float = 0.5
     fine_dt: float = 0.001
     skip_closed_loop: bool = False
     out: str | None = None
-
-
-def parse_pair(text: str | None, default: tuple[float, float], name: str) -> tuple[float, float]:
-    """``"LO,HI"`` as two floats with ``0 <= LO <= HI``; ``default`` when ``text`` is None.
-
-    Raises:
-        ValueError: Not two numbers, or not ordered and non-negative.
-    """
-    if text is None:
-        return tuple(float(v) for v in default)  # type: ignore[return-value]
-    parts = text.split(",")
-    if len(parts) != 2 or float(parts[0]) > float(parts[1]) or float(parts[0]) < 0:
-        raise ValueError(f"--{name} expects LO,HI with 0 <= LO <= HI, got {text!r}")
-    return float(parts[0]), float(parts[1])
 
 
 def open_loop(robot: str, duration_s: float, dt: float, seed: int) -> dict:
@@ -112,11 +98,13 @@ def closed_loop(req: Sim2SimRequest, task: str, env_cfg: Any, agent_cfg: Any, me
     """The same scheduled pushes in Isaac Lab and on MuJoCo; ``settings`` and the comparison of both."""
     from realgap.envs.deploy import ZeroPolicy
     from realgap.envs.deploy.episode import schedules
+    from realgap.envs.format.protocol import BalanceProtocol
     from realgap.envs.run.factory import make_env, simulation
     from realgap.envs.sim2sim.closed import compare, isaac_episodes, mujoco_episodes, prepare_isaac_cfg
 
-    plan = schedules(req.episodes, req.duration_s, settings["push_mps"], settings["push_interval_s"], req.seed)
-    prepare_isaac_cfg(env_cfg, req.episodes, req.duration_s)
+    protocol = BalanceProtocol.from_dict(settings["protocol"])
+    plan = schedules(req.episodes, protocol, req.seed)
+    prepare_isaac_cfg(env_cfg, req.episodes, protocol.episode_s)
     with simulation(env_cfg):
         env = make_env(task, env_cfg)
         if meta is None:
@@ -126,8 +114,7 @@ def closed_loop(req: Sim2SimRequest, task: str, env_cfg: Any, agent_cfg: Any, me
             policy = ZeroPolicy(meta.action_dim)
         isaac = isaac_episodes(env, meta, policy, plan)
         env.close()
-    mujoco = mujoco_episodes(meta, policy, plan, req.duration_s, settings["fall_height_m"],
-                             settings["fall_tilt_rad"], req.seed)  # fmt: skip
+    mujoco = mujoco_episodes(meta, policy, plan, protocol, req.seed)
     settings = settings | {"actuator_groups": [g.name for g in meta.actuator_groups]}
     return settings | compare(isaac, mujoco, plan)
 
@@ -150,7 +137,7 @@ def sim2sim(req: Sim2SimRequest, echo: Callable[[str], None] = print) -> tuple[d
     from realgap.envs.run.factory import load_cfgs
     from realgap.tasks import play_task
 
-    if req.episodes < 1 or req.duration_s <= 0 or req.open_loop_s <= 0:
+    if req.episodes < 1 or (req.duration_s is not None and not req.duration_s > 0) or not req.open_loop_s > 0:
         raise ValueError("--episodes must be >= 1, --duration_s and --open_loop_s > 0")
     t0 = time.perf_counter()
     folder, checkpoint, meta, policy = resolve_policy(req)
@@ -160,13 +147,14 @@ def sim2sim(req: Sim2SimRequest, echo: Callable[[str], None] = print) -> tuple[d
         from realgap.envs.eval.policies import export_actions
 
         export_actions(env_cfg, meta)
-    push = getattr(env_cfg.events, "push", None)
-    if push is None or not hasattr(env_cfg.terminations, "fall_height"):
+    from realgap.envs.deploy.flags import protocol_from_flags
+    from realgap.envs.dr.push import find_push
+    from realgap.envs.export.scene import balance_protocol
+
+    task_protocol = balance_protocol(env_cfg)  # the task's pushes, fall terminations and episode length
+    if task_protocol is None or find_push(env_cfg.events) is None:
         raise ValueError(f"closed-loop sim2sim needs a balance task (pushes and fall terminations); {task} has none")
-    push_mps = parse_pair(req.push_mps, push.params["magnitude_mps"], "push_mps")
-    interval = parse_pair(req.push_interval_s, push.interval_range_s, "push_interval_s")
-    fall_height = env_cfg.terminations.fall_height.params["minimum_height"]
-    fall_tilt = env_cfg.terminations.fall_tilt.params["limit_angle"]
+    protocol = protocol_from_flags(req, task_protocol, req.duration_s)
     from realgap.envs.rates import RateSpec
     from realgap.envs.robots import robot_name
 
@@ -181,8 +169,7 @@ def sim2sim(req: Sim2SimRequest, echo: Callable[[str], None] = print) -> tuple[d
              f"residual isaac {r['energy']['isaac']['relative_residual']:.2%} mujoco "
              f"{r['energy']['mujoco']['relative_residual']:.2%}")  # fmt: skip
     if not req.skip_closed_loop:
-        settings = {"episodes": req.episodes, "duration_s": req.duration_s, "push_mps": push_mps,
-                    "push_interval_s": interval, "fall_height_m": fall_height, "fall_tilt_rad": fall_tilt}  # fmt: skip
+        settings = {"episodes": req.episodes, "protocol": protocol.to_dict()}
         report["closed_loop"] = closed_loop(req, task, env_cfg, agent_cfg, meta, policy, settings)
         c = report["closed_loop"]
         echo(f"[realgap] closed loop: survival isaac {c['isaac']['survival_rate']:.2f} mujoco "

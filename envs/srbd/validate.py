@@ -28,13 +28,12 @@ from typing import Any
 
 import numpy as np
 
+from realgap.envs.format.protocol import BALANCE_PROTOCOL
 from realgap.envs.robots.g1 import G1_ROOT_BODY
 from realgap.envs.srbd.dynamics import GRAVITY_W, BodyState, so3_exp, step
 from realgap.envs.srbd.inertia import composite
 from realgap.envs.srbd.model import bodies_w
 
-FALL_HEIGHT_M = 0.45
-"""A fall: the pelvis below this height, m (the deploy CLI's default)."""
 RAMP_END_S = 1.25
 """Prediction starts before this time (s) fall in the export's 1 s ramp into its crouch (and the spawn's settling),
 where the limbs move on their own; the rotation figures are summarised separately for them ("ramp") and after."""
@@ -181,7 +180,7 @@ def summary(trace: Trace, mass: float) -> dict[str, Any]:
     ldot = np.linalg.norm(trace.ldot_full - trace.ldot_srbd, axis=1)
     return {
         "steps": int(trace.t.size),
-        "fell": bool(trace.root_height.min() < FALL_HEIGHT_M),
+        "fell": bool(trace.root_height.min() < BALANCE_PROTOCOL.fall_height_m),  # the protocol's height test
         "root_height_min_m": float(trace.root_height.min()),
         "com_acc_full_p50_mps2": float(np.median(np.linalg.norm(trace.acc_full, axis=1))),
         "com_acc_error_p50_mps2": float(np.median(acc)),

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import torch
 from isaaclab.managers import ManagerTermBase
 
+from realgap.envs.dr.push import find_push, live_push
 from realgap.envs.sim.device_stats import HostMirror, RunningMeans
 
 if TYPE_CHECKING:
@@ -35,8 +36,8 @@ class balance_metrics(ManagerTermBase):
         push_fell_mps: mean of the largest push (m/s) in episodes that ended with a fall.
 
     Params:
-        push_term: Name of the :class:`push_robot` event term.
-        window: Effective number of episodes in the running means.
+        window: Effective number of episodes in the running means. The push term is found by its type
+            (:func:`realgap.envs.dr.push.live_push`), whatever its name.
     """
 
     def __init__(self, cfg: CurriculumTermCfg, env: ManagerBasedRLEnv):
@@ -47,9 +48,7 @@ class balance_metrics(ManagerTermBase):
         names = ("survival_rate", "time_to_fall_s", "push_survived_mps", "push_fell_mps")
         self.stats = RunningMeans(names, cfg.params.get("window", 512), env.device)  # on the device: no sync per reset
 
-    def __call__(
-        self, env: ManagerBasedRLEnv, env_ids: torch.Tensor, push_term: str = "push", window: int = 512
-    ) -> dict[str, torch.Tensor]:
+    def __call__(self, env: ManagerBasedRLEnv, env_ids: torch.Tensor, window: int = 512) -> dict[str, torch.Tensor]:
         if env.common_step_counter == 0:  # the initial reset of all envs ends no episode
             return self.stats.logged()
         timed_out = env.termination_manager.time_outs[env_ids]
@@ -57,8 +56,9 @@ class balance_metrics(ManagerTermBase):
         alive_s = (env.common_step_counter - self.start_step[env_ids]).float() * env.step_dt
         full = self.full_episode[env_ids]
         timed_out, fell = timed_out & full, fell & full
-        pushed = push_term in sum(env.event_manager.active_terms.values(), [])  # pushes may be switched off
-        push = env.event_manager.get_term_cfg(push_term).func.max_push[env_ids] if pushed else torch.zeros_like(alive_s)
+        term = live_push(env)  # pushes may be switched off
+        pushed = term is not None
+        push = term.max_push[env_ids] if pushed else torch.zeros_like(alive_s)
         self.stats.update(torch.stack([timed_out.float(), alive_s, push, push]),
                           torch.stack([timed_out | fell, fell, timed_out & pushed, fell & pushed]))  # fmt: skip
         self.start_step[env_ids] = env.common_step_counter
@@ -81,7 +81,6 @@ class push_curriculum(ManagerTermBase):
     Logged while on (``Curriculum/push_level/<name>``): ``level``, and ``push_max_mps`` (the range's upper end now).
 
     Params:
-        push_term: Name of the :class:`realgap.envs.dr.push.push_robot` event term.
         start_mps: (min, max) push range at level 0, m/s, each at most the task's; ``None``: no curriculum.
         step: Level change per decision, in (0, 1].
         promote: Survival at or above which the level rises.
@@ -101,10 +100,13 @@ class push_curriculum(ManagerTermBase):
         if not self.active:  # off: the push term is not even looked up (a task variant may have none)
             self.start = self.target = (math.nan, math.nan)
             return
-        push_term = p.get("push_term", "push")
-        if push_term not in sum(env.event_manager.active_terms.values(), []):
-            raise ValueError(f"push_curriculum needs the push event term '{push_term}', which this env does not have")
-        self.push_params = env.event_manager.get_term_cfg(push_term).params
+        found = find_push(env.event_manager)
+        if found is None:
+            raise ValueError(
+                "push_curriculum needs a push event term (realgap.envs.dr.push.push_robot), which this "
+                "env does not have"
+            )
+        self.push_params = found[1].params
         self.target = tuple(float(v) for v in self.push_params["magnitude_mps"])
         self.start = tuple(float(v) for v in start)
         self.step, self.promote, self.demote = float(p["step"]), float(p["promote"]), float(p["demote"])
@@ -131,7 +133,6 @@ class push_curriculum(ManagerTermBase):
         self,
         env: ManagerBasedRLEnv,
         env_ids: torch.Tensor,
-        push_term: str | None = None,
         start_mps: tuple[float, float] | None = None,
         step: float | None = None,
         promote: float | None = None,

@@ -3,9 +3,10 @@
 The MDP reads as a table: observations, actions, rewards, terminations, events and curriculum below are named,
 weighted terms. Designed to learn on a CPU, where a naive balance setup does not learn in a CPU budget: the zero
 action is the default stance held by the PD servos, the action scale is bounded, initial exploration noise is small
-(agent_cfg.py), survival is paid from the first step, and the pushes (PUSH_MPS, full magnitude from the start) are
-the ones standing balance can absorb. Reward and curriculum terms studied as levers live in :class:`LeverRewardsCfg`
-and :class:`LeverCurriculumCfg` (the ``Realgap-Balance-G1-Levers-v0`` variant), not in the shipped tasks.
+(agent_cfg.py), survival is paid from the first step, and the pushes (PROTOCOL.push_mps, full magnitude from the
+start) are the ones standing balance can absorb. Reward and curriculum terms studied as levers live in
+:class:`LeverRewardsCfg` and :class:`LeverCurriculumCfg` (the ``Realgap-Balance-G1-Levers-v0`` variant), not in the
+shipped tasks.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from isaaclab.utils import configclass
 from isaaclab.utils.noise import UniformNoiseCfg as Unoise
 
 from realgap.envs.dr.push import push_robot
+from realgap.envs.format.protocol import BALANCE_PROTOCOL
 from realgap.envs.rates import load_rate_profile
 from realgap.envs.robots.g1 import (
     G1,
@@ -42,19 +44,9 @@ from realgap.envs.sim.scene import ground_cfg, robot_cfg
 from realgap.tasks.balance import mdp as balance_mdp
 from realgap.tasks.balance.action_terms import RampedJointPositionActionCfg
 
-FALL_HEIGHT = 0.45
-"""Root (pelvis) height below which the robot has fallen, m (stance 0.757 m; a deep squat stays above 0.55 m)."""
-FALL_TILT = 1.0
-"""Torso tilt from vertical beyond which the robot has fallen, rad (57°)."""
-PUSH_MPS = (0.2, 0.4)
-"""Default push: horizontal velocity change of random heading, m/s, every 3-5 s (7-13 N·s on the 33 kg robot).
-
-Sized to what standing balance can do without a step. With the pelvis at h = 0.76 m the capture point of a push lies
-v / sqrt(g / h) = v / 3.6 s⁻¹ ahead of the CoM; the sole reaches 0.12 m ahead of and 0.05 m behind the ankle, so a
-standing robot can absorb up to ~0.4 m/s forward but only ~0.2 m/s backward with its ankles, and needs hip motion
-(angular momentum) beyond that. Larger pushes knock the robot over unless it steps (the single-push limits are in
-docs/results/balance.md).
-"""
+PROTOCOL = BALANCE_PROTOCOL
+"""Pushes, fall rule and episode length (realgap.envs.format.protocol, where each number has its reason): the push
+term, the fall terminations and ``episode_length_s`` below read it, and the export records it."""
 RATES = load_rate_profile("default")
 """Physics 200 Hz, PD servo 200 Hz, policy 50 Hz, targets held (configs/rates/default.yaml)."""
 
@@ -185,8 +177,8 @@ class LeverRewardsCfg(RewardsCfg):
 @configclass
 class TerminationsCfg:
     time_out = DoneTerm(func=mdp.time_out, time_out=True)
-    fall_height = DoneTerm(func=mdp.root_height_below_minimum, params={"minimum_height": FALL_HEIGHT})
-    fall_tilt = DoneTerm(func=mdp.bad_orientation, params={"limit_angle": FALL_TILT})
+    fall_height = DoneTerm(func=mdp.root_height_below_minimum, params={"minimum_height": PROTOCOL.fall_height_m})
+    fall_tilt = DoneTerm(func=mdp.bad_orientation, params={"limit_angle": PROTOCOL.fall_tilt_rad})
     non_finite_state = DoneTerm(func=non_finite_state)  # a diverged env is reset and counted, never fed to PPO
 
 
@@ -206,8 +198,8 @@ class EventsCfg:
     push = EventTerm(
         func=push_robot,
         mode="interval",
-        interval_range_s=(3.0, 5.0),
-        params={"magnitude_mps": PUSH_MPS, "asset_cfg": SceneEntityCfg("robot")},
+        interval_range_s=PROTOCOL.push_interval_s,
+        params={"magnitude_mps": PROTOCOL.push_mps, "asset_cfg": SceneEntityCfg("robot")},
     )
 
 
@@ -215,7 +207,7 @@ class EventsCfg:
 class CurriculumCfg:
     """The task metrics are logged through the curriculum manager (it runs before the resets)."""
 
-    metrics = CurrTerm(func=balance_mdp.balance_metrics, params={"push_term": "push", "window": 512})
+    metrics = CurrTerm(func=balance_mdp.balance_metrics, params={"window": 512})
 
 
 @configclass
@@ -228,7 +220,7 @@ class LeverCurriculumCfg(CurriculumCfg):
 
     push_level = CurrTerm(
         func=balance_mdp.push_curriculum,
-        params={"push_term": "push", "start_mps": None, "step": 0.25, "promote": 0.75, "demote": 0.4,
+        params={"start_mps": None, "step": 0.25, "promote": 0.75, "demote": 0.4,
                 "min_episodes": 128},
     )  # fmt: skip
 
@@ -252,7 +244,7 @@ class BalanceEnvCfg(ManagerBasedRLEnvCfg):
     events: EventsCfg = EventsCfg()
     curriculum: CurriculumCfg = CurriculumCfg()
     decimation: int = RATES.decimation
-    episode_length_s: float = 10.0
+    episode_length_s: float = PROTOCOL.episode_s
     rates: dict = RATES.to_dict()
     """Physics / control / policy rates and target mode (RateSpec.to_dict()); recorded in every run folder."""
 

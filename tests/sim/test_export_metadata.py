@@ -48,10 +48,12 @@ class TestBalance:
         return _metadata(env, TASK)
 
     def test_metadata_describes_the_live_env(self, env, meta):
+        from realgap.envs.format.protocol import BALANCE_PROTOCOL
         from realgap.envs.sim.assets import description_hash
 
         robot = env.scene["robot"]
         assert meta.joint_names == tuple(robot.joint_names) == G1.joint_names
+        assert meta.protocol == BALANCE_PROTOCOL  # the task's pushes, fall terminations and episode, recorded
         np.testing.assert_allclose(meta.default_joint_pos, G1.default_pose(), atol=1e-6)
         # balance task: per-joint scale = 25 % of peak torque / kp (knee 0.25·139/300 rad), raw actions clipped to ±4
         (term,) = meta.actions.terms

@@ -9,6 +9,8 @@ import os
 import numpy as np
 import pytest
 
+from realgap.envs.format.protocol import BALANCE_PROTOCOL
+
 pytestmark = pytest.mark.sim
 
 
@@ -102,9 +104,9 @@ def test_pushed_zero_action_falls_and_is_timed(meta):
     robot = MujocoRobot.for_policy(meta)
     runtime = DeployRuntime(meta, robot, ZeroPolicy(29))
     # a 1.5 m/s shove at 0.5 s (50 N·s on 33 kg): no stance absorbs it
-    result = run_episode(runtime, robot, [Push(0.5, (1.5, 0.0))], duration_s=4.0, fall_height=0.45, fall_tilt=1.0)
+    result = run_episode(runtime, robot, [Push(0.5, (1.5, 0.0))], BALANCE_PROTOCOL.with_changes(episode_s=4.0))
     assert result.fell and 0.5 < result.time_up_s < 4.0 and result.pushes == 1
-    calm = run_episode(runtime, robot, [], duration_s=2.0, fall_height=0.45, fall_tilt=1.0)
+    calm = run_episode(runtime, robot, [], BALANCE_PROTOCOL.with_changes(episode_s=2.0))
     assert not calm.fell and calm.time_up_s == 2.0
 
 

@@ -91,7 +91,7 @@ def test_closed_loop_zero_action_falls_alike():
         meta = policy_metadata(env, task, ["policy"], {}, agent_cfg.clip_actions)
         isaac = isaac_episodes(env, meta, ZeroPolicy(meta.action_dim), plan)
         env.close()
-    mujoco = mujoco_episodes(meta, ZeroPolicy(meta.action_dim), plan, 3.0, 0.45, 1.0)
+    mujoco = mujoco_episodes(meta, ZeroPolicy(meta.action_dim), plan, meta.balance_protocol.with_changes(episode_s=3.0))
     result = compare(isaac, mujoco, plan)
     assert not isaac[0].fell and not mujoco[0].fell and isaac[0].time_up_s == pytest.approx(3.0)
     assert isaac[1].fell and mujoco[1].fell and isaac[1].pushes == mujoco[1].pushes == 1

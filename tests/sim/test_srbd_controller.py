@@ -4,6 +4,8 @@ C and pinocchio; seconds): its contact-force QP by hand, and the robot kept up t
 import numpy as np
 import pytest
 
+from realgap.envs.format.protocol import BALANCE_PROTOCOL
+
 pytestmark = pytest.mark.sim
 
 
@@ -35,9 +37,9 @@ def test_controller_holds_the_crouch_and_survives_a_push(controller):
     from realgap.envs.deploy.episode import Push, run_episode
 
     ctl, robot = controller
-    calm = run_episode(ctl, robot, [], 4.0, 0.45, 1.0)
+    calm = run_episode(ctl, robot, [], BALANCE_PROTOCOL.with_changes(episode_s=4.0))
     assert not calm.fell and robot.root_height() == pytest.approx(0.58, abs=0.03)  # in the crouch after the ramp
-    pushed = run_episode(ctl, robot, [Push(2.0, (0.0, 0.3))], 5.0, 0.45, 1.0)
+    pushed = run_episode(ctl, robot, [Push(2.0, (0.0, 0.3))], BALANCE_PROTOCOL.with_changes(episode_s=5.0))
     assert not pushed.fell and pushed.pushes == 1
 
 

@@ -24,10 +24,12 @@ from pathlib import Path
 
 import pytest
 
+from realgap.envs.format.protocol import BALANCE_PROTOCOL
+
 pytestmark = pytest.mark.slow
 
 REFERENCE = Path(__file__).resolve().parents[2] / "configs" / "policies" / "balance_g1"
-EPISODES = dict(episodes=64, duration_s=20.0, push_interval_s=(3.0, 5.0), seed=0)
+EPISODES = dict(episodes=64, protocol=BALANCE_PROTOCOL.with_changes(episode_s=20.0), seed=0)
 Z_MIN = 2.0
 """Required lead, in standard errors of the paired difference of time up (same push schedule, policy minus zero
 action, per episode): about 97.7 % one-sided. A policy that only reproduces the zero action ties episode by episode

@@ -143,7 +143,11 @@ CATALOGUE: list[tuple[str, list[str], str]] = [
     ("compare_actions.py", ["--seeds", "0,one"], "--seeds '0,one': 'one' is not an integer >= 0"),
     ("compare_actions.py", ["--jobs", "0"], "--jobs must be >= 1, got 0"),
     ("eval_checkpoints.py", ["--run", "{run}", "--every", "0"], "--every must be >= 1, got 0"),
-    ("hidden_compare.py", ["--policy", "p", "--against", "q", "--fall_height", "nan"], "--fall_height 'nan' is not"),
+    (
+        "hidden_compare.py",
+        ["--policy", "p", "--against", "q", "--fall_height", "nan"],
+        "--fall_height must be a finite number >= 0, got nan",
+    ),
     ("push_limit.py", ["--policy", "p", "--episodes", "0"], "--episodes must be >= 1, got 0"),
     # silent before: a run folder outside --log_root, a flag dropped, a duplicate run, a resume that trains nothing
     ("train.py", ["--run_name", "../../../../x"], "--run_name '../../../../x' is not a plain name"),

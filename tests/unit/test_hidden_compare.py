@@ -17,13 +17,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from realgap.envs.format.protocol import BALANCE_PROTOCOL
+
 pytestmark = pytest.mark.unit
 
 REPO = Path(__file__).resolve().parents[2]
 BALANCE = REPO / "configs" / "policies" / "balance_g1_70min"  # a standing policy: these tests are about the plant
 SYMMETRY = REPO / "configs" / "policies" / "balance_g1_symmetry"
 GRASP = REPO / "configs" / "policies" / "grasp_franka"
-SHORT = dict(episodes=2, duration_s=1.5, push_mps=(0.3, 0.4), push_interval_s=(0.3, 0.6))
+SHORT = dict(
+    episodes=2, protocol=BALANCE_PROTOCOL.with_changes(episode_s=1.5, push_mps=(0.3, 0.4), push_interval_s=(0.3, 0.6))
+)
 """Two 1.5 s episodes with pushes every 0.3-0.6 s: each episode is pushed at least twice."""
 
 
@@ -73,7 +77,9 @@ def test_the_free_hidden_robot_falls_like_the_mujoco_robot(balance):
     for kind in ("mujoco", "hidden"):
         robot = _robot(kind, meta)
         runtime = DeployRuntime(meta, robot, ZeroPolicy(meta.action_dim))
-        results[kind] = run_episode(runtime, robot, [Push(0.2, (1.5, 0.0))], 2.0, 0.45, 1.0)  # far beyond 0.4 m/s
+        results[kind] = run_episode(
+            runtime, robot, [Push(0.2, (1.5, 0.0))], BALANCE_PROTOCOL.with_changes(episode_s=2.0)
+        )  # far beyond 0.4 m/s
     assert all(r.fell and r.pushes == 1 and r.time_up_s < 1.5 for r in results.values()), results
     assert results["hidden"].time_up_s == pytest.approx(results["mujoco"].time_up_s, abs=0.1)  # measured: equal
 

@@ -9,19 +9,22 @@ from types import SimpleNamespace
 import pytest
 import torch
 
+from realgap.envs.dr.push import push_robot
 from realgap.tasks.balance.mdp import push_curriculum
 
 pytestmark = pytest.mark.unit
 TASK = (0.2, 0.4)
 
 
-def _env(num_envs: int = 8) -> SimpleNamespace:
-    push_cfg = SimpleNamespace(params={"magnitude_mps": TASK})
+def _env(num_envs: int = 8, name: str = "shove") -> SimpleNamespace:
+    # the push term is found by its function (push_robot), whatever it is named
+    push_cfg = SimpleNamespace(func=push_robot, params={"magnitude_mps": TASK})
+    terms = {name: push_cfg, "reset_base": SimpleNamespace(func=print, params={})}
     return SimpleNamespace(
         num_envs=num_envs,
         device="cpu",
         common_step_counter=0,
-        event_manager=SimpleNamespace(get_term_cfg=lambda name: push_cfg, active_terms={"interval": ["push"]}),
+        event_manager=SimpleNamespace(get_term_cfg=terms.__getitem__, active_terms={"interval": list(terms)}),
         termination_manager=SimpleNamespace(time_outs=torch.zeros(num_envs, dtype=torch.bool),
                                             terminated=torch.zeros(num_envs, dtype=torch.bool)),
         push_cfg=push_cfg,
@@ -29,7 +32,7 @@ def _env(num_envs: int = 8) -> SimpleNamespace:
 
 
 def _term(env: SimpleNamespace, **params) -> push_curriculum:
-    params = {"push_term": "push", "start_mps": (0.0, 0.2), "step": 0.25, "promote": 0.75, "demote": 0.4,
+    params = {"start_mps": (0.0, 0.2), "step": 0.25, "promote": 0.75, "demote": 0.4,
               "min_episodes": 4} | params  # fmt: skip
     return push_curriculum(SimpleNamespace(params=params), env)
 
@@ -79,8 +82,15 @@ def test_levels_rise_with_survival_and_fall_with_falls():
     "params, match",
     [({"start_mps": (0.3, 0.2)}, "min <= max"), ({"start_mps": (0.0, 0.5)}, "must not exceed"),
      ({"step": 0.0}, "0 < step"), ({"promote": 0.3, "demote": 0.5}, "demote <= promote"),
-     ({"min_episodes": 0}, "min_episodes >= 1"), ({"push_term": "shove"}, "needs the push event term 'shove'")],
+     ({"min_episodes": 0}, "min_episodes >= 1")],
 )  # fmt: skip
 def test_bad_parameters_are_refused(params, match):
     with pytest.raises(ValueError, match=match):
         _term(_env(), **params)
+
+
+def test_a_task_without_a_push_term_is_refused():
+    env = _env()
+    env.event_manager.active_terms = {"interval": ["reset_base"]}  # only a term of another type
+    with pytest.raises(ValueError, match="needs a push event term"):
+        _term(env)

@@ -44,14 +44,17 @@ def _fake_env(num_envs: int = 3):
 
     import torch
 
+    from realgap.envs.dr.push import push_robot
     from realgap.envs.robots.g1 import G1_JOINT_NAMES
 
-    push = SimpleNamespace(count=torch.zeros(num_envs, dtype=torch.long), last_dv=torch.zeros(num_envs, 2))
+    push = push_robot.__new__(push_robot)  # the live term's counters, without an env to build it in
+    push.count, push.last_dv = torch.zeros(num_envs, dtype=torch.long), torch.zeros(num_envs, 2)
     quat = torch.tensor([[0.0, 0.0, 0.0, 1.0]]).repeat(num_envs, 1)  # xyzw identity: heading +x
     robot = SimpleNamespace(
         joint_names=list(G1_JOINT_NAMES), data=SimpleNamespace(root_quat_w=SimpleNamespace(torch=quat))
     )
-    terms = SimpleNamespace(get_term_cfg=lambda name: SimpleNamespace(func=push))
+    # found by its type, whatever it is named
+    terms = SimpleNamespace(active_terms={"interval": ["shove"]}, get_term_cfg=lambda name: SimpleNamespace(func=push))
     return SimpleNamespace(scene={"robot": robot}, event_manager=terms, num_envs=num_envs, device="cpu"), push
 
 

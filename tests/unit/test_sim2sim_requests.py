@@ -13,7 +13,7 @@ import pytest
 
 from realgap.envs.deploy.episode import EpisodeResult
 from realgap.envs.eval.hidden_compare import HiddenCompareRequest, check_request, hidden_compare, plot_standing
-from realgap.envs.sim2sim.isaac_vs_mujoco import Sim2SimRequest, default_out, parse_pair, resolve_policy, sim2sim
+from realgap.envs.sim2sim.isaac_vs_mujoco import Sim2SimRequest, default_out, resolve_policy, sim2sim
 
 pytestmark = pytest.mark.unit
 REPO = Path(__file__).resolve().parents[2]
@@ -23,13 +23,22 @@ BALANCE = REPO / "configs" / "policies" / "balance_g1_70min"
 # --- sim2sim -----------------------------------------------------------------------------------------------------
 
 
-def test_push_pairs_parse_or_fall_back_to_the_tasks():
-    assert parse_pair(None, (0.2, 0.4), "push_mps") == (0.2, 0.4)
-    assert parse_pair("0.1,0.3", (0.2, 0.4), "push_mps") == (0.1, 0.3)
-    assert parse_pair("0.3,0.3", (0.2, 0.4), "push_mps") == (0.3, 0.3)  # a single magnitude
-    for bad in ("0.4,0.3", "-0.1,0.3", "0.3", "0.1,0.2,0.3"):
-        with pytest.raises(ValueError, match=rf"--push_mps expects LO,HI with 0 <= LO <= HI, got '{bad}'"):
-            parse_pair(bad, (0.2, 0.4), "push_mps")
+def test_push_flags_parse_or_fall_back_to_the_tasks():
+    from realgap.envs.deploy.flags import protocol_from_flags
+    from realgap.envs.format.protocol import BALANCE_PROTOCOL
+
+    def push(text):
+        return protocol_from_flags(Sim2SimRequest(push_mps=text), BALANCE_PROTOCOL).push_mps
+
+    assert push(None) == (0.2, 0.4)  # the task's
+    assert push("0.1,0.3") == (0.1, 0.3)
+    assert push("0.3,0.3") == (0.3, 0.3)  # a single magnitude
+    for bad in ("0.4,0.3", "-0.1,0.3"):
+        with pytest.raises(ValueError, match=rf"--push_mps needs 0 <= LO <= HI, got {bad}"):
+            push(bad)
+    for bad in ("0.3", "0.1,0.2,0.3"):
+        with pytest.raises(ValueError, match=rf"--push_mps takes two numbers LO,HI, got '{bad}'"):
+            push(bad)
 
 
 def test_sim2sim_refuses_bad_counts_and_a_missing_export_before_a_model(tmp_path):
@@ -53,15 +62,22 @@ def test_sim2sim_resolves_an_export_or_nothing_for_the_zero_action():
 
 
 @pytest.mark.parametrize(
-    "fields",
-    [{"episodes": 0}, {"duration_s": 0.0}, {"push_mps": (0.4, 0.2)}, {"push_mps": (-0.1, 0.2)},
-     {"push_interval_s": (0.0, 1.0)}, {"push_interval_s": (2.0, 1.0)}],
-)  # fmt: skip
-def test_hidden_compare_refuses_bad_ranges_before_an_export_is_read(fields):
+    ("fields", "message"),
+    [
+        ({"episodes": 0}, "--episodes must be >= 1, got 0"),
+        ({"duration_s": 0.0}, "--duration_s must be a finite number > 0, got 0.0"),
+        ({"push_mps": (0.4, 0.2)}, "--push_mps needs 0 <= LO <= HI, got 0.4,0.2"),
+        ({"push_mps": (-0.1, 0.2)}, "--push_mps needs 0 <= LO <= HI, got -0.1,0.2"),
+        ({"push_interval_s": (0.0, 1.0)}, "--push_interval_s needs LO > 0 s, got 0"),
+        ({"push_interval_s": (2.0, 1.0)}, "--push_interval_s needs 0 <= LO <= HI, got 2,1"),
+        ({"fall_tilt": 4.0}, "--fall_tilt must be a finite number > 0 and <= 3.14159"),
+    ],
+)
+def test_hidden_compare_refuses_bad_ranges_before_an_export_is_read(fields, message):
     req = HiddenCompareRequest(policy="/nonexistent", against="/nonexistent", **fields)
-    with pytest.raises(ValueError, match="--episodes must be >= 1, --duration_s > 0"):
+    with pytest.raises(ValueError, match=message):
         check_request(req)
-    with pytest.raises(ValueError, match="--episodes must be >= 1"):
+    with pytest.raises(ValueError, match=message):
         hidden_compare(req, echo=lambda line: None)
 
 

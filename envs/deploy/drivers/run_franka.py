@@ -44,7 +44,8 @@ def franka_report(robot: FrankaRobot) -> dict:
 
 
 def run_franka(args: argparse.Namespace, meta, policy) -> int:
-    """Connect, move to the start pose, run ``args.duration_s`` of the policy, stop; the exit status."""
+    """Connect, move to the start pose, run ``args.duration_s`` of the policy (default: the scene's episode length),
+    stop; the exit status."""
     from realgap.envs.deploy import ZeroPolicy
     from realgap.envs.deploy.objects import StaticObjectPose
     from realgap.envs.deploy.runtime import DeployRuntime
@@ -54,7 +55,7 @@ def run_franka(args: argparse.Namespace, meta, policy) -> int:
     robot = FrankaRobot(meta, args.hostname, connect_timeout_s=args.connect_timeout_s, watchdog_s=args.watchdog_s,
                         gripper_force_n=args.gripper_force_n)  # fmt: skip
     runtime = DeployRuntime(meta, robot, policy, seed=args.seed, objects=StaticObjectPose.nominal(meta))
-    steps = round(args.duration_s / robot.control_dt)
+    steps = round((meta.scene.episode_s if args.duration_s is None else args.duration_s) / robot.control_dt)
     print(f"[realgap] Franka over franky: {args.hostname}, control {1 / robot.control_dt:g} Hz (joint impedance, the "
           f"export's gains), gripper force {args.gripper_force_n:g} N; object: the scene's nominal placement",
           flush=True)  # fmt: skip

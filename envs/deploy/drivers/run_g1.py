@@ -19,7 +19,9 @@ from pathlib import Path
 import numpy as np
 
 from realgap.envs.deploy.drivers.unitree_g1 import SafetyStop, UnitreeG1Robot
+from realgap.envs.deploy.flags import protocol_from_flags
 from realgap.envs.deploy.log import RobotLog
+from realgap.envs.format.protocol import BalanceProtocol
 
 
 def _connect(args: argparse.Namespace, meta) -> UnitreeG1Robot:
@@ -29,7 +31,7 @@ def _connect(args: argparse.Namespace, meta) -> UnitreeG1Robot:
         args.interface,
         connect_timeout_s=args.connect_timeout_s,
         watchdog_s=args.watchdog_s,
-        fall_tilt=args.fall_tilt,
+        fall_tilt=protocol_from_flags(args, meta.balance_protocol).fall_tilt_rad,
         tick_period_s=args.tick_period_s,
         clock=args.clock,
         state_crc=args.state_crc == "on",
@@ -93,8 +95,9 @@ def excite_g1(args: argparse.Namespace, meta, motion: Callable[[UnitreeG1Robot, 
     return status
 
 
-def run_g1(args: argparse.Namespace, meta, policy, push_mps: tuple[float, float], interval: tuple[float, float]) -> int:
-    """Connect, soft-start, run one episode of ``args.duration_s`` with the runtime, damp; the exit status."""
+def run_g1(args: argparse.Namespace, meta, policy, protocol: BalanceProtocol) -> int:
+    """Connect, soft-start, run one episode of ``protocol`` (the export's with the command line's flags) with the
+    runtime, damp; the exit status."""
     from realgap.envs.deploy import ZeroPolicy
     from realgap.envs.deploy.episode import run_episode, schedules, stance_metadata
     from realgap.envs.deploy.log import LogRecorder
@@ -107,12 +110,12 @@ def run_g1(args: argparse.Namespace, meta, policy, push_mps: tuple[float, float]
     runtime = DeployRuntime(meta, robot, policy, seed=args.seed, log=recorder)
     print(f"[realgap] G1 over DDS: domain {args.domain}, interface {args.interface}, control {1 / robot.control_dt:g} "
           f"Hz, watchdog {args.watchdog_s * 1e3:g} ms; soft start {args.soft_start_s:g} s", flush=True)  # fmt: skip
-    pushes = schedules(1, args.duration_s, push_mps, interval, args.seed)[0]
+    pushes = schedules(1, protocol, args.seed)[0]
     status, episode_step, wall0 = 0, None, time.monotonic()
     try:
         robot.soft_start(runtime.kp, runtime.kd, args.soft_start_s)
         episode_step = robot.steps_done
-        res = run_episode(runtime, robot, pushes, args.duration_s, args.fall_height, args.fall_tilt)
+        res = run_episode(runtime, robot, pushes, protocol)
         # the driver cannot push a robot: these are the schedule's pushes (seed, --push_mps, --push_interval_s) that
         # fell due; the robot side applies its own (g1_dds_sim's --report counts those it applied)
         print(

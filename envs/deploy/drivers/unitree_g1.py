@@ -59,6 +59,7 @@ from realgap.envs.deploy.drivers.g1_stream import (
     choose_clock,
 )
 from realgap.envs.deploy.robot import ImuState, JointState, Robot
+from realgap.envs.format.protocol import BALANCE_PROTOCOL
 
 MODE_PR = 0  # LowCmd_/LowState_.mode_pr: 0 = ankle pitch/roll (series) joints, 1 = AB (the parallel motors)
 CONNECT_WINDOW_S = 0.25  # the stream is watched this long at connect to choose the clock and measure its periods
@@ -82,7 +83,7 @@ class UnitreeG1Robot(Robot):
         interface: Network interface the robot is on (``lo`` for a simulator on this machine).
         connect_timeout_s: Wait this long for the first LowState, s.
         watchdog_s: Damping when no fresh state arrived for this long, s (default: see ``G1_WATCHDOG_S``).
-        fall_tilt: Damping beyond this root tilt, rad.
+        fall_tilt: Damping beyond this root tilt, rad (default: the balance protocol's fall tilt).
         damping_kd: Joint damping in damping mode, N·m·s/rad.
         tick_period_s: Time one LowState ``tick`` stands for, s (a real G1 and g1_dds_sim: 2 ms; 5 ms with
             ``g1_dds_sim --hidden_seed``); checked against the stream at connect.
@@ -110,7 +111,7 @@ class UnitreeG1Robot(Robot):
         *,
         connect_timeout_s: float = 3.0,
         watchdog_s: float = G1_WATCHDOG_S,
-        fall_tilt: float = 1.0,
+        fall_tilt: float = BALANCE_PROTOCOL.fall_tilt_rad,
         damping_kd: float = 2.0,
         tick_period_s: float = G1_TICK_PERIOD_S,
         clock: str = "auto",

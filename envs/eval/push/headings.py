@@ -64,12 +64,26 @@ def heading_table(records: Sequence[PushRecord], edges: Sequence[float]) -> list
     return rows
 
 
+def _push(env):
+    """The env's live push term, found by its type (:func:`realgap.envs.dr.push.live_push`).
+
+    Raises:
+        ValueError: The env has no push term.
+    """
+    from realgap.envs.dr.push import live_push
+
+    push = live_push(env)
+    if push is None:
+        raise ValueError("push headings need a balance env with a push term (realgap.envs.dr.push.push_robot)")
+    return push
+
+
 def log_pushes(env, policy, steps: int, clip_actions: float | None = None) -> list[PushRecord]:
     """Run ``policy`` for ``steps`` policy steps on the (unwrapped) balance env and log every push's outcome."""
     import torch
     from isaaclab.utils.math import euler_xyz_from_quat
 
-    push = env.event_manager.get_term_cfg("push").func
+    push = _push(env)
     asset = env.scene["robot"]
     open_push: dict[int, tuple[float, float, float]] = {}  # env -> (magnitude, heading, yaw) of its open push
     records: list[PushRecord] = []
@@ -169,7 +183,7 @@ def with_hip_reflex(env, policy, bias: float, steps: int, min_mps: float = 0.25,
     hips = _joint_ids(env, "_hip_pitch_joint", "a hip reflex")
     if steps < 1:
         raise ValueError(f"a hip reflex needs steps >= 1, got {steps}")
-    push = env.event_manager.get_term_cfg("push").func
+    push = _push(env)
     robot = env.scene["robot"]
     count = push.count.clone()
     left = torch.zeros(env.num_envs, dtype=torch.long, device=env.device)  # reflex steps still to run
@@ -197,10 +211,12 @@ def stance_offset(env, policy, steps: int = 150, clip_actions: float | None = No
     The task's pushes are switched off for it and back on after."""
     import torch
 
+    from realgap.envs.dr.push import find_push
     from realgap.envs.robots.g1 import G1_FOOT_BODIES
     from realgap.tasks.balance.mdp import capture_point_w, heading_w
 
-    params = env.event_manager.get_term_cfg("push").params
+    _push(env)  # refused by name without one
+    params = find_push(env.event_manager)[1].params
     task_pushes, params["magnitude_mps"] = params["magnitude_mps"], (0.0, 0.0)
     robot = env.scene["robot"]
     try:

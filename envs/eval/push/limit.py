@@ -48,10 +48,9 @@ def isaac_single_push(meta: Any, onnx_path: Path, labels: Sequence[str], values:
 
 
 def mujoco_single_push(meta: Any, onnx_path: Path, labels: Sequence[str], values: Sequence[float], episodes: int,
-                       push_at_s: float, duration_s: float, seed: int, fall_height: float = 0.45,
-                       fall_tilt: float = 1.0) -> dict[str, Counts]:  # fmt: skip
+                       push_at_s: float, duration_s: float, seed: int) -> dict[str, Counts]:  # fmt: skip
     """Survival counts per label and magnitude on the MuJoCo robot through the deploy runtime (the same headings, from
-    ``seed``, for every label and magnitude; the balance task's fall terminations)."""
+    ``seed``, for every label and magnitude; the export's fall rule, :attr:`PolicyMetadata.balance_protocol`)."""
     import math
 
     import numpy as np
@@ -64,6 +63,7 @@ def mujoco_single_push(meta: Any, onnx_path: Path, labels: Sequence[str], values
     headings = np.random.default_rng(seed).uniform(0.0, 2.0 * math.pi, episodes)
     policies = {"policy": OnnxPolicy(onnx_path), "zero action": ZeroPolicy(meta.action_dim)}
     robot = MujocoRobot.for_policy(meta)
+    protocol = meta.balance_protocol.with_changes(episode_s=duration_s)
     out: dict[str, Counts] = {}
     for label in labels:
         # the zero action holds the task's stance, whatever nominal pose the policy was trained around
@@ -74,6 +74,6 @@ def mujoco_single_push(meta: Any, onnx_path: Path, labels: Sequence[str], values
             survived = 0
             for h in headings:
                 push = Push(push_at_s, (v * math.cos(h), v * math.sin(h)))
-                survived += not run_episode(runtime, robot, [push], duration_s, fall_height, fall_tilt).fell
+                survived += not run_episode(runtime, robot, [push], protocol).fell
             out[label].append((survived, episodes))
     return out

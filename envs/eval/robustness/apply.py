@@ -49,7 +49,7 @@ from realgap.envs.dr.inertia_sampling import (
     scale_density,
     shift_com,
 )
-from realgap.envs.dr.push import push_robot
+from realgap.envs.dr.push import find_push, live_push
 from realgap.envs.dr.sampling import body_from_flat, body_to_flat, resolve_names
 from realgap.envs.dr.stages import check_stage_ranges
 from realgap.envs.eval.robustness.sweep import FACTORS, TASK_DRAWN, get_factor
@@ -71,8 +71,9 @@ def prepare_env_cfg(env_cfg: Any, episode_s: float | None = None, single_push_at
         single_push_at_s: One push per episode, at this time after the reset (s), instead of the task's pushes every
             3-5 s: the single-push limit of a balance policy (``None``: the task's pushes).
     """
-    push = getattr(env_cfg.events, "push", None)
-    if _is_push(push):
+    found = find_push(env_cfg.events)
+    push = None if found is None else found[1]
+    if push is not None:
         if single_push_at_s is not None:
             if not single_push_at_s > 0:
                 raise ValueError(f"the single push must come after the reset (> 0 s), got {single_push_at_s}")
@@ -85,10 +86,6 @@ def prepare_env_cfg(env_cfg: Any, episode_s: float | None = None, single_push_at
         if not episode_s > 0:
             raise ValueError(f"--episode_s must be > 0 s, got {episode_s}")
         env_cfg.episode_length_s = float(episode_s)
-
-
-def _is_push(term: Any) -> bool:
-    return isinstance(term, EventTermCfg) and isinstance(term.func, type) and issubclass(term.func, push_robot)
 
 
 def _compliant_specs(env_cfg: Any) -> bool:
@@ -109,7 +106,7 @@ def available_factors(env_cfg: Any) -> list[str]:
     """Factors a task's env config supports, known before the env is built (``push_mps`` needs the balance push
     term, ``object_mass_scale`` a rigid object called ``object``, the transmission factors compliant joints or a
     compliant stand-in of the robot)."""
-    has = {"": True, "push": _is_push(getattr(env_cfg.events, "push", None)),
+    has = {"": True, "push": find_push(env_cfg.events) is not None,
            "object": getattr(env_cfg.scene, "object", None) is not None,
            "compliant": _compliant_specs(env_cfg) or bool(_standin(env_cfg))}  # fmt: skip
     return [name for name, f in FACTORS.items() if has[f.needs]]
@@ -172,8 +169,7 @@ class pin_sweep_point(ManagerTermBase):
         model = env.sim.physics_manager.get_model()
         self.mu = wp.to_torch(self.robot._root_view.get_attribute("shape_material_mu", model)[:, 0])  # (E, S) view
         self._task_mu: torch.Tensor | None = None  # read after the startup events (the task may randomize μ there)
-        events = env.event_manager
-        self.push = events.get_term_cfg("push").func if "push" in sum(events.active_terms.values(), []) else None
+        self.push = live_push(env)
         # the grasped object, when the task has one (a rigid object called "object": one body, per-env mass writes)
         self.object = getattr(env.scene, "rigid_objects", {}).get("object")
         self.physics_dt = float(env.physics_dt)
@@ -201,7 +197,7 @@ class pin_sweep_point(ManagerTermBase):
         if self.task_delay_range_s is not None:  # one command bus: its mean latency (rounded to physics steps)
             out["command_delay_s"] = round(sum(self.task_delay_range_s) / 2.0, 6)
         if self.push is not None:
-            lo, hi = self._env.event_manager.get_term_cfg("push").params["magnitude_mps"]
+            lo, hi = find_push(self._env.event_manager)[1].params["magnitude_mps"]
             out["push_mps"] = round((lo + hi) / 2.0, 6)
         if self.object is not None:
             out["object_mass_scale"] = 1.0

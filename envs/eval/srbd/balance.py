@@ -21,8 +21,9 @@ import numpy as np
 
 
 def evaluate(policy_dir: str | Path, episodes: int = 32, duration_s: float = 20.0, seed: int = 0,
-             push_mps: tuple[float, float] = (0.2, 0.4)) -> dict[str, Any]:  # fmt: skip
-    """Survival (share of episodes without a fall, Wilson 95 %) and mean time up of each arm."""
+             push_mps: tuple[float, float] | None = None) -> dict[str, Any]:  # fmt: skip
+    """Survival (share of episodes without a fall, Wilson 95 %) and mean time up of each arm, under the export's
+    balance protocol with ``duration_s`` episodes and ``push_mps`` (None: the protocol's)."""
     from realgap.envs.deploy import DeployRuntime, ZeroPolicy
     from realgap.envs.deploy.episode import run_episode, schedules
     from realgap.envs.deploy.mujoco_robot import MujocoRobot
@@ -31,17 +32,18 @@ def evaluate(policy_dir: str | Path, episodes: int = 32, duration_s: float = 20.
     from realgap.envs.srbd.controller import SRBDController
 
     meta, policy = load_policy(policy_dir)
-    plan = schedules(episodes, duration_s, push_mps, (3.0, 5.0), seed)
+    protocol = meta.balance_protocol.with_changes(episode_s=duration_s, push_mps=push_mps)
+    plan = schedules(episodes, protocol, seed)
     robot = MujocoRobot.for_policy(meta)
     arms = {
         "policy": DeployRuntime(meta, robot, policy, seed=seed),
         "zero_action": DeployRuntime(meta, robot, ZeroPolicy(meta.action_dim), seed=seed),
         "srbd_controller": SRBDController(DeployRuntime(meta, robot, None, seed=seed), robot),
     }
-    out: dict[str, Any] = {"episodes": episodes, "duration_s": duration_s, "push_mps": list(push_mps), "seed": seed,
-                           "arms": {}}  # fmt: skip
+    out: dict[str, Any] = {"episodes": episodes, "duration_s": duration_s, "push_mps": list(protocol.push_mps),
+                           "seed": seed, "arms": {}}  # fmt: skip
     for name, runner in arms.items():
-        results = [run_episode(runner, robot, s, duration_s, 0.45, 1.0) for s in plan]
+        results = [run_episode(runner, robot, s, protocol) for s in plan]
         up = sum(not r.fell for r in results)
         lo, hi = wilson_interval(up, episodes)
         out["arms"][name] = {"survival": up / episodes, "survival_ci95": [lo, hi],
@@ -80,12 +82,13 @@ def single_push(policy_dir: str | Path, values: tuple[float, ...], episodes: int
     headings = np.random.default_rng(seed).uniform(0.0, 2.0 * math.pi, episodes)
     robot = MujocoRobot.for_policy(meta)
     controller = SRBDController(DeployRuntime(meta, robot, None, seed=seed), robot)
+    protocol = meta.balance_protocol.with_changes(episode_s=duration_s)
     rows = []
     for v in values:
         up = 0
         for h in headings:
             push = Push(push_at_s, (v * math.cos(h), v * math.sin(h)))
-            up += not run_episode(controller, robot, [push], duration_s, 0.45, 1.0).fell
+            up += not run_episode(controller, robot, [push], protocol).fell
         rows.append({"push_mps": v, "survived": up, "episodes": episodes, "survival": up / episodes,
                      "ci95": list(wilson_interval(up, episodes))})  # fmt: skip
     held = [r["push_mps"] for r in rows if r["survival"] >= 0.5]

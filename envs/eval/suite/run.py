@@ -87,6 +87,7 @@ def _robot_episodes(
     from realgap.envs.deploy.episode import run_episode, schedules
     from realgap.envs.deploy.runtime import DeployRuntime
     from realgap.envs.eval.suite.plant import balance_robot, grasp_robot
+    from realgap.envs.format.protocol import BalanceProtocol
 
     if suite.task == "grasp":
         robot, scene_robot, objects = grasp_robot(meta, suite, draw, family.values)
@@ -95,10 +96,12 @@ def _robot_episodes(
     ep = suite.episode
     robot = balance_robot(meta, suite, draw)
     runtime = DeployRuntime(run_meta, robot, policy, seed=draw.episode_seed)
-    plan = schedules(episodes, ep["duration_s"], ep["push_mps"], ep["push_interval_s"], draw.episode_seed)
+    protocol = BalanceProtocol(
+        ep["push_mps"], ep["push_interval_s"], ep["fall_height_m"], ep["fall_tilt_rad"], ep["duration_s"]
+    )
     out = []
-    for e, pushes in enumerate(plan):
-        r = run_episode(runtime, robot, pushes, ep["duration_s"], ep["fall_height_m"], ep["fall_tilt_rad"])
+    for e, pushes in enumerate(schedules(episodes, protocol, draw.episode_seed)):
+        r = run_episode(runtime, robot, pushes, protocol)
         out.append(Outcome(family.name, draw.index, e, not r.fell, r.time_up_s, "fall" if r.fell else "time_out"))
     return out
 

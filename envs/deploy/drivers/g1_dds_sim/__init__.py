@@ -11,9 +11,10 @@ and ``rt/lowstate`` is published: motor q/dq/tau_est, IMU quaternion/rpy/gyro/ac
 the first command arrives the robot is held in the export's start pose (physics paused, state still published), so a
 controller can connect. Pushes (the balance task's: a horizontal velocity change of random heading) follow the
 seeded schedule of :func:`realgap.envs.deploy.episode.schedules` from ``--settle_s`` after the first command (the
-driver's soft start), so a DDS episode and an in-process episode with the same seed meet the same pushes. A fall
-(root below 0.45 m or tilted beyond 1 rad: the balance task's) is reported as ``fell_at_s``, simulated time since the
-first command. Paced against the wall clock by absolute deadlines.
+driver's soft start), so a DDS episode and an in-process episode with the same seed meet the same pushes; the range
+and interval are the export's balance protocol with ``--push_mps`` / ``--push_interval_s`` (no pushes unless
+``--push_mps`` is given). A fall (the protocol's rule: :meth:`~realgap.envs.format.protocol.BalanceProtocol.fell`) is
+reported as ``fell_at_s``, simulated time since the first command. Paced against the wall clock by absolute deadlines.
 
 ``--hidden_seed N [--hidden_drives default|worn]`` simulates the hidden robot of ``--robot hidden`` instead
 (:class:`~realgap.envs.deploy.hidden_robot.HiddenRobot`, the same truth for a seed and its own drive law: delay,
@@ -78,16 +79,6 @@ MODE_PR = 0  # LowCmd_.mode_pr: 0 = ankle pitch/roll joints; 1 = AB (parallel mo
 MODE_MACHINE = 5  # the value a G1 29-DoF reports; the driver must echo whatever it reads
 
 
-def _finite_pair(text: str, name: str) -> tuple[float, float]:
-    try:
-        lo, hi = (float(p) for p in text.split(","))
-    except ValueError:
-        raise ValueError(f"--{name} takes LO,HI, got {text!r}") from None
-    if not (np.isfinite([lo, hi]).all() and 0 <= lo <= hi):
-        raise ValueError(f"--{name} needs finite 0 <= LO <= HI, got {text!r}")
-    return lo, hi
-
-
 def run(args: argparse.Namespace, make_hidden: Callable | None = None) -> dict:
     """Run the simulator until ``--duration_s`` of simulated time after the first command (or forever).
 
@@ -101,6 +92,7 @@ def run(args: argparse.Namespace, make_hidden: Callable | None = None) -> dict:
     from unitree_sdk2py.utils.crc import CRC
 
     from realgap.envs.deploy.episode import schedules
+    from realgap.envs.deploy.flags import protocol_from_flags
     from realgap.envs.deploy.mujoco_robot import MujocoRobot
     from realgap.envs.format import load_policy
 
@@ -120,11 +112,12 @@ def run(args: argparse.Namespace, make_hidden: Callable | None = None) -> dict:
     for g in meta.actuator_groups:
         for j, n in enumerate(g.joint_names):
             peak[index[n]] = g.peak_torque[j]
-    push_mps, interval = _finite_pair(args.push_mps, "push_mps"), _finite_pair(args.push_interval_s, "push_interval_s")
     horizon = args.duration_s if args.duration_s > 0 else 3600.0
-    if hidden and push_mps[1] > 0:
+    # the simulator pushes only when asked: its base protocol is the export's without pushes
+    protocol = protocol_from_flags(args, meta.balance_protocol.with_changes(push_mps=(0.0, 0.0)), horizon)
+    if hidden and protocol.pushes:
         raise ValueError("--hidden_seed welds the base (identification): pushes need --push_mps 0,0")
-    pushes = list(schedules(1, horizon, push_mps, interval, args.seed)[0]) if push_mps[1] > 0 else []
+    pushes = list(schedules(1, protocol, args.seed)[0])
     crc, state_crc = CRC(), LowStateCrc()
     latest: dict = {}
     counts = {
@@ -231,7 +224,7 @@ def run(args: argparse.Namespace, make_hidden: Callable | None = None) -> dict:
                     robot.send_torques(tau)
                     robot.step()
                 t_run += dt
-                if fell_at is None and (robot.tilt() > 1.0 or robot.root_height() < 0.45):
+                if fell_at is None and protocol.fell(robot.root_height(), robot.tilt()):
                     fell_at = t_run
                     print(
                         f"[g1_dds_sim] fall at {t_run:.3f} s: root height {robot.root_height():.3f} m, tilt "

@@ -11,6 +11,7 @@ import numpy as np
 
 from realgap.envs.deploy.drivers import g1_dds_sim
 from realgap.envs.deploy.drivers.g1_dds_sim import run
+from realgap.envs.deploy.flags import add_protocol_flags
 from realgap.envs.format.metadata import PolicyMetadata
 
 
@@ -20,8 +21,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--policy", required=True, help="export folder: its MJCF, drives and start pose are simulated")
     p.add_argument("--domain", type=int, default=1, help="DDS domain id (default 1; a real G1 uses 0)")
     p.add_argument("--interface", default="lo", help="network interface (default lo: loopback)")
-    p.add_argument("--push_mps", default="0,0", help="push magnitude range LO,HI, m/s (default 0,0: none)")
-    p.add_argument("--push_interval_s", default="3,5", help="time between pushes LO,HI, s")
+    add_protocol_flags(p, fall=False)  # default here: no pushes (the simulator pushes only when asked)
     p.add_argument(
         "--settle_s",
         type=float,
