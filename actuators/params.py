@@ -8,7 +8,7 @@ dataclass is frozen: swap a field with ``dataclasses.replace`` or write rows of 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any, Literal
 
@@ -16,6 +16,10 @@ import numpy as np
 
 from realgap.actuators._xp import Array, as_like, is_torch
 from realgap.actuators.spec import ActuatorSpec
+
+NONE_IS_INF = ("no_load_speed", "velocity_limit", "position_filter_hz", "torque_filter_hz", "transmission_stiffness")
+"""Fields where ``None`` (the spec or export has none: no stall line, no limit, no filter, a rigid transmission) is
+``inf``."""
 
 
 @dataclass(frozen=True)
@@ -101,26 +105,54 @@ class JointParams:
             "kp": [s.kp for s in specs],
             "kd": [s.kd for s in specs],
             "peak_torque": [s.peak_torque for s in specs],
-            "no_load_speed": [math.inf if s.no_load_speed is None else s.no_load_speed for s in specs],
+            "no_load_speed": [s.no_load_speed for s in specs],
             "coulomb_friction": [s.coulomb_friction for s in specs],
             "viscous_friction": [s.viscous_friction for s in specs],
             "friction_velocity_scale": [s.friction_velocity_scale for s in specs],
             "velocity_limit": [s.velocity_limit if s.enforce_velocity_limit else math.inf for s in specs],
-            "position_filter_hz": [_or_inf(s.position_filter_hz) for s in specs],
-            "torque_filter_hz": [_or_inf(s.torque_filter_hz) for s in specs],
-            "transmission_stiffness": [_or_inf(s.transmission_stiffness) for s in specs],
+            "position_filter_hz": [s.position_filter_hz for s in specs],
+            "torque_filter_hz": [s.torque_filter_hz for s in specs],
+            "transmission_stiffness": [s.transmission_stiffness for s in specs],
             "transmission_damping": [s.transmission_damping for s in specs],
             "backlash": [s.backlash for s in specs],
             "motor_inertia": [s.transmission_motor_inertia for s in specs],
         }
+        return cls.from_columns(columns, backend=backend, device=device, dtype=dtype)
+
+    @classmethod
+    def from_columns(
+        cls,
+        columns: Mapping[str, Sequence[float | None]],
+        *,
+        backend: Literal["numpy", "torch"] = "numpy",
+        device: Any = None,
+        dtype: Any = None,
+    ) -> JointParams:
+        """The one constructor: per-joint columns (one value per joint, field name → values) as ``(J,)`` arrays.
+
+        :meth:`from_specs` (training: datasheet specs) and the export's actuator groups
+        (:meth:`realgap.envs.format.groups.ActuatorGroup.joint_params`: the exported numbers) both build through it, so
+        the chain a robot runs gets its gains and limits by the same rule as the chain training ran.
+
+        Args:
+            columns: Values per field of this class, units as in its attributes; ``None`` in a field of
+                :data:`NONE_IS_INF` means "none" (``inf``). A stage field left out stays ``None`` (stage off).
+            backend: ``"numpy"`` (float64 by default) or ``"torch"`` (float32 by default; torch is imported here,
+                only when asked for).
+            device: Torch device.
+            dtype: Array dtype override.
+        """
+        if backend not in ("numpy", "torch"):
+            raise ValueError(f"backend must be 'numpy' or 'torch', got {backend!r}")
+        if unknown := sorted(set(columns) - {f.name for f in fields(cls)}):
+            raise ValueError(f"JointParams has no field {unknown}")
+        rows = {k: [math.inf if v is None and k in NONE_IS_INF else v for v in vs] for k, vs in columns.items()}
         if backend == "torch":
             import torch
 
             dt = dtype or torch.get_default_dtype()
-            return cls(**{k: torch.tensor(v, dtype=dt, device=device) for k, v in columns.items()})
-        if backend != "numpy":
-            raise ValueError(f"backend must be 'numpy' or 'torch', got {backend!r}")
-        return cls(**{k: np.asarray(v, dtype=dtype or np.float64) for k, v in columns.items()})
+            return cls(**{k: torch.tensor(v, dtype=dt, device=device) for k, v in rows.items()})
+        return cls(**{k: np.asarray(v, dtype=dtype or np.float64) for k, v in rows.items()})
 
     def expand(self, num_envs: int) -> JointParams:
         """Per-env copies ``(E, J)`` of every field, ready for per-env randomization (rows written in place)."""
@@ -142,7 +174,3 @@ class JointParams:
         """Whether any joint (or env) sets ``field`` to something other than its neutral (stage-off) value."""
         a = getattr(self, field)
         return a is not None and bool((a != neutral).any())
-
-
-def _or_inf(value: float | None) -> float:
-    return math.inf if value is None else value

@@ -8,18 +8,15 @@ The runtime rebuilds the training :class:`~realgap.actuators.chain.ActuatorChain
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-
-import numpy as np
 
 from realgap.actuators.chain import ChainStages, check_stage_params
 from realgap.actuators.delay import latency_range_to_steps
 from realgap.actuators.params import JointParams
 from realgap.actuators.spec import ActuatorSpec, check_physics_step
-from realgap.envs.format.schema import DELAY_SCOPE, FRICTION_EQUATIONS, MetadataError, bound, floats, plain
+from realgap.envs.format.schema import DELAY_SCOPE, FRICTION_EQUATIONS, MetadataError, floats, plain
 from realgap.envs.format.stages import GroupStages
 
 _GROUP_ARRAYS = ("kp", "kd", "peak_torque", "continuous_torque", "velocity_limit", "armature", "coulomb_friction",
@@ -122,16 +119,31 @@ class ActuatorGroup:
         return ChainStages() if self.stages is None else self.stages.trained()
 
     def joint_params(self) -> JointParams:
-        """The chain's per-joint parameters, numpy float64 ``(J,)`` (``no_load_speed`` ``None`` → ``inf``; the stage
-        fields ``None`` without :attr:`stages`, as before the stages existed)."""
+        """The chain's per-joint parameters, numpy float64 ``(J,)``, through the one constructor
+        :meth:`JointParams.from_columns <realgap.actuators.params.JointParams.from_columns>` (``no_load_speed`` ``None``
+        → ``inf``; the stage fields ``None`` without :attr:`stages`, as before the stages existed)."""
         scale = self.friction_velocity_scale or (1.0,) * len(self.joint_names)  # unused unless the chain applies it
-        extra = {} if self.stages is None else self.stages.columns(self.velocity_limit)
-        return JointParams(
-            kp=np.array(self.kp), kd=np.array(self.kd), peak_torque=np.array(self.peak_torque),
-            no_load_speed=np.array([bound(v, math.inf) for v in self.no_load_speed]),
-            coulomb_friction=np.array(self.coulomb_friction), viscous_friction=np.array(self.viscous_friction),
-            friction_velocity_scale=np.array(scale, dtype=np.float64), **extra,
-        )  # fmt: skip
+        columns = {key: getattr(self, key) for key in ("kp", "kd", "peak_torque", "no_load_speed")}
+        columns |= {"coulomb_friction": self.coulomb_friction, "viscous_friction": self.viscous_friction}
+        columns["friction_velocity_scale"] = scale
+        return JointParams.from_columns(
+            columns | ({} if self.stages is None else self.stages.columns(self.velocity_limit))
+        )
+
+    def gain_conflicts(self) -> list[str]:
+        """Joints whose datasheet spec (``datasheet.specs[...].gains``, written by exports before kp was written once)
+        gives other PD gains than the group's ``kp``/``kd``: each named with both values. Empty when they agree or the
+        file carries the gains once."""
+        out = []
+        for j, (joint, spec) in enumerate(zip(self.joint_names, _joint_specs(self.datasheet), strict=False)):
+            gains = spec.get("gains") or {}
+            for key in ("kp", "kd") if "kp" in gains else ():
+                if float(gains[key]) != getattr(self, key)[j]:
+                    out.append(
+                        f"actuators.groups[{self.name}].{key} of {joint} is {getattr(self, key)[j]!r} but its "
+                        f"datasheet spec gives {float(gains[key])!r}"
+                    )
+        return out
 
     def check_stages(self, physics_dt: float) -> None:
         """Refuse stages the training physics step cannot realize, with the chain's own checks
@@ -170,16 +182,70 @@ class ActuatorGroup:
             "command_delay": {"range_s": self.command_delay_s,
                               "range_physics_steps": self.delay_steps(physics_dt), "scope": DELAY_SCOPE,
                               "robot_value_s": 0.0},
-            "datasheet": self.datasheet,
+            "datasheet": _without_pd_gains(self.datasheet),
         } | ({} if self.stages is None else {"stages": self.stages.to_dict()}))  # fmt: skip
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ActuatorGroup:
+        """Read :meth:`to_dict`'s form, and an older file's that wrote kp/kd twice (per group and in each datasheet
+        spec's ``gains``): the group's arrays win where present, else the specs' gains are used; where both are
+        written, :meth:`gain_conflicts` names any difference (the verifying loader refuses it).
+
+        Raises:
+            MetadataError: Neither the group nor the datasheet gives a joint's ``kp``/``kd``.
+        """
         f, delay = d["friction"], d["command_delay"]
-        keys = ("kp", "kd", "peak_torque", "no_load_speed", "continuous_torque", "velocity_limit", "armature")
-        return cls(name=d["name"], joint_names=tuple(d["joint_names"]), **{k: tuple(d[k]) for k in keys},
-                   coulomb_friction=tuple(f["coulomb"]), viscous_friction=tuple(f["viscous"]),
-                   friction_velocity_scale=None if f["velocity_scale"] is None else tuple(f["velocity_scale"]),
-                   friction_applied_by=f["applied_by"], command_delay_s=tuple(delay["range_s"]),
-                   datasheet=d.get("datasheet"),
-                   stages=None if d.get("stages") is None else GroupStages.from_dict(d["stages"]))  # fmt: skip
+        keys = ("peak_torque", "no_load_speed", "continuous_torque", "velocity_limit", "armature")
+        gains = {k: tuple(d[k]) if k in d else _gains_from_datasheet(d, k) for k in ("kp", "kd")}
+        return cls(
+            name=d["name"],
+            joint_names=tuple(d["joint_names"]),
+            **gains,
+            **{k: tuple(d[k]) for k in keys},
+            coulomb_friction=tuple(f["coulomb"]),
+            viscous_friction=tuple(f["viscous"]),
+            friction_velocity_scale=None if f["velocity_scale"] is None else tuple(f["velocity_scale"]),
+            friction_applied_by=f["applied_by"],
+            command_delay_s=tuple(delay["range_s"]),
+            datasheet=_with_pd_gains(d.get("datasheet"), d["joint_names"], gains),
+            stages=None if d.get("stages") is None else GroupStages.from_dict(d["stages"]),
+        )
+
+
+def _joint_specs(datasheet: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
+    """Each joint's datasheet spec dict (empty without a datasheet)."""
+    if not datasheet:
+        return []
+    return [datasheet["specs"][name] for name in datasheet["joint_specs"]]
+
+
+def _without_pd_gains(datasheet: Mapping[str, Any] | None) -> Any:
+    """The datasheet as written: PD gains (``{"kp", "kd"}``) left out of each spec, because the group's per-joint
+    ``kp``/``kd`` carry them (kp once); bandwidth gains (natural frequency, damping ratio) are kept."""
+    if not datasheet:
+        return datasheet
+    specs = {n: {k: v for k, v in s.items() if not (k == "gains" and "kp" in v)} for n, s in datasheet["specs"].items()}
+    return {**datasheet, "specs": specs}
+
+
+def _with_pd_gains(datasheet: Mapping[str, Any] | None, joints: Sequence[str], gains: Mapping[str, tuple]) -> Any:
+    """The datasheet in memory: a spec written without gains gets its joints' ``kp``/``kd`` back (the first joint that
+    uses it), so :meth:`ActuatorSpec.from_dict <realgap.actuators.spec.ActuatorSpec.from_dict>` reads it as before."""
+    if not datasheet:
+        return datasheet
+    specs = {n: dict(s) for n, s in datasheet["specs"].items()}
+    for j, name in enumerate(datasheet["joint_specs"][: len(joints)]):
+        if "gains" not in specs[name]:
+            specs[name]["gains"] = {"kp": gains["kp"][j], "kd": gains["kd"][j]}
+    return {**datasheet, "specs": specs}
+
+
+def _gains_from_datasheet(d: Mapping[str, Any], key: str) -> tuple[float, ...]:
+    """``kp`` or ``kd`` per joint from the datasheet specs' PD gains, for a group written without its own arrays."""
+    specs = _joint_specs(d.get("datasheet"))
+    if len(specs) != len(d["joint_names"]) or any("kp" not in (s.get("gains") or {}) for s in specs):
+        raise MetadataError(
+            f"actuators.groups '{d['name']}' gives no {key}: neither the group's '{key}' array nor "
+            "PD gains in every joint's datasheet spec"
+        )
+    return tuple(float(s["gains"][key]) for s in specs)

@@ -28,7 +28,7 @@ import numpy as np
 
 from realgap.actuators.chain import ChainStages
 from realgap.actuators.spec import ActuatorSpec
-from realgap.envs.format.schema import MetadataError, bound, floats, plain
+from realgap.envs.format.schema import MetadataError, floats, plain
 
 STAGE_RULES: dict[str, str] = {
     "rule": "physical effects of the drive (current loop, speed cut-off, compliant transmission and backlash) are "
@@ -116,16 +116,13 @@ class GroupStages:
             transmission=any(v is not None for v in self.transmission_stiffness),
         )
 
-    def columns(self, velocity_limit: Sequence[float]) -> dict[str, np.ndarray]:
-        """The stage fields of :class:`~realgap.actuators.params.JointParams`, numpy float64 ``(J,)``: ``null`` →
-        ``inf``; the speed limit ``inf`` where the cut-off is off (as :meth:`JointParams.from_specs` builds them)."""
+    def columns(self, velocity_limit: Sequence[float]) -> dict[str, list[float | None]]:
+        """The stage columns of :meth:`JointParams.from_columns <realgap.actuators.params.JointParams.from_columns>`
+        (one value per joint, ``None``: none): the speed limit ``inf`` where the cut-off is off (as
+        :meth:`JointParams.from_specs` builds them)."""
         cut = [v if on else math.inf for v, on in zip(velocity_limit, self.velocity_cutoff, strict=True)]
-        out = {"velocity_limit": np.array(cut, dtype=np.float64)}
-        for name in ("position_filter_hz", "torque_filter_hz", "transmission_stiffness"):
-            out[name] = np.array([bound(v, math.inf) for v in getattr(self, name)], dtype=np.float64)
-        for name in ("transmission_damping", "backlash", "motor_inertia"):
-            out[name] = np.array(getattr(self, name), dtype=np.float64)
-        return out
+        names = ("position_filter_hz", "torque_filter_hz", "transmission_stiffness", "transmission_damping", "backlash")
+        return {"velocity_limit": cut} | {n: list(getattr(self, n)) for n in (*names, "motor_inertia")}
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (``applied_by``: :data:`STAGE_RULES`)."""

@@ -6,8 +6,9 @@ An export folder is accepted only when (1) ``policy.json`` parses and equals the
 embedded metadata and the ONNX graph (nodes and weights), (3) ``SHA256SUMS``, where present, matches both files,
 (4) the metadata follows the schema and (5) its physical quantities make sense (gains > 0, ordered limits, positive
 torques, recorded contact parameters the engine accepts at the recorded step; rates are checked by
-:class:`~realgap.envs.rates.RateSpec`). Each refusal names what differs, so an edited,
-truncated or mismatched export never moves a robot or counts as evaluated.
+:class:`~realgap.envs.rates.RateSpec`) and (6) an older export's PD gains, written twice (per group and in its
+datasheet specs), agree. Each refusal names what differs, so an edited, truncated or mismatched export never moves a
+robot or counts as evaluated.
 """
 
 from __future__ import annotations
@@ -122,6 +123,12 @@ def load_verified(path: str | Path) -> tuple[PolicyMetadata, Path]:
     problems = physical_problems(meta)
     if problems:
         raise ExportIntegrityError(f"{json_path}: physically impossible values:\n  - " + "\n  - ".join(problems))
+    # an export before kp was written once carries the gains twice (the group's arrays, each datasheet spec's gains)
+    if conflicts := [c for g in meta.actuator_groups for c in g.gain_conflicts()]:
+        raise ExportIntegrityError(
+            f"{json_path}: PD gains written twice with different values (the group's kp/kd vs its datasheet specs; "
+            "a robot would not know which to use):\n  - " + "\n  - ".join(conflicts)
+        )
     return meta, onnx_path
 
 
