@@ -1,5 +1,10 @@
 """The exported policy format ``realgap.policy/2``: what an export is, independent of who writes or runs it.
 
+One quaternion convention across realgap: **(w, x, y, z)**, w first, unit norm (the export, the deploy runtime,
+MuJoCo, the SRBD law). Engines with another order are converted at their boundary by name: Isaac Lab 3.0 and pinocchio
+store ``(x, y, z, w)`` (:func:`~realgap.envs.srbd.dynamics.wxyz_from_xyzw` and its inverse ``xyzw_from_wxyz``); an
+export field in another order says so in its description (the grasp task's ``object_quat_b`` observation).
+
     from realgap.envs.format import load_policy
     meta, policy = load_policy("configs/policies/balance_g1")   # verified: files agree, digest matches, physics sane
 

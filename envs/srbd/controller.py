@@ -4,7 +4,8 @@ chain like a policy.
 Every control period (5 ms) the law gets the simulator's state (a perfect state estimate, which a robot does not
 have: stated wherever its figures are) and its PD targets ``q* = q_nom + τ_j / kp`` go into the runtime's targets,
 so the export's own PD (its gains, delay, torque–speed envelope) produces ``kp (q_nom − q) − kd q̇ + τ_j``. This
-module only reads MuJoCo's state (quaternion wxyz, angular velocity in the body frame) into the law's convention.
+module only reads MuJoCo's state (quaternion (w, x, y, z), realgap's order too; angular velocity in the body frame) into
+the law's convention.
 """
 
 from __future__ import annotations
@@ -51,13 +52,12 @@ class SRBDController:
 
     def state(self) -> tuple[np.ndarray, np.ndarray]:
         """The law's ``q``, ``v`` (:meth:`~realgap.envs.srbd.law.BalanceLaw.pin_state`) of MuJoCo's state: the free
-        joint's quaternion is wxyz, its linear velocity in the world, its angular velocity in the body frame."""
+        joint's quaternion is (w, x, y, z) like the law's, its linear velocity in the world, its angular velocity in the
+        body frame."""
         d = self.robot.data
-        w, x, y, z = d.qpos[3:7]
         rot = d.xmat[1].reshape(3, 3)
         joints = self.robot.read_joints()
-        return self.law.pin_state(d.qpos[:3], np.array([x, y, z, w]), d.qvel[:3], rot @ d.qvel[3:6], joints.pos,
-                                  joints.vel)  # fmt: skip
+        return self.law.pin_state(d.qpos[:3], d.qpos[3:7], d.qvel[:3], rot @ d.qvel[3:6], joints.pos, joints.vel)
 
     def joint_torques(self) -> np.ndarray:
         """The law's joint torques ``(J,)`` at the current state, the export's joint order, N·m."""

@@ -32,6 +32,34 @@ class BodyState:
     L: np.ndarray
 
 
+def xyzw_from_wxyz(quat_wxyz: np.ndarray) -> np.ndarray:
+    """A realgap quaternion ``(w, x, y, z)`` in pinocchio's (and Isaac Lab 3.0's) order ``(x, y, z, w)``.
+
+    realgap's convention is w-first (docs/policy_format.md, :mod:`realgap.envs.format`); the SRBD law converts only
+    where it writes pinocchio's configuration. Shape: ``(..., 4)``.
+    """
+    return np.asarray(quat_wxyz, dtype=float)[..., [1, 2, 3, 0]]
+
+
+def wxyz_from_xyzw(quat_xyzw: np.ndarray) -> np.ndarray:
+    """A ``(x, y, z, w)`` quaternion (pinocchio's, Isaac Lab 3.0's) in realgap's order ``(w, x, y, z)``.
+    Shape: ``(..., 4)``."""
+    return np.asarray(quat_xyzw, dtype=float)[..., [3, 0, 1, 2]]
+
+
+def quat_to_matrix(quat_wxyz: np.ndarray) -> np.ndarray:
+    """Rotation matrix (world ← body) of a quaternion ``(w, x, y, z)``, normalized first. Shape: ``(3, 3)``."""
+    xyzw = xyzw_from_wxyz(quat_wxyz)
+    x, y, z, w = xyzw / np.linalg.norm(xyzw)
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+        ]
+    )
+
+
 def skew(w: np.ndarray) -> np.ndarray:
     """``[w]×``, the matrix of ``x ↦ w × x``. Shape: ``(3, 3)``."""
     x, y, z = np.asarray(w, dtype=float)

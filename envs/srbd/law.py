@@ -16,7 +16,9 @@ Every call, at the state ``(q, v)`` (pinocchio's free-flyer convention, :func:`p
 
 The engines (MuJoCo: :mod:`realgap.envs.srbd.controller`; Isaac Lab: :mod:`realgap.envs.eval.srbd.lab`) only read
 their state into :func:`pin_state` and write :meth:`BalanceLaw.targets` into their own action path. The state is the
-simulator's: a perfect state estimate, which a robot does not have.
+simulator's: a perfect state estimate, which a robot does not have. Quaternions are realgap's (w, x, y, z)
+(:mod:`realgap.envs.format`); pinocchio's (x, y, z, w) lives only inside its configuration ``q`` (:func:`pin_rotation`,
+:meth:`BalanceLaw.pin_state`).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from realgap.envs.robots.g1 import G1_CROUCH_JOINT_POS, G1_CROUCH_ROOT_HEIGHT, G1_FOOT_BODIES, G1_SOLE_POINTS_B
-from realgap.envs.srbd.dynamics import GRAVITY_W, skew, so3_exp
+from realgap.envs.srbd.dynamics import GRAVITY_W, quat_to_matrix, skew, so3_exp, wxyz_from_xyzw, xyzw_from_wxyz
 
 CONTACT_HEIGHT_M = 0.012
 """A sole sphere whose centre is below this height counts as touching the ground, m (sphere radius 5 mm)."""
@@ -73,14 +75,10 @@ def log_so3(r: np.ndarray) -> np.ndarray:
     return 0.5 * v if theta < 1e-6 else theta / (2.0 * np.sin(theta)) * v
 
 
-def quat_xyzw_to_matrix(quat: np.ndarray) -> np.ndarray:
-    """Rotation matrix (world ← body) of a unit quaternion ``(x, y, z, w)``."""
-    x, y, z, w = np.asarray(quat, dtype=float) / np.linalg.norm(quat)
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-    ])  # fmt: skip
+def pin_rotation(q: np.ndarray) -> np.ndarray:
+    """The base rotation (world ← body) of pinocchio's free-flyer configuration ``q``, whose ``q[3:7]`` is pinocchio's
+    ``(x, y, z, w)``: the one place the law reads that order."""
+    return quat_to_matrix(wxyz_from_xyzw(q[3:7]))
 
 
 @dataclass(frozen=True)
@@ -147,16 +145,24 @@ class BalanceLaw:
         """A pinocchio ``Data`` for this model (one per simulated robot: it holds that robot's kinematics)."""
         return self.model.createData()
 
-    def pin_state(self, base_pos_w: np.ndarray, base_quat_xyzw: np.ndarray, base_lin_vel_w: np.ndarray,
-                  base_ang_vel_w: np.ndarray, joint_pos: np.ndarray,
-                  joint_vel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-        """pinocchio's ``q`` (nq,) and ``v`` (nv,) of a floating-base state: base position (m) and orientation in the
-        world, the base origin's linear (m/s) and angular (rad/s) velocity in the world, joint positions (rad) and
-        velocities (rad/s) in the law's joint order. pinocchio wants both base velocities in the base frame."""
+    def pin_state(
+        self,
+        base_pos_w: np.ndarray,
+        base_quat_wxyz: np.ndarray,
+        base_lin_vel_w: np.ndarray,
+        base_ang_vel_w: np.ndarray,
+        joint_pos: np.ndarray,
+        joint_vel: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """pinocchio's ``q`` (nq,) and ``v`` (nv,) of a floating-base state: base position (m) and orientation
+        (realgap's ``(w, x, y, z)``) in the world, the base origin's linear (m/s) and angular (rad/s) velocity in the
+        world, joint positions (rad) and velocities (rad/s) in the law's joint order. pinocchio wants both base
+        velocities in the base frame and its quaternion as ``(x, y, z, w)`` (:func:`xyzw_from_wxyz`, here only)."""
         q = np.zeros(self.model.nq)
         v = np.zeros(self.model.nv)
-        rot = quat_xyzw_to_matrix(base_quat_xyzw)
-        q[:3], q[3:7] = base_pos_w, np.asarray(base_quat_xyzw, dtype=float) / np.linalg.norm(base_quat_xyzw)
+        rot = quat_to_matrix(base_quat_wxyz)
+        xyzw = xyzw_from_wxyz(base_quat_wxyz)
+        q[:3], q[3:7] = base_pos_w, xyzw / np.linalg.norm(xyzw)
         v[:3], v[3:6] = rot.T @ np.asarray(base_lin_vel_w), rot.T @ np.asarray(base_ang_vel_w)
         q[self.qidx], v[self.vidx] = joint_pos, joint_vel
         return q, v
@@ -169,7 +175,7 @@ class BalanceLaw:
         # over the centre of both soles as they stand at reset (fixed: a target that followed the points still on the
         # ground would walk the CoM off the toes as the heels lift)
         centre = np.array([data.oMf[f].translation[:2] for f in self.frames]).mean(axis=0)
-        rot = quat_xyzw_to_matrix(q[3:7])
+        rot = pin_rotation(q)
         return Reference(q[self.qidx].copy(), com, centre, float(np.arctan2(rot[1, 0], rot[0, 0])))
 
     def ramp(self, t: float) -> float:
@@ -196,7 +202,7 @@ class BalanceLaw:
         target[2] = (1 - s) * ref.com_start[2] + s * self.crouch_com_z
         g = self.gains
         force = mass * (g["kp_com"] * (target - com) - g["kd_com"] * vcom) - mass * GRAVITY_W
-        rot = quat_xyzw_to_matrix(q[3:7])
+        rot = pin_rotation(q)
         rot_des = so3_exp(np.array([0.0, 0.0, ref.yaw0]))
         omega = rot @ v[3:6]
         torque = inertia @ (g["kp_rot"] * log_so3(rot_des @ rot.T) - g["kd_rot"] * omega)

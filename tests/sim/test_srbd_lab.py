@@ -37,16 +37,16 @@ def _mujoco_at(state: dict[str, np.ndarray]):
     from realgap.envs.deploy.mujoco_robot import MujocoRobot
     from realgap.envs.format import load_policy
     from realgap.envs.srbd.controller import SRBDController
-    from realgap.envs.srbd.law import quat_xyzw_to_matrix
+    from realgap.envs.srbd.dynamics import quat_to_matrix, wxyz_from_xyzw
 
     meta, _ = load_policy(POLICY)
     robot = MujocoRobot.for_policy(meta)
     ctl = SRBDController(DeployRuntime(meta, robot, None, seed=0), robot)
     m, d = robot.model, robot.data
-    x, y, z, w = state["quat_xyzw"]
-    d.qpos[:7] = [*state["pos"], w, x, y, z]
+    quat_wxyz = wxyz_from_xyzw(state["quat_xyzw"])  # Isaac Lab's order to MuJoCo's (and realgap's)
+    d.qpos[:7] = [*state["pos"], *quat_wxyz]
     d.qvel[:3] = state["lin_w"]
-    d.qvel[3:6] = quat_xyzw_to_matrix(state["quat_xyzw"]).T @ state["ang_w"]  # MuJoCo: body-frame angular velocity
+    d.qvel[3:6] = quat_to_matrix(quat_wxyz).T @ state["ang_w"]  # MuJoCo: body-frame angular velocity
     for name, qj, vj in zip(state["names"], state["joint_pos"], state["joint_vel"], strict=True):
         d.qpos[m.joint(name).qposadr[0]], d.qvel[m.joint(name).dofadr[0]] = qj, vj
     mujoco.mj_forward(m, d)

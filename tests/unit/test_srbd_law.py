@@ -36,9 +36,9 @@ def test_law_joint_order_follows_the_names_it_is_given(law):
 
     names = list(reversed(G1.joint_names))
     other = BalanceLaw(G1.mjcf_path(), names)
-    q, v = law.pin_state(np.array([0, 0, 0.6]), np.array([0, 0, 0, 1.0]), np.zeros(3), np.zeros(3),
+    q, v = law.pin_state(np.array([0, 0, 0.6]), np.array([1.0, 0, 0, 0]), np.zeros(3), np.zeros(3),
                          np.arange(29) * 0.01, np.arange(29) * 0.1)  # fmt: skip
-    q2, v2 = other.pin_state(np.array([0, 0, 0.6]), np.array([0, 0, 0, 1.0]), np.zeros(3), np.zeros(3),
+    q2, v2 = other.pin_state(np.array([0, 0, 0.6]), np.array([1.0, 0, 0, 0]), np.zeros(3), np.zeros(3),
                              np.arange(29)[::-1] * 0.01, np.arange(29)[::-1] * 0.1)  # fmt: skip
     np.testing.assert_array_equal(q, q2)  # the same joint gets the same value whatever the order it came in
     np.testing.assert_array_equal(v, v2)
@@ -49,11 +49,11 @@ def test_law_joint_order_follows_the_names_it_is_given(law):
 
 
 def test_pin_state_puts_base_velocities_in_the_base_frame(law):
-    # base yawed +90°: quaternion (x, y, z, w) = (0, 0, sin 45°, cos 45°); base x axis = world y
+    # base yawed +90°: quaternion (w, x, y, z) = (cos 45°, 0, 0, sin 45°); base x axis = world y
     s = np.sqrt(0.5)
-    q, v = law.pin_state(np.array([1.0, 2.0, 0.6]), np.array([0.0, 0.0, s, s]), np.array([1.0, 0.0, 0.0]),
+    q, v = law.pin_state(np.array([1.0, 2.0, 0.6]), np.array([s, 0.0, 0.0, s]), np.array([1.0, 0.0, 0.0]),
                          np.array([0.0, 2.0, 0.0]), np.zeros(29), np.zeros(29))  # fmt: skip
-    np.testing.assert_allclose(q[:7], [1.0, 2.0, 0.6, 0.0, 0.0, s, s])
+    np.testing.assert_allclose(q[:7], [1.0, 2.0, 0.6, 0.0, 0.0, s, s])  # pinocchio's q stores (x, y, z, w)
     np.testing.assert_allclose(v[:3], [0.0, -1.0, 0.0], atol=1e-12)  # world +x is base -y
     np.testing.assert_allclose(v[3:6], [2.0, 0.0, 0.0], atol=1e-12)  # world +y is base +x
 
@@ -62,7 +62,7 @@ def test_law_in_the_crouch_at_rest_carries_the_weight_inside_the_friction_pyrami
     from realgap.envs.robots.g1 import G1_CROUCH_ROOT_HEIGHT
 
     root = np.array([0.0, 0.0, G1_CROUCH_ROOT_HEIGHT - 0.005])  # sole spheres (r 5 mm) touching: centres below 12 mm
-    q, v = law.pin_state(root, np.array([0, 0, 0, 1.0]), np.zeros(3), np.zeros(3), law.q_nom_end, np.zeros(29))
+    q, v = law.pin_state(root, np.array([1.0, 0, 0, 0]), np.zeros(3), np.zeros(3), law.q_nom_end, np.zeros(29))
     data = law.new_data()
     ref = law.reference(data, q)
     tau, forces = law.torques(data, q, v, 2.0, ref)  # after the ramp: hold the crouch

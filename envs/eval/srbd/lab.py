@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from realgap.envs.srbd.dynamics import wxyz_from_xyzw
 from realgap.envs.srbd.law import BalanceLaw, Reference, joint_index
 
 
@@ -129,10 +130,11 @@ class SRBDLabPolicy:
 
     def states(self) -> tuple[np.ndarray, np.ndarray]:
         """Every env's law state ``q`` ``(E, nq)``, ``v`` ``(E, nv)``: positions relative to the env's origin (the
-        ground is z = 0 there), quaternion xyzw (Isaac Lab's and pinocchio's order), velocities in the world."""
+        ground is z = 0 there), velocities in the world; Isaac Lab's (x, y, z, w) quaternion in realgap's (w, x, y, z)
+        (:func:`~realgap.envs.srbd.dynamics.wxyz_from_xyzw`, at this boundary)."""
         d = self.robot.data
         pos = (d.root_link_pos_w.torch - self.env.scene.env_origins).double().cpu().numpy()
-        quat = d.root_link_quat_w.torch.double().cpu().numpy()
+        quat = wxyz_from_xyzw(d.root_link_quat_w.torch.double().cpu().numpy())
         lin = d.root_link_lin_vel_w.torch.double().cpu().numpy()
         ang = d.root_link_ang_vel_w.torch.double().cpu().numpy()
         jp, jv = d.joint_pos.torch.double().cpu().numpy(), d.joint_vel.torch.double().cpu().numpy()
