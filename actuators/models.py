@@ -20,9 +20,14 @@ def pd_torque(
     kd: Array | float,
     tau_ff: Array | None = None,
 ) -> Array:
-    """Ideal PD torque with a velocity target and optional feed-forward.
+    """Ideal PD torque with a velocity target and optional feed-forward: realgap's one PD law.
 
     ``τ = kp·(q* − q) + kd·(q̇* − q̇) + τ_ff``
+
+    Every consumer computes its PD here: the training :class:`~realgap.actuators.chain.ActuatorChain` (and through it
+    the deploy runtime, the hidden robot and the SRBD controller, whose targets ``q* = q_nom + τ_j / kp`` it turns
+    into torque), the G1 DDS simulator's drives and the raw-MuJoCo benchmark. Saturation is the caller's next step
+    (the chain's envelope, or :func:`clip_box` on the simulator's peak torque), never folded in here.
 
     Args:
         q_target: Target position ``q*``, rad.
