@@ -137,6 +137,11 @@ CASES: dict[str, tuple[Callable[[Path], None], str]] = {
         _both(_kp(-300.0), reseal=True),
         r"kp of left_knee_joint is -300\.0, must be finite and > 0",
     ),
+    "kp and its datasheet spec differ, sealed": (  # an export from before kp was written once carries it twice
+        _both(_kp(250.0), reseal=True),
+        r"PD gains written twice with different values.*kp of left_knee_joint is 250\.0 but its datasheet spec gives "
+        r"300\.0",
+    ),
     "reversed limits, sealed": (
         _both(_reverse_limit, reseal=True),
         r"joints\.pos_limits of left_hip_pitch_joint: lower 2\.8798 is not below upper",
@@ -167,6 +172,24 @@ def test_shipped_exports_verify_and_record_relative_provenance(folder):
     assert absolute == [] and meta.training["checkpoint"].startswith("runs/")
     done = subprocess.run(["sha256sum", "-c", SUMS_FILE], cwd=folder, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def _drop_spec_gains(d: dict) -> None:
+    """The export as it is written now: kp/kd once, in the group (the datasheet specs' PD gains left out)."""
+    for group in d["actuators"]["groups"]:
+        for spec in group["datasheet"]["specs"].values():
+            if "kp" in spec["gains"]:
+                del spec["gains"]
+
+
+def test_an_export_with_kp_once_verifies_to_the_same_groups(tmp_path):
+    folder = tmp_path / "export"
+    shutil.copytree(SOURCE, folder)
+    before, _ = load_verified(folder)
+    _both(_drop_spec_gains, reseal=True)(folder)
+    after, _ = load_verified(folder)
+    assert after.actuator_groups == before.actuator_groups  # same gains, and the specs get theirs back in memory
+    assert after.to_dict()["actuators"] == json.loads((folder / "policy.json").read_text())["actuators"]
 
 
 def test_paths_are_made_relative_to_the_repository():
