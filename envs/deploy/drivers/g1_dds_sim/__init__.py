@@ -90,8 +90,8 @@ COUNTS = (
     "ab_commands_refused",
 )
 """The report's counters, in its order."""
-GRAVITY_W = np.array([0.0, 0.0, 9.81])
-"""What an accelerometer at rest reads, in the world, m/s²."""
+AT_REST_ACCEL_W = np.array([0.0, 0.0, 9.81])
+"""What an accelerometer at rest reads (the specific force: minus gravity), in the world, m/s²."""
 
 
 def run(args: argparse.Namespace, make_hidden: Callable | None = None) -> dict:
@@ -359,7 +359,7 @@ class _DdsSim:
             ]
         imu.gyroscope = [float(v) for v in self.plant.read_imu().ang_vel_b]
         v = d.qvel[0:3].copy() if self.plant.floating else np.zeros(3)
-        a_w = (v - self.v_prev) / self.dt + GRAVITY_W if self.t_run else GRAVITY_W.copy()
+        a_w = (v - self.v_prev) / self.dt + AT_REST_ACCEL_W if self.t_run else AT_REST_ACCEL_W.copy()
         self.v_prev = v
         rot = np.empty(9)
         mujoco.mju_quat2Mat(rot, quat)
