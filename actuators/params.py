@@ -146,13 +146,13 @@ class JointParams:
             raise ValueError(f"backend must be 'numpy' or 'torch', got {backend!r}")
         if unknown := sorted(set(columns) - {f.name for f in fields(cls)}):
             raise ValueError(f"JointParams has no field {unknown}")
-        rows = {k: [math.inf if v is None and k in NONE_IS_INF else v for v in vs] for k, vs in columns.items()}
+        values = {k: [math.inf if v is None and k in NONE_IS_INF else v for v in vs] for k, vs in columns.items()}
         if backend == "torch":
             import torch
 
             dt = dtype or torch.get_default_dtype()
-            return cls(**{k: torch.tensor(v, dtype=dt, device=device) for k, v in rows.items()})
-        return cls(**{k: np.asarray(v, dtype=dtype or np.float64) for k, v in rows.items()})
+            return cls(**{k: torch.tensor(v, dtype=dt, device=device) for k, v in values.items()})
+        return cls(**{k: np.asarray(v, dtype=dtype or np.float64) for k, v in values.items()})
 
     def expand(self, num_envs: int) -> JointParams:
         """Per-env copies ``(E, J)`` of every field, ready for per-env randomization (rows written in place)."""
