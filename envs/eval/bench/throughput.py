@@ -213,7 +213,6 @@ def mujoco_steps(meta: Any, seconds: float = 5.0) -> dict[str, Any]:
     import mujoco
     import numpy as np
 
-    from realgap.actuators.models import pd_torque
     from realgap.actuators.spec import resolve_joint_specs
     from realgap.envs.deploy.mujoco_robot import MujocoRobot
     from realgap.envs.deploy.runtime import DeployRuntime, ZeroPolicy
@@ -228,7 +227,9 @@ def mujoco_steps(meta: Any, seconds: float = 5.0) -> dict[str, Any]:
     t0 = time.perf_counter()
     for k in range(n):
         joints = robot.read_joints()
-        robot.send_torques(pd_torque(q0, 0.0, joints.pos, joints.vel, kp, kd))
+        # realgap.actuators.models.pd_torque with q̇* = 0, written out: the reference is the CPU limit, and the
+        # function's dispatch costs 2 µs a step (measured 3.7 vs 1.6 µs, 29 joints), ~6 % of a standing G1 step
+        robot.send_torques(kp * (q0 - joints.pos) - kd * joints.vel)
         robot.step()
         if k % 50 == 49 and robot.root_height() < 0.3:
             robot.reset()
