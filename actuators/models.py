@@ -27,8 +27,8 @@ def pd_torque(
     Every consumer computes its PD here: the training :class:`~realgap.actuators.chain.ActuatorChain` (and through it
     the deploy runtime, the hidden robot and the SRBD controller, whose targets ``q* = q_nom + τ_j / kp`` it turns
     into torque) and the G1 DDS simulator's drives (the raw-MuJoCo benchmark writes it out, for speed, and says so).
-    Saturation is the caller's next step
-    (the chain's envelope, or :func:`clip_box` on the simulator's peak torque), never folded in here.
+    Saturation is the caller's next step (the chain's envelope, or :func:`clip_box` on the simulator's peak torque),
+    never folded in here.
 
     Args:
         q_target: Target position ``q*``, rad.
