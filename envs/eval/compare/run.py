@@ -33,27 +33,19 @@ def say(text: str) -> None:
         sys.stdout.flush()
 
 
-def train_request(**given: Any) -> argparse.Namespace:
-    """scripts/train.py's flags as :func:`realgap.envs.run.training.train` reads them: its defaults, then ``given``."""
-    defaults = dict(task=None, num_envs=None, device=None, seed=None, max_iterations=None, max_minutes=None,
-                    resume=None, dr_profile=None, rates=None, save_interval=None, run_name="", log_root="runs",
-                    num_procs=1, torch_threads=None, overrides=[], run_dir=None)  # fmt: skip
-    return argparse.Namespace(**(defaults | given))
-
-
 def run_child(train_json: str, eval_json: str, result_path: str) -> None:
-    """One run: train (``train_json``: :func:`train_request` fields), then evaluate its folder (``eval_json``:
-    :class:`~realgap.envs.eval.robustness.evaluation.EvalRequest` fields); the run folder is written to
-    ``result_path``."""
+    """One run: train (``train_json``: :class:`~realgap.envs.run.training.TrainRequest` fields), then evaluate its
+    folder (``eval_json``: :class:`~realgap.envs.eval.robustness.evaluation.EvalRequest` fields); the run folder is
+    written to ``result_path``."""
     from realgap.envs.run.cli import run_cli
 
     def both() -> int:
         from realgap.envs.eval.robustness.evaluation import EvalRequest, evaluate, summary_lines
-        from realgap.envs.run.training import train
+        from realgap.envs.run.training import TrainRequest, train
 
         training = json.loads(train_json)
         done = training.pop("finished_run", None)  # a sitting run again: its training had ended, only evaluate
-        run_dir = Path(done) if done else train(train_request(**training))
+        run_dir = Path(done) if done else train(TrainRequest(**training))
         print(f"[realgap] done: {run_dir}", flush=True)  # the comparison's progress: the training has ended
         report, out, plots = evaluate(EvalRequest(checkpoint=[str(run_dir)], **json.loads(eval_json)))
         print("\n".join(summary_lines(report, out, plots)), flush=True)
