@@ -44,9 +44,11 @@ def franky_episode(policy: str, duration_s: float, seed: int) -> dict:
 
 
 def main() -> int:
+    from realgap.envs.run.cli import add_shared_flag
+
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("part", choices=["mujoco", "franky"])
-    p.add_argument("--policy", default=POLICY)
+    add_shared_flag(p, "policy", POLICY)
     p.add_argument("--episodes", type=int, default=256, help="mujoco: episodes")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--duration_s", type=float, default=4.0, help="franky: episode length, s")

@@ -17,13 +17,12 @@ import argparse
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.run.cli import nonnegative_int, parser, positive_float
+    from realgap.envs.run.cli import nonnegative_int, parser, positive_float, shared_flags
 
-    p = parser(__doc__)
+    p = parser(__doc__, shared_flags("policy"))
     p.add_argument("--log", required=True, help="robot log (.npz or .mcap, realgap.robot_log/1)")
     p.add_argument("--out", required=True, help="identified spec YAML, e.g. configs/identified/<name>.yaml")
     p.add_argument("--joints", nargs="+", default=None, help="joints to identify (default: those the log excited)")
-    p.add_argument("--policy", default=None, help="export folder the log must come from (checks the metadata hash)")
     p.add_argument("--max_delay_steps", type=nonnegative_int, default=6, help="largest delay searched, physics steps")
     p.add_argument("--base_profile", default="nominal", help="DR profile the generated one starts from")
     p.add_argument(

@@ -23,8 +23,9 @@ DEFAULT_VALUES = "0.2,0.25,0.3,0.35,0.4,0.45,0.5,0.55,0.6,0.65,0.7,0.8"
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     from realgap.envs.run.cli import nonnegative_float, output_file, parser, positive_float, shared_flags
 
-    p = parser(__doc__, shared_flags("episodes", "num_envs", "seed", episodes=64, num_envs=128))
-    p.add_argument("--policy", required=True, help="export folder of a balance policy (policy.onnx + metadata)")
+    p = parser(
+        __doc__, shared_flags("episodes", "num_envs", "seed", "policy", required=("policy",), episodes=64, num_envs=128)
+    )
     p.add_argument("--zero_action", action="store_true", help="also the zero action (hold the stance)")
     p.add_argument("--values", default=DEFAULT_VALUES, help="push magnitudes, m/s (comma-separated)")
     p.add_argument("--engines", default="isaac,mujoco", help="isaac, mujoco or both")

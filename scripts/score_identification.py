@@ -14,11 +14,10 @@ import argparse
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.run.cli import nonnegative_int, parser
+    from realgap.envs.run.cli import nonnegative_int, parser, shared_flags
 
-    p = parser(__doc__)
+    p = parser(__doc__, shared_flags("policy", required=("policy",)))
     p.add_argument("--spec", required=True, help="identified spec YAML written by scripts/identify.py")
-    p.add_argument("--policy", required=True, help="export folder the hidden robot was built from")
     p.add_argument("--hidden_seed", type=nonnegative_int, required=True, help="seed of the hidden robot")
     p.add_argument("--hidden_drives", default="default", help="family of the hidden drives (default, worn)")
     return p.parse_args(argv)

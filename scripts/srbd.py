@@ -23,10 +23,9 @@ SCENARIOS = {"standing": (), "push_forward_0.4": ((2.0, 0.4, 0.0),), "push_sidew
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.run.cli import output_dir, parser, positive_float
+    from realgap.envs.run.cli import output_dir, parser, positive_float, shared_flags
 
-    p = parser(__doc__)
-    p.add_argument("--policy", default="configs/policies/balance_g1", help="export folder that balances the robot")
+    p = parser(__doc__, shared_flags("policy", policy="configs/policies/balance_g1"))
     p.add_argument("--out", type=output_dir, required=True, help="output folder (validation.json, plots)")
     p.add_argument("--duration_s", type=positive_float, default=6.0, help="episode length per scenario, s")
     p.add_argument("--horizon_s", type=positive_float, default=0.2, help="CoM prediction horizon, s")

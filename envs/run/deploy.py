@@ -51,6 +51,7 @@ import sys
 from pathlib import Path
 
 from realgap.envs.deploy.flags import (
+    add_policy_flag,
     add_protocol_flags,
     check_flags,
     check_interface,
@@ -62,7 +63,7 @@ from realgap.envs.deploy.flags import (
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="realgap deploy", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    p.add_argument("--policy", required=True, help="export folder (policy.onnx + policy.json) or a policy.onnx")
+    add_policy_flag(p, required=True)
     p.add_argument(
         "--robot",
         required=True,
