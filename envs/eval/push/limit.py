@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+DEFAULT_VALUES = "0.2,0.25,0.3,0.35,0.4,0.45,0.5,0.55,0.6,0.65,0.7,0.8"
+"""The swept push magnitudes, m/s (``--values``), comma-separated as the flag takes them."""
 Counts = list[tuple[int, int]]
 """Per swept magnitude: (episodes survived, episodes)."""
 
