@@ -22,6 +22,7 @@ from typing import Any, NoReturn
 
 from realgap.envs.deploy.flags import POLICY_FLAG
 from realgap.envs.robots.base import MissingRobotSourceError
+from realgap.envs.run.paths import PathRefused, check_output_dir, check_output_file
 from realgap.envs.sim.physics import DETERMINISTIC_ENV, DeviceUnavailableError
 from realgap.tasks import DEFAULT_TASK, UnknownTaskError
 
@@ -135,7 +136,6 @@ def nonnegative_float(text: str) -> float:
 def output_dir(text: str) -> str:
     """A folder a script creates or fills (``--out``): not an existing file, not a symbolic link
     (:func:`realgap.envs.run.paths.check_output_dir`), checked while the command line is parsed."""
-    from realgap.envs.run.paths import PathRefused, check_output_dir
 
     try:
         check_output_dir(text, "--out")
@@ -147,7 +147,6 @@ def output_dir(text: str) -> str:
 def output_file(*suffixes: str) -> Callable[[str], str]:
     """An argparse type: a file a script writes, ending in one of ``suffixes``, not a folder, not a symbolic link
     (:func:`realgap.envs.run.paths.check_output_file`)."""
-    from realgap.envs.run.paths import PathRefused, check_output_file
 
     def parse(text: str) -> str:
         try:

@@ -11,6 +11,7 @@ forwarded to the comparison's.
 from __future__ import annotations
 
 import argparse
+import csv
 import datetime
 import json
 import subprocess
@@ -20,6 +21,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
+
+from realgap.envs.eval.compare import table as compare
+from realgap.envs.eval.robustness.evaluation import EvalRequest, evaluate, summary_lines
 
 _PRINT = threading.Lock()
 CHILD = "import sys; from realgap.envs.eval.compare.run import run_child; run_child(*sys.argv[1:])"
@@ -40,7 +44,6 @@ def run_child(train_json: str, eval_json: str, result_path: str) -> None:
     from realgap.envs.run.cli import run_cli
 
     def both() -> int:
-        from realgap.envs.eval.robustness.evaluation import EvalRequest, evaluate, summary_lines
         from realgap.envs.run.training import TrainRequest, train
 
         training = json.loads(train_json)
@@ -106,7 +109,6 @@ def finished_training(runs: Path, tag: str, max_iterations: int, max_minutes: fl
 
 def loop_seconds(run_dir: Path) -> float:
     """Seconds the training loop of ``run_dir`` spent collecting and learning (its progress.csv)."""
-    import csv
 
     with open(run_dir / "progress.csv") as fh:
         return sum(float(r["collect_s"]) + float(r["learn_s"]) for r in csv.DictReader(fh))
@@ -134,7 +136,6 @@ def check_request(args: argparse.Namespace) -> tuple[list[str], list[int], list[
     Raises:
         ValueError: An unknown space or factor, bad seeds or values, runs both included and to be trained.
     """
-    from realgap.envs.eval.compare import table as compare
     from realgap.envs.eval.robustness.sweep import get_factor, parse_values
     from realgap.tasks.grasp import ACTION_SPACE_IDS
 
@@ -175,7 +176,6 @@ def compare_action_spaces(args: argparse.Namespace) -> tuple[Path, str]:
     """Run the comparison scripts/compare_actions.py's flags ``args`` ask for; returns its folder and the markdown."""
     from realgap.envs.eval.compare import plots as compare_plots
     from realgap.envs.eval.compare import seeds as compare_seeds
-    from realgap.envs.eval.compare import table as compare
     from realgap.envs.eval.robustness.sweep import finite_or_none
     from realgap.envs.run.progress import Progress
     from realgap.tasks.grasp import ACTION_SPACE_IDS

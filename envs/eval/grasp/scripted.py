@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import TYPE_CHECKING
 
+import numpy as np
 import torch
 from isaaclab.utils.math import euler_xyz_from_quat, quat_box_minus, quat_from_euler_xyz, quat_mul
 
@@ -206,7 +207,6 @@ def record_grasp_states(
         ``joint_names`` and the arrays of the grasp-state format (numpy, env frame), plus ``success_rate`` of the
         scripted episodes and ``recorded`` (states seen per phase before drawing).
     """
-    import numpy as np
 
     env.reset()
     policy = ScriptedGrasp(env, cfg)
