@@ -15,7 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from realgap.envs.deploy import load_policy
+from realgap.envs.deploy.drivers.latency import measure_latency
+from realgap.envs.deploy.flags import protocol_from_flags
+from realgap.envs.deploy.runtime import DeployRuntime
+from realgap.envs.format import load_metadata
+from realgap.envs.format.protocol import BalanceProtocol
 
+BALANCE_POLICY = "configs/policies/balance_g1"
 FRANKA_POLICY = "configs/policies/grasp_franka"
 
 
@@ -42,6 +48,58 @@ def dds_episode(policy: str, seed: int, duration_s: float, push: str, domain: in
             "pushes": rep["pushes"], "crc_failures": rep["crc_failures"], "commands": rep["commands"],
             "period_p50_ms": p50, "period_p99_ms": p99,
             "safety_stop": stop.group(1) if stop else None}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class BalanceBridgeRequest:
+    """The G1 figures as scripts/robot_bridges.py's flags give them (see its ``--help`` for each)."""
+
+    seeds: list[int]
+    out: str
+    duration_s: float = 6.0
+    latency_s: float = 10.0
+    push_mps: str | None = None
+    domain: int = 77
+
+
+def balance_bridge(req: BalanceBridgeRequest) -> dict[str, Any]:
+    """The balance export over DDS (:func:`dds_episode`) and in process (:func:`inprocess_episode`) on the same push
+    seeds, and command-to-state latency (:func:`~realgap.envs.deploy.drivers.latency.measure_latency`), with the
+    machine's CPU count and load average; written as JSON to ``req.out`` and returned."""
+    protocol = protocol_from_flags(req, load_metadata(BALANCE_POLICY).balance_protocol, req.duration_s)
+    lo, hi = protocol.push_mps
+    out = Path(req.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    push = f"{lo!r},{hi!r}"
+    dds = [dds_episode(BALANCE_POLICY, s, req.duration_s, push, req.domain, out.parent) for s in req.seeds]
+    local = [inprocess_episode(s, protocol) for s in req.seeds]
+    latency = measure_latency(BALANCE_POLICY, req.domain + 1, req.latency_s)  # this process's one DDS participant
+    result = {
+        "policy": BALANCE_POLICY,
+        "duration_s": req.duration_s,
+        "push_mps": [lo, hi],
+        "push_interval_s": list(protocol.push_interval_s),
+        "soft_start_s": 1.0,
+        "cpu_count": os.cpu_count(),
+        "loadavg": list(os.getloadavg()),
+        "dds": dds,
+        "in_process": local,
+        "latency": latency,
+    }
+    out.write_text(json.dumps(result, indent=1))
+    return result
+
+
+def inprocess_episode(seed: int, protocol: BalanceProtocol) -> dict:
+    """The same seed's pushes on the in-process MuJoCo robot."""
+    from realgap.envs.deploy.episode import run_episode, schedules  # MuJoCo: loaded only where it runs
+    from realgap.envs.deploy.mujoco_robot import MujocoRobot
+
+    meta, policy = load_policy(BALANCE_POLICY)
+    robot = MujocoRobot.for_policy(meta)
+    runtime = DeployRuntime(meta, robot, policy, seed=seed)
+    res = run_episode(runtime, robot, schedules(1, protocol, seed)[0], protocol)
+    return {"seed": seed, "fell": res.fell, "time_up_s": res.time_up_s, "pushes": res.pushes}
 
 
 @dataclass(frozen=True)
