@@ -10,7 +10,6 @@ forwarded to the comparison's.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import datetime
 import json
@@ -19,6 +18,7 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,27 @@ from realgap.envs.eval.robustness.evaluation import EvalRequest, evaluate, summa
 _PRINT = threading.Lock()
 CHILD = "import sys; from realgap.envs.eval.compare.run import run_child; run_child(*sys.argv[1:])"
 """A run's process: ``python -c CHILD TRAIN_JSON EVAL_JSON RESULT_PATH``."""
+
+
+@dataclass(frozen=True)
+class CompareRequest:
+    """A comparison as scripts/compare_actions.py's flags give it (see its ``--help`` for each); the fields in the
+    order of its flags, as its settings are recorded in comparison.json."""
+
+    num_envs: int = 64
+    episodes: int = 16
+    device: str | None = None
+    spaces: str | None = None
+    seeds: str = "0"
+    max_iterations: int = 300
+    max_minutes: float | None = None
+    eval_envs: int = 32
+    episode_s: float | None = None
+    factors: str = "object_mass_scale,command_delay_s,joint_friction_scale"
+    values: list[str] = field(default_factory=list)
+    jobs: int = 1
+    out: str | None = None
+    include: list[str] = field(default_factory=list)
 
 
 def say(text: str) -> None:
@@ -130,7 +151,7 @@ def parse_seeds(text: str) -> list[int]:
     return seeds
 
 
-def check_request(args: argparse.Namespace) -> tuple[list[str], list[int], list[str], list[Any]]:
+def check_request(args: CompareRequest) -> tuple[list[str], list[int], list[str], list[Any]]:
     """Spaces, seeds, factors and the included runs of a comparison, every one checked before anything is trained.
 
     Raises:
@@ -154,7 +175,7 @@ def check_request(args: argparse.Namespace) -> tuple[list[str], list[int], list[
         get_factor(name)
     parse_values(args.values)
     # checks that read files only come first: a refused command costs no Isaac Lab build
-    settings = vars(args) | {"spaces": spaces, "seeds": seeds, "factors": factors}
+    settings = asdict(args) | {"spaces": spaces, "seeds": seeds, "factors": factors}
     included = [r for folder in args.include for r in compare.load_comparison(Path(folder), settings)]
     tags = [f"{r.space}_s{r.seed}" for r in included]
     if repeated := sorted({t for t in tags if tags.count(t) > 1}):
@@ -172,8 +193,8 @@ def check_request(args: argparse.Namespace) -> tuple[list[str], list[int], list[
     return spaces, seeds, factors, included
 
 
-def compare_action_spaces(args: argparse.Namespace) -> tuple[Path, str]:
-    """Run the comparison scripts/compare_actions.py's flags ``args`` ask for; returns its folder and the markdown."""
+def compare_action_spaces(args: CompareRequest) -> tuple[Path, str]:
+    """Run the comparison ``args`` asks for; returns its folder and the markdown."""
     from realgap.envs.eval.compare import plots as compare_plots
     from realgap.envs.eval.compare import seeds as compare_seeds
     from realgap.envs.eval.robustness.sweep import finite_or_none
@@ -186,7 +207,7 @@ def compare_action_spaces(args: argparse.Namespace) -> tuple[Path, str]:
     included = compare.adopt(included, out)  # every run's evaluation and record in <out>/eval, none left outside it
     # the same command run again into the same folder goes on where a stopped sitting ended (settings checked equal):
     # finished runs are kept, a run whose training ended is only evaluated, the others train from the start
-    kept = {(r.space, r.seed): r for r in compare.load_comparison(out, vars(args) | {"factors": factors})} if (
+    kept = {(r.space, r.seed): r for r in compare.load_comparison(out, asdict(args) | {"factors": factors})} if (
         out / "comparison.json").is_file() else {}  # fmt: skip
 
     def train_and_evaluate(space: str, seed: int) -> compare.RunResult:
@@ -226,7 +247,7 @@ def compare_action_spaces(args: argparse.Namespace) -> tuple[Path, str]:
         results = sorted([*included, *finished], key=lambda r: (order[r.space], r.seed))
         rows = compare.table_rows(results)
         # the table's seeds (trained here or included) and those trained in this sitting
-        settings = vars(args) | {"spaces": spaces, "seeds": sorted({r.seed for r in results}), "factors": factors,
+        settings = asdict(args) | {"spaces": spaces, "seeds": sorted({r.seed for r in results}), "factors": factors,
                                  "trained_seeds": seeds}  # fmt: skip
         (out / "comparison.json").write_text(json.dumps(finite_or_none({"settings": settings, "rows": rows}),
                                                         indent=2, default=str))  # fmt: skip
