@@ -209,6 +209,7 @@ def test_benchmark_sections_and_rows():
         ("plot_curve.py", "realgap.envs.eval.curve:CurveRequest", ["--run", "r", "--out", "o.png"]),
         ("compare_actions.py", "realgap.envs.eval.compare.run:CompareRequest", []),
         ("identify_engines.py", "realgap.envs.identify.engines:IdentifyEnginesRequest", ["--out", "o"]),
+        ("solver_counts.py", "realgap.envs.eval.bench.solver_work:SolverCountsRequest", []),
     ],
 )  # fmt: skip
 def test_each_scripts_flags_are_its_requests_fields_with_the_same_defaults(script, request_class, argv):
