@@ -210,6 +210,7 @@ def test_benchmark_sections_and_rows():
         ("compare_actions.py", "realgap.envs.eval.compare.run:CompareRequest", []),
         ("identify_engines.py", "realgap.envs.identify.engines:IdentifyEnginesRequest", ["--out", "o"]),
         ("solver_counts.py", "realgap.envs.eval.bench.solver_work:SolverCountsRequest", []),
+        ("bench_dr.py", "realgap.envs.eval.bench.dr_cost:BenchDrRequest", []),
     ],
 )  # fmt: skip
 def test_each_scripts_flags_are_its_requests_fields_with_the_same_defaults(script, request_class, argv):
