@@ -145,7 +145,8 @@ RECORD_KEYS: dict[str, tuple[type, ...]] = {
     "rates": (dict, type(None)), "dr_profile": (str,), "overrides": (list,), "seed": (int, type(None)),
     "max_iterations": (int,), "save_interval": (int,), "deterministic": (bool,), "resumes": (list,),
 }  # fmt: skip
-"""Every key ``params/run.json`` holds (:func:`realgap.envs.run.training.train` writes them) and its JSON type."""
+"""Every key ``params/run.json`` holds (:func:`realgap.envs.run.training.record_new_run` writes them) and its JSON
+type."""
 RECORD_MINIMUM = {"num_procs": 1, "num_envs_total": 1, "max_iterations": 1, "save_interval": 1, "seed": 0}
 """The smallest valid value of each recorded count: a record below it was edited or corrupted."""
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from realgap.envs.dr.profile import load_dr_profile
+from realgap.envs.run.factory import load_cfgs, make_env, simulation
 from realgap.tasks import DEFAULT_TASK, check_task
 
 VARIANTS = ("no DR", "DR, fast sync", "DR, exact sync")
@@ -54,8 +55,6 @@ def reset_dr_cost(task: str, num_envs: int, device: str, profile: str, rounds: i
     spread as in PPO's first iteration.
     """
     import torch
-
-    from realgap.envs.run.factory import load_cfgs, make_env, simulation
 
     env_cfg, _ = load_cfgs(task, device, num_envs, seed, dr_profile=profile)
     dr_names = [name for name in vars(env_cfg.events) if name.startswith("dr_")]

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from realgap.envs.run.factory import load_cfgs, make_env, simulation
 from realgap.tasks import DEFAULT_TASK, check_task
 
 
@@ -74,7 +75,6 @@ def env_counts(task: str, num_envs: int, physics_steps: int, seed: int = 0, devi
     Args:
         nominal_object: Grasp task only: the object without its inertia randomization (:func:`nominal_object_inertia`).
     """
-    from realgap.envs.run.factory import load_cfgs, make_env, simulation
 
     env_cfg, _ = load_cfgs(task, device, num_envs=num_envs, seed=seed)
     if nominal_object:
@@ -97,8 +97,6 @@ def bare_counts(task: str, num_envs: int, physics_steps: int, seed: int = 0, dev
     half."""
     from isaaclab.scene import InteractiveScene
     from isaaclab.sim import SimulationContext
-
-    from realgap.envs.run.factory import load_cfgs, simulation
 
     env_cfg, _ = load_cfgs(task, device, num_envs=num_envs, seed=seed)
     with simulation(env_cfg):
