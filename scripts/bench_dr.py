@@ -29,30 +29,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    from realgap.envs.dr.profile import load_dr_profile
-    from realgap.envs.eval.bench.dr_cost import STEPS_PER_ROUND, VARIANTS, reset_dr_cost
-    from realgap.tasks import check_task
+    from realgap.envs.eval.bench.dr_cost import BenchDrRequest, bench_dr
 
-    check_task(args.task)
-    load_dr_profile(args.profile)  # both refused before an env is built
-    per = reset_dr_cost(args.task, args.num_envs, args.device, args.profile, args.rounds, args.std, args.seed)
-    print(
-        f"\n[bench_dr] {args.task}, {args.num_envs} envs on {args.device}, profile {args.profile!r}: "
-        f"{args.rounds} interleaved rounds of {STEPS_PER_ROUND} policy steps per variant, action std {args.std}"
-    )
-    print(f"{'variant':<16} {'wall ms/step':>13} {'cpu ms/step':>12} {'resets/step':>12} {'reset events ms/step':>21}")
-    for variant, r in per.items():
-        print(
-            f"{variant:<16} {1e3 * r['wall']:>13.1f} {1e3 * r['cpu']:>12.1f} {r['resets']:>12.2f} "
-            f"{1e3 * r['events']:>21.2f}"
-        )
-    base = per["no DR"]
-    for variant in VARIANTS[1:]:
-        r = per[variant]
-        print(
-            f"{variant}: wall x{r['wall'] / base['wall']:.3f} ({100 * (r['wall'] / base['wall'] - 1):+.1f} %), "
-            f"cpu x{r['cpu'] / base['cpu']:.3f} ({100 * (r['cpu'] / base['cpu'] - 1):+.1f} %)"
-        )
+    print("\n".join(bench_dr(BenchDrRequest(**vars(args)))))
     return 0
 
 

@@ -60,9 +60,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from realgap.envs.eval.compare.run import compare_action_spaces
+    from realgap.envs.eval.compare.run import CompareRequest, compare_action_spaces
 
-    out, text = compare_action_spaces(parse_args(argv))
+    out, text = compare_action_spaces(CompareRequest(**vars(parse_args(argv))))
     print(text)
     print(f"[realgap] wrote {out}/comparison.csv, comparison.md and 4 plots")
     return 0

@@ -29,9 +29,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     from realgap.envs.eval.robustness.sweep import FACTORS, NOT_SWEEPABLE
     from realgap.envs.run.cli import parser, positive_float, shared_flags
 
-    p = parser(__doc__, shared_flags("task", "episodes", "num_envs", "device", "seed", task=None, num_envs=64))
+    p = parser(
+        __doc__,
+        shared_flags(
+            "task", "episodes", "num_envs", "device", "seed", "policy", repeatable=("policy",), task=None, num_envs=64
+        ),
+    )
     p.add_argument("--checkpoint", action="append", default=[], help="run folder or model_<it>.pt (repeatable)")
-    p.add_argument("--policy", action="append", default=[], help="export folder (policy.onnx + metadata; repeatable)")
     p.add_argument("--label", action="append", default=[],
                    help="name of each --checkpoint, then each --policy, in the report and plots")  # fmt: skip
     p.add_argument("--zero_action", action="store_true",

@@ -23,8 +23,7 @@ import argparse
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     from realgap.envs.run.cli import parser, positive_int, shared_flags
 
-    p = parser(__doc__, shared_flags("episodes", episodes=4))
-    p.add_argument("--policy", required=True, help="export folder (or policy.onnx) to run")
+    p = parser(__doc__, shared_flags("episodes", "policy", required=("policy",), episodes=4))
     p.add_argument("--suite", required=True, help="suite file (configs/suites/*.yaml)")
     p.add_argument("--out", required=True, help="output folder")
     p.add_argument(

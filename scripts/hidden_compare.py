@@ -29,8 +29,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         shared_flags,
     )
 
-    p = parser(__doc__, shared_flags("episodes", "seed", episodes=64))
-    p.add_argument("--policy", required=True, help="export folder (or policy.onnx) of the policy to test")
+    p = parser(__doc__, shared_flags("episodes", "seed", "policy", required=("policy",), episodes=64))
     p.add_argument("--against", required=True, help="export folder (or policy.onnx) it is compared with")
     p.add_argument("--hidden_from", default=None, help="export whose datasheet the hidden truth is drawn around "
                    "(default: --against)")  # fmt: skip

@@ -17,13 +17,12 @@ import argparse
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.run.cli import nonnegative_int, parser, positive_float
+    from realgap.envs.run.cli import nonnegative_int, parser, positive_float, shared_flags
 
-    p = parser(__doc__)
+    p = parser(__doc__, shared_flags("policy"))
     p.add_argument("--log", required=True, help="robot log (.npz or .mcap, realgap.robot_log/1)")
     p.add_argument("--out", required=True, help="identified spec YAML, e.g. configs/identified/<name>.yaml")
     p.add_argument("--joints", nargs="+", default=None, help="joints to identify (default: those the log excited)")
-    p.add_argument("--policy", default=None, help="export folder the log must come from (checks the metadata hash)")
     p.add_argument("--max_delay_steps", type=nonnegative_int, default=6, help="largest delay searched, physics steps")
     p.add_argument("--base_profile", default="nominal", help="DR profile the generated one starts from")
     p.add_argument(
@@ -48,37 +47,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    if args.max_delay_steps < 1:
-        raise ValueError("--max_delay_steps must be >= 1")
-    from realgap.envs.deploy.log import load_log, metadata_sha256
-    from realgap.envs.identify.fit import identify
-    from realgap.envs.identify.report import output_paths, summary_lines, write_outputs
+    from realgap.envs.identify.run import IdentifyRequest, identify_log
 
-    output_paths(args.out)  # a folder, a link or a wrong suffix at any of the three outputs: refused before the fit
-    expected = None
-    if args.policy is not None:
-        from realgap.envs.format.verify import load_verified
-
-        meta, _ = load_verified(args.policy)
-        expected = metadata_sha256(meta)
-    log = load_log(args.log, joint_names=None if args.policy is None else meta.joint_names, metadata_hash=expected)
-    from realgap.envs.identify.log_quality import check_log_quality, log_quality
-
-    quality = log_quality(log) if args.accept_log_problems else check_log_quality(log, args.log)
-    print(f"[realgap] {quality.line()}")
-    ident = identify(
-        log, args.joints, max_delay_steps=args.max_delay_steps, replay=not args.no_replay, filter_hz=args.filter_hz
-    )
-    ident.notes.extend(f"log timing problem accepted (--accept_log_problems): {p}" for p in quality.problems)
-    if args.engine == "mujoco_sysid":
-        from realgap.envs.identify.sysid_mujoco import use_sysid_plant
-
-        use_sysid_plant(ident, log)
-    print("\n".join(summary_lines(ident)))
-    paths = write_outputs(ident, log, args.log, args.out, base_profile=args.base_profile, plot=not args.no_plot)
-    for what, path in paths.items():
-        print(f"[realgap] wrote {what}: {path}")
+    paths = identify_log(IdentifyRequest(**vars(parse_args(argv))))  # prints the log's quality and the fit
+    print("\n".join(f"[realgap] wrote {what}: {path}" for what, path in paths.items()))
     return 0
 
 

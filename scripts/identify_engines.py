@@ -11,13 +11,10 @@ viscous friction from its log. Writes ``report.json`` and ``report.md`` (truth, 
 from __future__ import annotations
 
 import argparse
-import json
-from pathlib import Path
-
-JOINTS = ("left_knee_joint", "left_shoulder_pitch_joint", "right_wrist_pitch_joint")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    from realgap.envs.identify.engines import JOINTS
     from realgap.envs.run.cli import output_dir, parser, positive_int, shared_flags
 
     p = parser(__doc__, shared_flags("seed", seed=3))
@@ -29,19 +26,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    if args.max_iters < 1:
-        raise ValueError("--max_iters must be >= 1")
-    from realgap.envs.identify.engines import markdown, run_family
+    from realgap.envs.identify.engines import IdentifyEnginesRequest, identify_engines, markdown
 
-    out = Path(args.out)
-    report = {"seed": args.seed, "joints": args.joints, "families": {}}
-    for drives in args.drives:
-        report["families"][drives] = run_family(args.seed, args.joints, drives, args.max_iters)
-        print(f"[realgap] {drives}: fitted")
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "report.json").write_text(json.dumps(report, indent=2))
-    (out / "report.md").write_text(markdown(report))
+    report, out = identify_engines(IdentifyEnginesRequest(**vars(parse_args(argv))))  # prints each family fitted
     print(markdown(report))
     print(f"[realgap] wrote {out}/report.json and report.md")
     return 0

@@ -27,11 +27,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = parser(
         __doc__,
         shared_flags(
-            "task", "episodes", "num_envs", "device", "seed", "checkpoint", task=None, episodes=64, num_envs=32
+            "task",
+            "episodes",
+            "num_envs",
+            "device",
+            "seed",
+            "checkpoint",
+            "policy",
+            task=None,
+            episodes=64,
+            num_envs=32,
         ),
-    )
-    p.add_argument(
-        "--policy", default=None, help="export folder (policy.onnx with its metadata), e.g. configs/policies/…"
     )
     p.add_argument("--episode_s", type=finite_float, default=None,
                    help="episode length, s (default: the task's; a shorter one is a quick check, not the task's "

@@ -18,8 +18,7 @@ import argparse
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     from realgap.envs.run.cli import finite_float, output_file, parser, positive_int, shared_flags
 
-    p = parser(__doc__, shared_flags("num_envs", "seed", num_envs=128))
-    p.add_argument("--policy", required=True, help="export folder of a balance policy (policy.onnx + metadata)")
+    p = parser(__doc__, shared_flags("num_envs", "seed", "policy", required=("policy",), num_envs=128))
     p.add_argument("--zero_action", action="store_true", help="log the zero action (hold the stance) instead")
     p.add_argument("--steps", type=positive_int, default=2000, help="policy steps (50 Hz) per env")
     p.add_argument("--edges", default="0.2,0.3,0.35,0.4", help="magnitude bin edges, m/s (comma-separated)")

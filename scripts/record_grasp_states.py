@@ -26,24 +26,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    if args.num_envs < 1 or args.per_phase < 1:
-        raise ValueError("--num_envs and --per_phase must be >= 1")
-    from realgap.envs.eval.grasp.scripted import record_grasp_states
-    from realgap.envs.run.factory import load_cfgs, make_env, simulation
-    from realgap.tasks.grasp.reverse_curriculum import save_grasp_states
+    from realgap.envs.eval.grasp.scripted import GraspStatesRequest, record_grasp_state_file
 
-    task = "Realgap-Grasp-Franka-EEPoseDelta-v0"
-    env_cfg, _ = load_cfgs(task, "cpu", args.num_envs, args.seed)
-    with simulation(env_cfg):
-        env = make_env(task, env_cfg)
-        try:
-            out = record_grasp_states(env, args.per_phase, seed=args.seed)
-        finally:
-            env.close()
-    joint_names, success, recorded = out.pop("joint_names"), out.pop("success_rate"), out.pop("recorded")
-    save_grasp_states(args.out, joint_names, out)
-    print(f"[realgap] scripted success {success:.3f} over {args.num_envs} episodes; states seen per phase {recorded}; "
-          f"wrote {len(out['phase'])} states to {args.out}")  # fmt: skip
+    success, recorded, written = record_grasp_state_file(GraspStatesRequest(**vars(args)))
+    print(
+        f"[realgap] scripted success {success:.3f} over {args.num_envs} episodes; states seen per phase {recorded}; "
+        f"wrote {written} states to {args.out}"
+    )
     return 0
 
 

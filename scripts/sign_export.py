@@ -18,12 +18,11 @@ import argparse
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.run.cli import parser
+    from realgap.envs.run.cli import parser, shared_flags
 
-    p = parser(__doc__)
+    p = parser(__doc__, shared_flags("policy"))
     p.add_argument("action", choices=("keygen", "sign", "verify"), help="what to do")
     p.add_argument("--key", default=None, help="keygen / sign: the private key file (PEM)")
-    p.add_argument("--policy", default=None, metavar="DIR", help="sign / verify: the export folder")
     p.add_argument("--trust", nargs="+", default=[], metavar="PUB", help="verify: trusted public keys (or folders)")
     args = p.parse_args(argv)
     need = {"keygen": ("key",), "sign": ("key", "policy"), "verify": ("policy", "trust")}[args.action]

@@ -22,12 +22,19 @@ import argparse
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     from realgap.envs.deploy.flags import add_protocol_flags
-    from realgap.envs.run.cli import nonnegative_float, output_file, parser, positive_float, shared_flags
+    from realgap.envs.run.cli import (
+        add_shared_flag,
+        nonnegative_float,
+        output_file,
+        parser,
+        positive_float,
+        shared_flags,
+    )
 
     p = parser(__doc__, shared_flags("task", "episodes", "seed", task=None, episodes=8))
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--checkpoint", help="run folder or model_<it>.pt (exported to <run>/realgap_export if needed)")
-    src.add_argument("--policy", help="export folder or policy.onnx")
+    add_shared_flag(src, "policy")
     src.add_argument("--zero_action", action="store_true", help="the zero action (hold the default pose)")
     p.add_argument(
         "--duration_s", type=positive_float, default=None, help="closed-loop episode length, s (default: the task's)"

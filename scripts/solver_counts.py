@@ -9,7 +9,6 @@ MuJoCo-Warp alone.
 from __future__ import annotations
 
 import argparse
-import json
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -24,32 +23,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    from realgap.envs.eval.bench import solver_work
-    from realgap.tasks import check_task
+    from realgap.envs.eval.bench.solver_work import SolverCountsRequest, solver_counts
 
-    task, n, steps = check_task(args.task), args.num_envs, args.steps
-    builds = {"env": solver_work.env_counts(task, n, steps, args.seed, args.device)}
-    if "Grasp" in task:
-        builds["env, object nominal body"] = solver_work.env_counts(task, n, steps, args.seed, args.device, True)
-    builds["bare scene"] = solver_work.bare_counts(task, n, steps, args.seed, args.device)
-    print(f"\n{task}, {n} envs, per physics step (second half of {steps}):")
-    print(f"{'build':<28} {'contacts/world':>15} {'rows/world':>11} {'iterations':>11} {'max':>4}  filtered pairs")
-    for name, c in builds.items():
-        print(f"{name:<28} {c['contacts_per_world']:>15.2f} {c['constraint_rows_per_world']:>11.2f} "
-              f"{c['solver_iterations']:>11.2f} {c['solver_iterations_max']:>4}  "
-              f"{c['model']['geom_pairs_after_filtering']} of {c['model']['geom_pairs']}")  # fmt: skip
-    result: dict = {"task": task, "num_envs": n, "builds": builds}
-    if not args.no_box:
-        # realgap's box-box setting (the default path's rows: scripts/engine_agreement.py, in a process of their own)
-        result["offset_com_box"] = {off: solver_work.offset_com_box(off, exact_box_box=True) for off in (0.0, 0.01)}
-        print("\n5 cm box on a table, CoM offset along x, exact box-box; engines alone (second half of 400 steps):")
-        for off, engines in result["offset_com_box"].items():
-            for engine, c in engines.items():
-                print(f"  offset {off * 1000:>4.0f} mm  {engine:<12} contacts {c['contacts']:.2f}  iterations "
-                      f"{c['solver_iterations']:.2f}  max |omega| {c['max_angular_speed']:.2g} rad/s")  # fmt: skip
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(result, fh, indent=2)
+    solver_counts(SolverCountsRequest(**vars(args)))  # prints each table as it is counted
     return 0
 
 

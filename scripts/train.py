@@ -49,39 +49,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    args = parse_args(argv)
-    from realgap.envs.run.cli import given_flags
-    from realgap.envs.run.overrides import parse_override
-    from realgap.envs.run.resume import prepare_resume
-    from realgap.envs.run.training import (
-        envs_per_process,
-        preflight,
-        rank,
-        relaunch_with_torchrun,
-        resumed_seed,
-        train,
-        world_size,
-    )
-    from realgap.tasks import DEFAULT_TASK, check_task
+    from realgap.envs.run.training import TrainRequest, rank, start
 
-    for item in args.overrides:
-        parse_override(item)  # malformed keys fail here; missing fields once the configs are built
-    if args.resume and "--task" not in given_flags(argv):
-        args.task = None  # the run's
-    resume = prepare_resume(args) if args.resume else None  # every recorded flag restored, a changed one refused
-    for note in resume.notes if resume and rank() == 0 else ():
-        print(f"[realgap] resume: {note}")
-    args.task, args.num_procs = args.task or DEFAULT_TASK, args.num_procs or 1  # not given, nothing recorded
-    preflight(args)  # --run_name a plain name; the envs' estimated memory fits; more processes than cores: said
-    if args.num_procs > 1 and world_size() == 1:
-        check_task(args.task)  # cheap checks before starting the processes
-        if resume is not None:
-            resumed_seed(args.seed, resume.record)
-        if args.num_envs is not None:
-            envs_per_process(args.num_envs, args.num_procs)
-        return relaunch_with_torchrun(__file__, argv, args.num_procs)
-    run_dir = train(args, resume)
-    if rank() == 0:
+    run_dir = start(TrainRequest(**vars(parse_args(argv))), argv, __file__)
+    if run_dir is not None and rank() == 0:
         print(f"[realgap] done: {run_dir}")
     return 0
 

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from realgap.envs.contact.params import ContactParams
+from realgap.envs.robots.g1 import G1, G1_FOOT_BODIES, G1_SOLE_POINTS_B, G1_SOLE_RADIUS
 
 
 @dataclass(frozen=True)
@@ -70,8 +71,6 @@ def g1_foot_spec(height: float = 0.05, duration: float = 1.0) -> DropSpec:
     sole point below the link's frame, so heights and penetrations read as for the box."""
     import mujoco
 
-    from realgap.envs.robots.g1 import G1, G1_FOOT_BODIES, G1_SOLE_POINTS_B, G1_SOLE_RADIUS
-
     m = mujoco.MjModel.from_xml_path(str(G1.mjcf_path()))
     mass = float(m.body_mass[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, G1_FOOT_BODIES[0])])
     depth = -min(z for _, _, z in G1_SOLE_POINTS_B) + G1_SOLE_RADIUS
@@ -82,8 +81,6 @@ def _foot_xml(p: ContactParams, spec: DropSpec) -> str:
     """The G1's left ankle-roll link as a free body: its four sole spheres and its MJCF inertia (scaled to
     ``spec.mass``), landing flat on the plane, which carries ``p``."""
     import mujoco
-
-    from realgap.envs.robots.g1 import G1, G1_FOOT_BODIES, G1_SOLE_POINTS_B, G1_SOLE_RADIUS
 
     if spec.tilt != 0.0:
         raise ValueError("the foot drop is flat (tilt 0)")

@@ -23,6 +23,7 @@ import numpy as np
 
 from realgap.envs.contact import drop, engines
 from realgap.envs.contact.params import ContactParams
+from realgap.envs.robots.g1 import G1
 
 EARLY_S = 0.15
 """Impact phase compared tightly: from first contact to this many seconds after it (s)."""
@@ -54,7 +55,6 @@ def passive_xml(p: ContactParams, mjcf: Path | None = None) -> str:
     Raises:
         ValueError: ``mjcf`` lacks the Menagerie foot / collision classes or the actuators this edits.
     """
-    from realgap.envs.robots.g1 import G1
 
     path = mjcf or G1.mjcf_path()
     x = path.read_text()

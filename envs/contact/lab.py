@@ -14,7 +14,9 @@ from typing import Any
 import numpy as np
 
 from realgap.envs.contact import drop, theory
+from realgap.envs.contact.engines_g1 import passive_xml
 from realgap.envs.contact.params import ContactParams
+from realgap.envs.robots.g1 import G1
 
 BASE = ContactParams(timestep=0.001)
 """MuJoCo's default contact at a 1 ms step: the point every sweep varies one factor from."""
@@ -85,7 +87,6 @@ def sweep(factor: str) -> list[dict[str, Any]]:
 def g1_drop(p: ContactParams, heights: tuple[float, ...] = (0.02, 0.05)) -> list[dict[str, Any]]:
     """The passive G1 (no actuators: :func:`realgap.envs.contact.engines_g1.passive_xml`) dropped on its soles from
     each height with ``p`` at the feet."""
-    from realgap.envs.contact.engines_g1 import passive_xml
 
     out = []
     for h in heights:
@@ -170,8 +171,6 @@ def g1_standing(p: ContactParams, duration: float = 3.0) -> dict[str, Any]:
     sink by their own forces, none by the single-contact figure.
     """
     import mujoco
-
-    from realgap.envs.robots.g1 import G1
 
     m = mujoco.MjModel.from_xml_path(str(G1.mjcf_path().with_name("scene.xml")))
     m.opt.timestep = p.timestep

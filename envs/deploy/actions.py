@@ -31,6 +31,7 @@ import numpy as np
 
 from realgap.actuators.motion import ramp_toward
 from realgap.envs.format.actions import ActionTerm
+from realgap.envs.format.description import locate_description
 from realgap.envs.format.metadata import PolicyMetadata
 
 SUPPORTED_ACTIONS: tuple[str, ...] = ("joint_position_offset", "binary_joint_position", "ee_pose_delta")
@@ -84,7 +85,6 @@ class ActionMapper:
         """The term's IK runner on the kinematics of the export's MJCF (built once, shared with the observations)."""
         from realgap.envs.deploy.kinematics import RobotKinematics
         from realgap.envs.deploy.task_space import EePoseDeltaTerm, UnsupportedIkError, check_ik_params
-        from realgap.envs.format.description import locate_description
 
         try:  # refuse before loading any model
             check_ik_params(term.name, term.params, term.feed_forward)

@@ -68,6 +68,18 @@ READS: dict[str, frozenset[str]] = {
 export on ``--robot mujoco``); from the code each run calls (``__main__``, ``drivers/run_g1.py``,
 ``drivers/run_franka.py``, ``grasp_scene.grasp_report``)."""
 PAIR_FLAGS = ("--push_mps", "--push_interval_s")
+POLICY_FLAG: dict[str, Any] = dict(default=None, metavar="DIR", help="export folder (policy.onnx + policy.json)")
+"""``--policy``, declared once: for the deploy-side command lines (:func:`add_policy_flag`)
+and, through :data:`realgap.envs.run.cli.FLAGS`, for every script."""
+
+
+def add_policy_flag(container: Any, required: bool = False) -> None:
+    """Add ``--policy`` (:data:`POLICY_FLAG`) to a deploy-side parser or group; ``required``: the command needs it."""
+    spec = dict(POLICY_FLAG)
+    if required:
+        spec.pop("default")
+        spec["required"] = True
+    container.add_argument("--policy", **spec)
 
 
 def given(argv: Sequence[str]) -> list[str]:

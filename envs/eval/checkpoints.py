@@ -14,6 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from realgap.envs.run.run_dir import (
+    CHECKPOINT_RE,
+    env_steps_per_iteration,
+    latest_checkpoint,
+    run_task,
+    training_seconds,
+)
+from realgap.envs.run.run_record import policy_settings
+
 
 @dataclass(frozen=True)
 class CheckpointsRequest:
@@ -37,7 +46,6 @@ def checkpoints_to_evaluate(run: Path, every: int) -> list[tuple[int, Path]]:
         CheckpointError: A missing run folder or one without a checkpoint.
         ValueError: ``every`` < 1.
     """
-    from realgap.envs.run.run_dir import CHECKPOINT_RE, latest_checkpoint
 
     if every < 1:
         raise ValueError(f"--every must be >= 1, got {every}")
@@ -80,8 +88,6 @@ def eval_checkpoints(req: CheckpointsRequest, echo: Callable[[str], None] = _pri
         ValueError: ``push_mps`` for a task without pushes; see :func:`checkpoints_to_evaluate`.
     """
     from realgap.envs.run.factory import load_cfgs, make_env, simulation
-    from realgap.envs.run.run_dir import env_steps_per_iteration, run_task, training_seconds
-    from realgap.envs.run.run_record import policy_settings
     from realgap.envs.run.runner import RealgapRunner
     from realgap.tasks import play_task
 

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from realgap.envs.eval.robustness.evaluation import ZERO_ACTION_TASK
+from realgap.envs.run.run_dir import check_checkpoint, latest_checkpoint, run_task
+from realgap.envs.run.run_record import policy_settings
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,6 @@ def resolve_policy_source(req: PlayRequest) -> tuple[str | None, Path | None, tu
         CheckpointError: A missing or corrupt checkpoint.
         ExportError: No such folder, no export there, an unreadable graph, another task's export.
     """
-    from realgap.envs.run.run_dir import check_checkpoint, latest_checkpoint, run_task
 
     task, checkpoint, export = req.task, None, None
     if req.checkpoint is not None:
@@ -98,7 +99,6 @@ def play(req: PlayRequest, echo: Callable[[str], None] = print) -> dict[str, Any
     """
     check_request(req)
     from realgap.envs.run.factory import load_cfgs, make_env, simulation
-    from realgap.envs.run.run_record import policy_settings
     from realgap.tasks import play_task
 
     task_id, checkpoint, export = resolve_policy_source(req)

@@ -7,11 +7,14 @@ single-push limit); the torch-free deploy runtime has its own :class:`realgap.en
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import torch
+
+from realgap.envs.rates import RateSpec
 
 Policy = Callable[[torch.Tensor], torch.Tensor]
 """Observation ``(E, D)`` → action ``(E, A)``."""
@@ -68,7 +71,6 @@ def export_actions(env_cfg: Any, meta: Any) -> None:
         ExportError: Inconsistent rates (:func:`check_export_rates`), an env cfg without an action term of that name,
             or without ``ramp_s`` where the export has a ramp.
     """
-    import re
 
     from realgap.envs.export.metadata import ExportError
     from realgap.envs.run.factory import apply_rates
@@ -182,7 +184,6 @@ def exported_policy(env: Any, meta: Any, onnx_path: Path) -> Policy:
     import onnxruntime as ort
 
     from realgap.envs.export.metadata import ExportError
-    from realgap.envs.rates import RateSpec
     from realgap.envs.robots import ROBOTS
     from realgap.envs.sim.assets import description_hash
 

@@ -4,8 +4,45 @@ drive family (:func:`run_family`), tabulated (:func:`markdown`). The hidden robo
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+JOINTS = ("left_knee_joint", "left_shoulder_pitch_joint", "right_wrist_pitch_joint")
+"""The joints excited and identified by default: a knee, a shoulder and a wrist (large, mid and small drives)."""
+
+
+@dataclass(frozen=True)
+class IdentifyEnginesRequest:
+    """An engine comparison as scripts/identify_engines.py's flags give it (see its ``--help`` for each)."""
+
+    out: str
+    seed: int = 3
+    joints: list[str] = field(default_factory=lambda: list(JOINTS))
+    drives: list[str] = field(default_factory=lambda: ["default", "worn"])
+    max_iters: int = 30
+
+
+def identify_engines(req: IdentifyEnginesRequest) -> tuple[dict[str, Any], Path]:
+    """Both engines on each drive family (printing each as it is fitted); the report written to ``req.out`` as
+    report.json and report.md; returns the report and the folder.
+
+    Raises:
+        ValueError: ``max_iters`` < 1.
+    """
+    if req.max_iters < 1:
+        raise ValueError("--max_iters must be >= 1")
+    out = Path(req.out)
+    report: dict[str, Any] = {"seed": req.seed, "joints": req.joints, "families": {}}
+    for drives in req.drives:
+        report["families"][drives] = run_family(req.seed, req.joints, drives, req.max_iters)
+        print(f"[realgap] {drives}: fitted")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "report.json").write_text(json.dumps(report, indent=2))
+    (out / "report.md").write_text(markdown(report))
+    return report, out
 
 
 def run_family(seed: int, joints: Sequence[str], drives: str, max_iters: int) -> dict[str, Any]:

@@ -22,6 +22,7 @@ import yaml
 from realgap.envs.deploy.log import RobotLog
 from realgap.envs.dr.profile import load_dr_profile, parse_dr_profile
 from realgap.envs.identify.fit import Estimate, Identification
+from realgap.envs.run.paths import check_output_file
 
 FORMAT = "realgap.identified_actuators/1"
 
@@ -149,7 +150,6 @@ def output_paths(out: str | Path) -> tuple[Path, Path, Path]:
     Raises:
         PathRefused: Names the flag, the path and the rule it breaks.
     """
-    from realgap.envs.run.paths import check_output_file
 
     out = check_output_file(out, "--out", (".yaml", ".yml"))
     stem = out.with_suffix("")

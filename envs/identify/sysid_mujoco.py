@@ -22,6 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from realgap.envs.deploy.log import LogError, RobotLog
+from realgap.envs.format.description import locate_description
+from realgap.envs.identify.fit import Estimate, identify
 
 PARAMETERS = ("armature", "coulomb", "viscous")
 """What this fit estimates per joint, in :mod:`realgap.envs.identify.fit`'s names (MuJoCo: ``armature``,
@@ -54,7 +56,6 @@ def _spec(log: RobotLog):
     import mujoco
 
     from realgap.envs.deploy.mujoco_robot import ROBOT_CONAFFINITY, ROBOT_CONTYPE
-    from realgap.envs.format.description import locate_description
 
     meta = log.metadata()
     spec = mujoco.MjSpec.from_file(str(locate_description(meta.robot.description)))
@@ -183,7 +184,6 @@ def compare_engines(log: RobotLog, truth: dict[str, dict[str, float]], *, max_it
 
     ``truth``: per joint, per parameter, the hidden value (e.g. from the hidden robot's :class:`HiddenTruth`).
     """
-    from realgap.envs.identify.fit import identify
 
     t0 = time.perf_counter()
     ours = identify(log, list(truth), replay=False)
@@ -211,7 +211,6 @@ def use_sysid_plant(ident, log: RobotLog, *, max_iters: int = 50):
     """``ident`` (a :class:`realgap.envs.identify.fit.Identification`) with its armature, Coulomb and viscous
     estimates replaced by :func:`fit_plant`'s (std = 95 % half-width / 1.96); the delay, kp/kd and torque limit stay
     realgap's, which ``mujoco.sysid`` does not fit. Returns ``ident`` (changed in place)."""
-    from realgap.envs.identify.fit import Estimate
 
     fit = fit_plant(log, [j.joint for j in ident.joints], max_iters=max_iters)
     for joint in ident.joints:

@@ -20,7 +20,9 @@ import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from realgap.envs.deploy.flags import POLICY_FLAG
 from realgap.envs.robots.base import MissingRobotSourceError
+from realgap.envs.run.paths import PathRefused, check_output_dir, check_output_file
 from realgap.envs.sim.physics import DETERMINISTIC_ENV, DeviceUnavailableError
 from realgap.tasks import DEFAULT_TASK, UnknownTaskError
 
@@ -134,7 +136,6 @@ def nonnegative_float(text: str) -> float:
 def output_dir(text: str) -> str:
     """A folder a script creates or fills (``--out``): not an existing file, not a symbolic link
     (:func:`realgap.envs.run.paths.check_output_dir`), checked while the command line is parsed."""
-    from realgap.envs.run.paths import PathRefused, check_output_dir
 
     try:
         check_output_dir(text, "--out")
@@ -146,7 +147,6 @@ def output_dir(text: str) -> str:
 def output_file(*suffixes: str) -> Callable[[str], str]:
     """An argparse type: a file a script writes, ending in one of ``suffixes``, not a folder, not a symbolic link
     (:func:`realgap.envs.run.paths.check_output_file`)."""
-    from realgap.envs.run.paths import PathRefused, check_output_file
 
     def parse(text: str) -> str:
         try:
@@ -178,7 +178,7 @@ FLAGS: dict[str, dict[str, Any]] = {
     "device": dict(default=None, help="cpu | cuda | cuda:N (default: cuda if torch sees one, else cpu)"),
     "seed": dict(type=nonnegative_int, default=0, help="seed of every random stream the script draws (default: 0)"),
     "episodes": dict(type=positive_int, default=16, metavar="N", help="episodes per evaluated point (default: 16)"),
-    "policy": dict(default=None, metavar="DIR", help="export folder (policy.onnx + policy.json)"),
+    "policy": POLICY_FLAG,
     "checkpoint": dict(default=None, metavar="PATH", help="run folder (its latest model_<it>.pt) or a model_<it>.pt"),
     "deterministic": dict(
         action=_Deterministic,
@@ -190,24 +190,53 @@ FLAGS: dict[str, dict[str, Any]] = {
 """The shared flags: type (with its range check), default and help, each defined once."""
 
 
-def shared_flags(*names: str, **defaults: Any) -> argparse.ArgumentParser:
-    """A parent parser holding the shared flags ``names`` (keys of :data:`FLAGS`).
-
-    ``defaults`` replaces a flag's default where the script's job gives it another (e.g. ``num_envs=64`` envs per
-    evaluation batch, ``task=None`` where the task comes from the run or the export); the help text says so.
+def shared_flags(
+    *names: str, required: tuple[str, ...] = (), repeatable: tuple[str, ...] = (), **defaults: Any
+) -> argparse.ArgumentParser:
+    """A parent parser holding the shared flags ``names`` (keys of :data:`FLAGS`), each added by
+    :func:`add_shared_flag`: ``required`` and ``repeatable`` name the flags the script needs given, or takes several
+    times; ``defaults`` replaces a flag's default where the script's job gives it another.
     """
-    unknown = sorted(set(names) - set(FLAGS)) + sorted(set(defaults) - set(names))
+    unknown = sorted(set(names) - set(FLAGS)) + sorted((set(defaults) | set(required) | set(repeatable)) - set(names))
     if unknown:
         raise KeyError(f"not shared flags of this parser: {unknown} (shared: {sorted(FLAGS)})")
     parent = argparse.ArgumentParser(add_help=False)
     for name in names:
-        spec = dict(FLAGS[name])
-        if name in defaults:
-            spec["default"] = defaults[name]
-            shown = "from the run, the export or the task" if defaults[name] is None else defaults[name]
-            spec["help"] = spec["help"].split(" (default")[0] + f" (default: {shown})"
-        parent.add_argument(f"--{name}", **spec)
+        default = defaults.get(name, _FLAG_DEFAULT)
+        add_shared_flag(parent, name, default, required=name in required, repeatable=name in repeatable)
     return parent
+
+
+_FLAG_DEFAULT: Any = object()
+"""The default of :func:`add_shared_flag`'s ``default``: the flag's own (:data:`FLAGS`)."""
+
+
+def add_shared_flag(
+    container: Any, name: str, default: Any = _FLAG_DEFAULT, required: bool = False, repeatable: bool = False
+) -> None:
+    """Add the shared flag ``name`` (a key of :data:`FLAGS`) to ``container``, a parser or an argument group (e.g. a
+    mutually exclusive one), with its type, help and default.
+
+    Args:
+        container: Where the flag goes (``add_argument`` is called on it).
+        name: The flag, without its dashes.
+        default: Replaces the flag's default where the script's job gives it another (e.g. ``num_envs=64`` envs per
+            evaluation batch, ``task=None`` where the task comes from the run or the export); the help text says so.
+        required: The script needs the flag given (no default).
+        repeatable: The flag may be given several times; the script reads the list of values (default: none).
+    """
+    spec = dict(FLAGS[name])
+    meaning = spec["help"].split(" (default")[0]
+    if default is not _FLAG_DEFAULT:
+        spec["default"] = default
+        shown = "from the run, the export or the task" if default is None else default
+        spec["help"] = meaning + f" (default: {shown})"
+    if required:
+        spec.pop("default", None)
+        spec.update(required=True, help=meaning)
+    if repeatable:
+        spec.update(action="append", default=[], help=meaning + " (repeatable)")
+    container.add_argument(f"--{name}", **spec)
 
 
 def warn_num_procs(num_procs: int, cores: int | None = None) -> str | None:

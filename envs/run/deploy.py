@@ -50,19 +50,28 @@ import statistics
 import sys
 from pathlib import Path
 
+from realgap.envs.deploy import MetadataMismatchError, UnsupportedActionError, UnsupportedObservationError, ZeroPolicy
 from realgap.envs.deploy.flags import (
+    add_policy_flag,
     add_protocol_flags,
     check_flags,
     check_interface,
     join_pair_values,
     protocol_from_flags,
 )
+from realgap.envs.deploy.log import LogRecorder
+from realgap.envs.deploy.runtime import DeployRuntime
+from realgap.envs.format import DescriptionError, MetadataError, load_policy
+from realgap.envs.format.protocol import BALANCE_PROTOCOL
+from realgap.envs.format.verify import check_export_signature
+from realgap.envs.identify.excitation import ExcitationPlan, run_excitation
+from realgap.envs.run.paths import check_output_file
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="realgap deploy", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    p.add_argument("--policy", required=True, help="export folder (policy.onnx + policy.json) or a policy.onnx")
+    add_policy_flag(p, required=True)
     p.add_argument(
         "--robot",
         required=True,
@@ -181,14 +190,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
     check_numbers(args)
-    from realgap.envs.format.protocol import BALANCE_PROTOCOL
 
     protocol_from_flags(args, BALANCE_PROTOCOL, args.duration_s)  # bad protocol flags refused before loading
     if args.episodes < 1:
         raise ValueError("--episodes must be >= 1")
-    from realgap.envs.deploy import ZeroPolicy
-    from realgap.envs.format import load_policy
-    from realgap.envs.format.verify import check_export_signature
 
     if args.trust or args.require_signature or Path(args.policy, "policy.sig").is_file():
         print(f"[realgap] {check_export_signature(args.policy, args.trust, args.require_signature)}", flush=True)
@@ -212,7 +217,6 @@ def main(argv: list[str] | None = None) -> int:
     check_flags(argv, args.robot, meta.scene is not None, args.excite is not None)  # a flag it would ignore: refused
     if args.robot == "unitree_g1":
         check_interface(args.interface)
-    from realgap.envs.run.paths import check_output_file  # stdlib only: the torch-free robot side may import it
 
     if args.log is not None:  # a folder, a link or another suffix is refused before the robot moves, not at the end
         check_output_file(args.log, "--log", (".npz", ".mcap"))
@@ -239,8 +243,6 @@ def main(argv: list[str] | None = None) -> int:
         msg = f"--robot {args.robot} needs the '{err.name}' package: the deploy extra, pip install '.[deploy]'"
         raise ModuleNotFoundError(msg) from err
     from realgap.envs.deploy.episode import run_episode, schedules, stance_metadata
-    from realgap.envs.deploy.log import LogRecorder
-    from realgap.envs.deploy.runtime import DeployRuntime
 
     if args.robot == "hidden":
         from realgap.envs.deploy.hidden_robot import SENSOR_NOISE, HiddenRobot
@@ -281,7 +283,6 @@ def main(argv: list[str] | None = None) -> int:
 def _grasp(args: argparse.Namespace, meta, policy) -> int:
     """A manipulation export on ``--robot mujoco``: its scene from the metadata, ``--episodes`` judged by its success
     test; the success rate with its Wilson 95 % interval."""
-    from realgap.envs.deploy import ZeroPolicy
     from realgap.envs.deploy.grasp_scene import grasp_report
 
     if args.zero_action:
@@ -297,7 +298,6 @@ def _excite(args: argparse.Namespace, meta) -> int:
     """``--excite``: the identification motion on a hanging robot, logged."""
     if args.log is None:
         raise ValueError("--excite runs the identification motion and logs it: give --log FILE")
-    from realgap.envs.identify.excitation import ExcitationPlan, run_excitation
 
     if args.robot == "unitree_g1":
         from realgap.envs.deploy.drivers.run_g1 import excite_g1
@@ -330,8 +330,6 @@ def _excite(args: argparse.Namespace, meta) -> int:
 
 def cli() -> None:
     """``realgap deploy`` (``scripts/deploy.py``): :func:`main` with every refusal as one message and exit status 2."""
-    from realgap.envs.deploy import MetadataMismatchError, UnsupportedActionError, UnsupportedObservationError
-    from realgap.envs.format import DescriptionError, MetadataError
 
     try:
         sys.exit(main())

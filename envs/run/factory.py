@@ -8,9 +8,12 @@ device on a CPU-only machine says so, a missing robot package names what to inst
 from __future__ import annotations
 
 import contextlib
+import importlib
 import logging
 from collections.abc import Iterator
 from typing import Any
+
+import gymnasium as gym
 
 from realgap.envs.rates import RateSpec, load_rate_profile
 from realgap.envs.sim.physics import apply_device, resolve_device
@@ -72,9 +75,6 @@ def _registered_cfg(task: str, key: str) -> Any:
     (``tasks/*/__init__.py``), the attribute a function or class returning the config, as Isaac Lab's loader reads it.
     Resolved here rather than through ``isaaclab_tasks``' loader: importing that package registers every Isaac Lab
     task, ~1 s of every script's start, for a lookup of one callable."""
-    import importlib
-
-    import gymnasium as gym
 
     entry = gym.spec(task).kwargs[key]
     if isinstance(entry, str) and entry.count(":") == 1:
@@ -170,7 +170,6 @@ class _ExpectedForFixedBase(logging.Filter):
 
 def make_env(task: str, env_cfg: Any) -> Any:
     """Create the env of ``task`` from ``env_cfg`` (call inside :func:`simulation`)."""
-    import gymnasium as gym
 
     logger = logging.getLogger("isaaclab_newton.assets.articulation.articulation_data")
     if not any(isinstance(f, _ExpectedForFixedBase) for f in logger.filters):

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from realgap.envs.run.paths import check_writable
 from realgap.envs.run.run_dir import CHECKPOINT_RE, CheckpointError, check_checkpoint, latest_checkpoint, read_run_json
 from realgap.envs.run.run_record import recorded_contacts, recorded_rates
 
@@ -143,7 +145,8 @@ RECORD_KEYS: dict[str, tuple[type, ...]] = {
     "rates": (dict, type(None)), "dr_profile": (str,), "overrides": (list,), "seed": (int, type(None)),
     "max_iterations": (int,), "save_interval": (int,), "deterministic": (bool,), "resumes": (list,),
 }  # fmt: skip
-"""Every key ``params/run.json`` holds (:func:`realgap.envs.run.training.train` writes them) and its JSON type."""
+"""Every key ``params/run.json`` holds (:func:`realgap.envs.run.training.record_new_run` writes them) and its JSON
+type."""
 RECORD_MINIMUM = {"num_procs": 1, "num_envs_total": 1, "max_iterations": 1, "save_interval": 1, "seed": 0}
 """The smallest valid value of each recorded count: a record below it was edited or corrupted."""
 
@@ -181,7 +184,6 @@ def prepare_resume(args: argparse.Namespace) -> Resume:
     if getattr(args, "run_name", ""):
         raise ValueError("--run_name names a new run's folder; a resumed run keeps its own: drop --run_name")
     run_dir, checkpoint, iteration = resume_target(args.resume)
-    from realgap.envs.run.paths import check_writable
 
     check_writable(run_dir, "--resume")  # checkpoints, logs and progress go there: refused before the env is built
     record = read_run_json(run_dir / "params" / "run.json")
@@ -196,7 +198,6 @@ def prepare_resume(args: argparse.Namespace) -> Resume:
 
 def _agent_yaml_settings(run_dir: Path) -> dict[str, int]:
     """``max_iterations`` and ``save_interval`` from the run's resolved agent config (``params/agent.yaml``)."""
-    import re
 
     path = run_dir / "params" / "agent.yaml"
     text = path.read_text() if path.is_file() else ""

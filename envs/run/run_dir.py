@@ -20,6 +20,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from realgap.envs.run.paths import check_inside, check_name
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CHECKPOINT_RE = re.compile(r"model_(\d+)\.pt$")
 REWARD_COLUMN = "reward_"
@@ -132,7 +134,6 @@ def new_run_dir(log_root: str | Path, experiment: str, run_name: str = "") -> Pa
         PathRefused: ``run_name`` or ``experiment`` is not a plain name, or the folder would resolve outside
             ``log_root`` (a symbolic link inside it pointing elsewhere); nothing is created.
     """
-    from realgap.envs.run.paths import check_inside, check_name
 
     stamp = datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
     name = f"{stamp}_{check_name(run_name, '--run_name')}" if run_name else stamp

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from realgap.envs.rates import RateSpec
 from realgap.envs.run.run_dir import CheckpointError, read_run_json
 
 POLICY_OVERRIDE_ROOTS: tuple[str, ...] = ("env.observations.", "env.actions.", "agent.")
@@ -50,7 +51,6 @@ def recorded_rates(run_dir: str | Path, record: dict[str, Any]) -> Any:
         CheckpointError: Invalid recorded rates, or ``sim.dt`` / ``decimation`` in ``params/env.yaml`` that disagree
             with them (names the file and both values).
     """
-    from realgap.envs.rates import RateSpec
 
     params = Path(run_dir) / "params"
     rates = record.get("rates")

@@ -42,6 +42,7 @@ from realgap.envs.run.run_dir import (  # noqa: F401  (CHECKPOINT_RE and latest_
     write_failure,
     write_progress,
 )
+from realgap.envs.sim.physics import deterministic_requested
 
 
 def env_state_path(checkpoint: str | Path) -> Path:
@@ -279,7 +280,6 @@ class RealgapRunner(OnPolicyRunner):
         except Exception as err:  # truncated or foreign: torch raises several types
             raise CheckpointError(f"Cannot load the env state '{state}': {type(err).__name__}: {err}") from None
         count = restore_env(self.env, saved, self)
-        from realgap.envs.sim.physics import deterministic_requested
 
         if str(self.device) == "cpu":
             exact = "an exact continuation"

@@ -30,6 +30,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from realgap.envs.format.description import description_sha256
 from realgap.envs.robots.base import RobotSource
 
 WRAPPER_VERSION = 1
@@ -58,7 +59,6 @@ def description_hash(robot: RobotSource) -> str:
     """SHA-256 of the robot MJCF and every file it references (meshes, includes, textures), recorded in run folders
     and exported policy metadata; the rule is :data:`realgap.envs.format.description.HASH_RULE` (what
     ``sha256sum <files> | sha256sum`` gives in the MJCF's folder)."""
-    from realgap.envs.format.description import description_sha256
 
     return description_sha256(robot.mjcf_path())
 

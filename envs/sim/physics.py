@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
+from realgap.envs.sim.device import UnusableGpuError, allow_cpu_from_env, choose_device, probe
+
 if TYPE_CHECKING:
     from isaaclab_newton.physics import NewtonCfg
 
@@ -37,7 +39,6 @@ def resolve_device(requested: str | None) -> str:
         DeviceUnavailableError: CUDA requested or implied but unusable, or an index beyond the visible devices.
         ValueError: Neither ``cpu`` nor ``cuda[:N]``.
     """
-    from realgap.envs.sim.device import UnusableGpuError, allow_cpu_from_env, choose_device, probe
 
     if requested == "cpu":
         return "cpu"

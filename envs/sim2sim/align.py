@@ -23,8 +23,14 @@ from typing import Any
 import numpy as np
 
 from realgap.actuators.spec import ActuatorSpec, PDGains, resolve_joint_specs
+from realgap.envs.rates import RateSpec
 from realgap.envs.robots import ROBOTS
 from realgap.envs.robots.base import RobotSource
+from realgap.envs.robots.g1 import G1_ACTUATORS
+from realgap.envs.robots.panda import PANDA_ACTUATORS
+from realgap.envs.sim.physics import newton_physics
+from realgap.envs.sim2sim.align_math import torque_sequence
+from realgap.envs.sim2sim.dynamics import RobotDynamics
 
 HANG_HEIGHT_M = 2.0
 """Root height of a floating-base robot welded in the air: its feet hang ~1.2 m above any ground."""
@@ -49,8 +55,6 @@ class Trajectory:
 
 def robot_specs(robot: str) -> dict[str, ActuatorSpec]:
     """The datasheet specs of ``robot`` made passive: no PD, no friction, no delay (armature and limits kept)."""
-    from realgap.envs.robots.g1 import G1_ACTUATORS
-    from realgap.envs.robots.panda import PANDA_ACTUATORS
 
     specs = {"g1": G1_ACTUATORS, "panda": PANDA_ACTUATORS}[robot]
     return {k: dataclasses.replace(s, gains=PDGains(0.0, 0.0), coulomb_friction=0.0, viscous_friction=0.0,
@@ -68,8 +72,6 @@ def open_loop_torques(robot: str, duration_s: float, dt: float, seed: int = 0) -
     Shape:
         ``(round(duration_s / dt), J)`` in the robot's joint order.
     """
-    from realgap.envs.sim2sim.align_math import torque_sequence
-    from realgap.envs.sim2sim.dynamics import RobotDynamics
 
     source = ROBOTS[robot]
     names, q0 = list(source.joint_names), np.asarray(source.default_pose())
@@ -141,9 +143,7 @@ def isaac_open_loop(robot: str, tau: np.ndarray, dt: float) -> Trajectory:
     from isaaclab.app import launch_simulation
     from isaaclab.sim import SimulationCfg
 
-    from realgap.envs.rates import RateSpec
     from realgap.envs.sim.actuator import realgap_actuator_cfg
-    from realgap.envs.sim.physics import newton_physics
 
     source = ROBOTS[robot]
     rates = RateSpec(1.0 / dt, 1.0 / dt, 1.0 / dt)

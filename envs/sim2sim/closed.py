@@ -20,7 +20,8 @@ from typing import Any
 import numpy as np
 
 from realgap.envs.deploy.episode import EpisodeResult, Push, run_episode
-from realgap.envs.deploy.runtime import Policy
+from realgap.envs.deploy.runtime import DeployRuntime, Policy
+from realgap.envs.export.actions import check_actions
 from realgap.envs.format.metadata import PolicyMetadata
 from realgap.envs.format.protocol import BalanceProtocol
 
@@ -29,7 +30,6 @@ def mujoco_episodes(meta: PolicyMetadata, policy: Policy, plan: Sequence[Sequenc
                     seed: int = 0) -> list[EpisodeResult]:  # fmt: skip
     """Run every scheduled episode on the MuJoCo C robot through the deploy runtime."""
     from realgap.envs.deploy.mujoco_robot import MujocoRobot
-    from realgap.envs.deploy.runtime import DeployRuntime
 
     robot = MujocoRobot.for_policy(meta, pose="training_spawn")  # the spawn Isaac Lab resets to, as said above
     runtime = DeployRuntime(meta, robot, policy, seed=seed)
@@ -65,7 +65,6 @@ def isaac_episodes(
 
     if env.num_envs != len(plan):
         raise ValueError(f"the env has {env.num_envs} envs for {len(plan)} episodes")
-    from realgap.envs.export.actions import check_actions
 
     robot = env.scene["robot"]
     clip = meta.actions.raw_clip or math.inf

@@ -10,13 +10,17 @@ learns on; MuJoCo C is the independent reference the deploy runtime and sim2sim 
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from realgap.envs.contact.engines import TRAINING_SOLVER
-from realgap.envs.sim2sim.engine_scenes import Scene, scene_xml, start_state
+from realgap.envs.sim2sim.engine_scenes import CANONICAL_SCENES, Scene, scene_xml, start_state
 
 SOLVER: dict[str, Any] = TRAINING_SOLVER
 """The tasks' MuJoCo-Warp options (the contact lab's record of ``newton_physics`` with MJWarpSolverCfg's defaults)."""
@@ -268,3 +272,51 @@ def simple_body_invweights(armatures: tuple[float, ...] = (0.0, 0.1, 1.0)) -> li
             }
         )
     return rows
+
+
+def agreement_report(out: Path | None = None) -> dict[str, Any]:
+    """The whole comparison (``scripts/engine_agreement.py``), printed as it is measured: the offset-CoM box table
+    (each engine's default box–box path, then the exact routine), the process-wide leak (in a child process of its
+    own), a simple body's inverse weights and each canonical scene's figures in both engines; written as JSON to
+    ``out`` if given; returns what it wrote."""
+    repro = upstream_repro()
+    print("box on the table | engine | contacts | max penetration (mm) | max angular speed (rad/s) | solver iterations")
+    for row in repro:
+        path = "exact box-box" if row["exact_box_box"] else "default"
+        for engine in ("mujoco_c", "mujoco_warp"):
+            f = row[engine]
+            print(
+                f"CoM {row['com_offset_m'] * 100:.1f} cm, {path} | {engine} | {f['contacts']:.2f} | "
+                f"{f['max_penetration_m'] * 1e3:.3f} | {f['max_angular_speed']:.2g} | {f['solver_iterations']:.2f}"
+            )
+    code = "import json; from realgap.envs.sim2sim.engine_agreement import leak_repro; print(json.dumps(leak_repro()))"
+    leak = json.loads(
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        .stdout.strip()
+        .splitlines()[-1]
+    )
+    print(
+        f"leak: exact-routine model {leak['exact_first_contacts']:.2f} contacts, then a default model in the same "
+        f"process {leak['default_after_contacts']:.2f}; refused: {leak['default_after_refused']}"
+    )
+    invweights = simple_body_invweights()
+    for row in invweights:
+        print(
+            f"simple body, armature {row['armature']:g} kg: dof inverse weight MuJoCo C {row['mujoco_c']:.4f}, "
+            f"MuJoCo-Warp {row['mujoco_warp']:.4f} 1/kg"
+        )
+    scenes = [compare_scene(s) for s in CANONICAL_SCENES]
+    for r in scenes:
+        w, c = r["training_engine"], r["mujoco_c"]
+        print(
+            f"{r['scene']['name']}: contacts {w['contacts']:.2f} / {c['contacts']:.2f}, penetration "
+            f"{w['max_penetration_m'] * 1e6:.2f} / {c['max_penetration_m'] * 1e6:.2f} um, normal force "
+            f"{w['normal_force_n']:.4f} / {c['normal_force_n']:.4f} N, position diff {r['max_position_diff_m']:.2g} m, "
+            f"agree: {all(r['agree'].values())}"
+        )
+    report = {"upstream_repro": repro, "leak": leak, "simple_body_invweights": invweights, "scenes": scenes}
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(report, indent=1) + "\n")
+        print(f"wrote {out}")
+    return report

@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from realgap.envs.robots.g1 import G1
+from realgap.envs.robots.panda import PANDA, PANDA_ACTUATORS, PANDA_TCP_OFFSET_HAND
 from realgap.tasks.grasp.env_cfg import OBJECT_DENSITY, OBJECT_MAX_EDGE_M, TABLE_POS_M, TABLE_SIZE_M
 
 
@@ -93,7 +95,6 @@ def hold_xml() -> str:
     in for the arm: a finger whose parent is welded to the world is a "simple" body, for which MuJoCo C's inverse
     weights leave out the armature and MuJoCo-Warp's do not (docs/results/engine_agreement.md), a case the task never
     has."""
-    from realgap.envs.robots.panda import PANDA, PANDA_ACTUATORS, PANDA_TCP_OFFSET_HAND
 
     path = PANDA.mjcf_path()
     pd = PANDA_ACTUATORS["fingers"].pd_gains
@@ -137,7 +138,6 @@ def hold_xml() -> str:
 def g1_xml() -> str:
     """The Menagerie G1 with its position servos and ``stand`` keyframe, robot colliders touching only a floor plane
     (contype 2 / conaffinity 1, the tasks' no-self-collision setting)."""
-    from realgap.envs.robots.g1 import G1
 
     path = G1.mjcf_path()
     x = path.read_text().replace('meshdir="assets"', f'meshdir="{path.parent / "assets"}"')

@@ -12,11 +12,12 @@ import datetime
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from realgap.envs.eval.robustness.evaluation import ZERO_ACTION_TASK
+from realgap.envs.rates import RateSpec
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,6 @@ class Sim2SimRequest:
 
 def open_loop(robot: str, duration_s: float, dt: float, seed: int) -> dict:
     """Both engines on the same torques at step ``dt``: trajectory errors, energy balances, model checklist."""
-    from dataclasses import asdict
 
     from realgap.envs.robots import ROBOTS
     from realgap.envs.sim2sim.align import isaac_open_loop, model_alignment, mujoco_open_loop, open_loop_torques
@@ -155,7 +155,6 @@ def sim2sim(req: Sim2SimRequest, echo: Callable[[str], None] = print) -> tuple[d
     if task_protocol is None or find_push(env_cfg.events) is None:
         raise ValueError(f"closed-loop sim2sim needs a balance task (pushes and fall terminations); {task} has none")
     protocol = protocol_from_flags(req, task_protocol, req.duration_s)
-    from realgap.envs.rates import RateSpec
     from realgap.envs.robots import robot_name
 
     rates = RateSpec.from_dict(env_cfg.rates)

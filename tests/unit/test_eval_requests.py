@@ -187,7 +187,7 @@ def test_benchmark_sections_and_rows():
     assert math.isclose(BenchRequest().action_std, 0.0) and BenchRequest().ppo_layouts[0] == "one_process"
 
 
-# --- every flag of the six scripts is a field of its request -----------------------------------------------------
+# --- every flag of these scripts is a field of its request -----------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -200,6 +200,17 @@ def test_benchmark_sections_and_rows():
         ("hidden_compare.py", "realgap.envs.eval.hidden_compare:HiddenCompareRequest", ["--policy", "p", "--against",
                                                                                            "q"]),
         ("sim2sim.py", "realgap.envs.sim2sim.isaac_vs_mujoco:Sim2SimRequest", ["--zero_action"]),
+        ("train.py", "realgap.envs.run.training:TrainRequest", []),
+        ("push_limit.py", "realgap.envs.eval.push.limit_run:PushLimitRequest", ["--policy", "p"]),
+        ("score_identification.py", "realgap.envs.eval.identification_score:ScoreRequest",
+         ["--policy", "p", "--spec", "s", "--hidden_seed", "3"]),
+        ("srbd.py", "realgap.envs.eval.srbd.run:SrbdRequest", ["--out", "o"]),
+        ("identify.py", "realgap.envs.identify.run:IdentifyRequest", ["--log", "l", "--out", "o"]),
+        ("plot_curve.py", "realgap.envs.eval.curve:CurveRequest", ["--run", "r", "--out", "o.png"]),
+        ("compare_actions.py", "realgap.envs.eval.compare.run:CompareRequest", []),
+        ("identify_engines.py", "realgap.envs.identify.engines:IdentifyEnginesRequest", ["--out", "o"]),
+        ("solver_counts.py", "realgap.envs.eval.bench.solver_work:SolverCountsRequest", []),
+        ("bench_dr.py", "realgap.envs.eval.bench.dr_cost:BenchDrRequest", []),
     ],
 )  # fmt: skip
 def test_each_scripts_flags_are_its_requests_fields_with_the_same_defaults(script, request_class, argv):

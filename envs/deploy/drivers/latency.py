@@ -27,6 +27,11 @@ from pathlib import Path
 
 import numpy as np
 
+from realgap.envs.deploy.drivers.g1_dds_sim import PHYSICS_DT
+from realgap.envs.deploy.drivers.unitree_g1 import UnitreeG1Robot
+from realgap.envs.deploy.runtime import DeployRuntime
+from realgap.envs.format import load_policy
+
 
 def _percentiles(x_s: np.ndarray) -> dict[str, float | None]:
     if x_s.size == 0:
@@ -80,10 +85,6 @@ def measure_latency(policy: str, domain: int, seconds: float = 10.0, interface: 
 
     Opens this process's DDS participant on ``domain`` (one per process: call it once).
     """
-    from realgap.envs.deploy.drivers.g1_dds_sim import PHYSICS_DT
-    from realgap.envs.deploy.drivers.unitree_g1 import UnitreeG1Robot
-    from realgap.envs.deploy.runtime import DeployRuntime
-    from realgap.envs.format import load_policy
 
     meta, _ = load_policy(policy)
     with tempfile.TemporaryDirectory() as tmp:

@@ -17,7 +17,10 @@ from pathlib import Path
 
 import numpy as np
 
+from realgap.envs.deploy import ZeroPolicy
 from realgap.envs.deploy.drivers.franka import FrankaRobot, SafetyStop
+from realgap.envs.deploy.objects import StaticObjectPose
+from realgap.envs.deploy.runtime import DeployRuntime
 
 
 def _stats(values: np.ndarray) -> dict:
@@ -46,9 +49,6 @@ def franka_report(robot: FrankaRobot) -> dict:
 def run_franka(args: argparse.Namespace, meta, policy) -> int:
     """Connect, move to the start pose, run ``args.duration_s`` of the policy (default: the scene's episode length),
     stop; the exit status."""
-    from realgap.envs.deploy import ZeroPolicy
-    from realgap.envs.deploy.objects import StaticObjectPose
-    from realgap.envs.deploy.runtime import DeployRuntime
 
     if args.zero_action:
         policy = ZeroPolicy(meta.action_dim)

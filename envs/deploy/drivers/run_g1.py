@@ -18,9 +18,11 @@ from pathlib import Path
 
 import numpy as np
 
+from realgap.envs.deploy import ZeroPolicy
 from realgap.envs.deploy.drivers.unitree_g1 import SafetyStop, UnitreeG1Robot
 from realgap.envs.deploy.flags import protocol_from_flags
-from realgap.envs.deploy.log import RobotLog
+from realgap.envs.deploy.log import LogRecorder, RobotLog
+from realgap.envs.deploy.runtime import DeployRuntime
 from realgap.envs.format.protocol import BalanceProtocol
 
 
@@ -62,7 +64,6 @@ def excite_g1(args: argparse.Namespace, meta, motion: Callable[[UnitreeG1Robot, 
     logged target: the one sent (after the driver's clamps; float32), so a clamp that bound is not read as a drive
     fault. Exit status as :func:`run_g1` (a safety stop: 3, and no log).
     """
-    from realgap.envs.deploy.runtime import DeployRuntime
 
     robot = _connect(args, meta)
     root = np.asarray(meta.robot.start_root_pos, dtype=float) + np.array([0.0, 0.0, args.hang_m])
@@ -98,10 +99,7 @@ def excite_g1(args: argparse.Namespace, meta, motion: Callable[[UnitreeG1Robot, 
 def run_g1(args: argparse.Namespace, meta, policy, protocol: BalanceProtocol) -> int:
     """Connect, soft-start, run one episode of ``protocol`` (the export's with the command line's flags) with the
     runtime, damp; the exit status."""
-    from realgap.envs.deploy import ZeroPolicy
     from realgap.envs.deploy.episode import run_episode, schedules, stance_metadata
-    from realgap.envs.deploy.log import LogRecorder
-    from realgap.envs.deploy.runtime import DeployRuntime
 
     if args.zero_action:
         meta, policy = stance_metadata(meta), ZeroPolicy(meta.action_dim)

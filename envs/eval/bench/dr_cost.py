@@ -9,7 +9,12 @@ interleaved rounds under three variants so that a busy shared CPU slows all of t
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any
+
+from realgap.envs.dr.profile import load_dr_profile
+from realgap.envs.run.factory import load_cfgs, make_env, simulation
+from realgap.tasks import DEFAULT_TASK, check_task
 
 VARIANTS = ("no DR", "DR, fast sync", "DR, exact sync")
 STEPS_PER_ROUND = 24
@@ -50,8 +55,6 @@ def reset_dr_cost(task: str, num_envs: int, device: str, profile: str, rounds: i
     spread as in PPO's first iteration.
     """
     import torch
-
-    from realgap.envs.run.factory import load_cfgs, make_env, simulation
 
     env_cfg, _ = load_cfgs(task, device, num_envs, seed, dr_profile=profile)
     dr_names = [name for name in vars(env_cfg.events) if name.startswith("dr_")]
@@ -105,3 +108,43 @@ def reset_dr_cost(task: str, num_envs: int, device: str, profile: str, rounds: i
         env.close()
     steps = rounds * STEPS_PER_ROUND
     return {v: {k: x / steps for k, x in s.items()} for v, s in stats.items()}
+
+
+@dataclass(frozen=True)
+class BenchDrRequest:
+    """A DR cost measure as scripts/bench_dr.py's flags give it (see its ``--help`` for each)."""
+
+    task: str = DEFAULT_TASK
+    num_envs: int = 256
+    device: str | None = None
+    seed: int = 0
+    profile: str = "nominal"
+    rounds: int = 3
+    std: float = 0.5
+
+
+def bench_dr(req: BenchDrRequest) -> list[str]:
+    """Measure :func:`reset_dr_cost` for ``req`` (task and profile refused before an env is built); the lines to print:
+    the setting, a row per variant (wall and CPU ms, resets, reset-event ms per policy step), each DR variant's ratios
+    to no DR."""
+    check_task(req.task)
+    load_dr_profile(req.profile)  # both refused before an env is built
+    per = reset_dr_cost(req.task, req.num_envs, req.device, req.profile, req.rounds, req.std, req.seed)
+    lines = [
+        f"\n[bench_dr] {req.task}, {req.num_envs} envs on {req.device}, profile {req.profile!r}: "
+        f"{req.rounds} interleaved rounds of {STEPS_PER_ROUND} policy steps per variant, action std {req.std}",
+        f"{'variant':<16} {'wall ms/step':>13} {'cpu ms/step':>12} {'resets/step':>12} {'reset events ms/step':>21}",
+    ]
+    for variant, r in per.items():
+        lines.append(
+            f"{variant:<16} {1e3 * r['wall']:>13.1f} {1e3 * r['cpu']:>12.1f} {r['resets']:>12.2f} "
+            f"{1e3 * r['events']:>21.2f}"
+        )
+    base = per["no DR"]
+    for variant in VARIANTS[1:]:
+        r = per[variant]
+        lines.append(
+            f"{variant}: wall x{r['wall'] / base['wall']:.3f} ({100 * (r['wall'] / base['wall'] - 1):+.1f} %), "
+            f"cpu x{r['cpu'] / base['cpu']:.3f} ({100 * (r['cpu'] / base['cpu'] - 1):+.1f} %)"
+        )
+    return lines

@@ -9,10 +9,14 @@ more work here (docs/results/benchmarks.md, "Why the grasp env's solver step is 
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any
 
 import numpy as np
 import torch
+
+from realgap.envs.run.factory import load_cfgs, make_env, simulation
+from realgap.tasks import DEFAULT_TASK, check_task
 
 
 class _SolverCounts:
@@ -71,7 +75,6 @@ def env_counts(task: str, num_envs: int, physics_steps: int, seed: int = 0, devi
     Args:
         nominal_object: Grasp task only: the object without its inertia randomization (:func:`nominal_object_inertia`).
     """
-    from realgap.envs.run.factory import load_cfgs, make_env, simulation
 
     env_cfg, _ = load_cfgs(task, device, num_envs=num_envs, seed=seed)
     if nominal_object:
@@ -94,8 +97,6 @@ def bare_counts(task: str, num_envs: int, physics_steps: int, seed: int = 0, dev
     half."""
     from isaaclab.scene import InteractiveScene
     from isaaclab.sim import SimulationContext
-
-    from realgap.envs.run.factory import load_cfgs, simulation
 
     env_cfg, _ = load_cfgs(task, device, num_envs=num_envs, seed=seed)
     with simulation(env_cfg):
@@ -179,3 +180,54 @@ def offset_com_box(
 
         warp = run(lambda: mjw.step(m, d), read)
     return {"mujoco_c": c, "mujoco_warp": warp}
+
+
+@dataclasses.dataclass(frozen=True)
+class SolverCountsRequest:
+    """A count as scripts/solver_counts.py's flags give it (see its ``--help`` for each)."""
+
+    task: str = DEFAULT_TASK
+    num_envs: int = 16
+    device: str | None = None
+    seed: int = 0
+    steps: int = 240
+    no_box: bool = False
+    json: str | None = None
+
+
+def solver_counts(req: SolverCountsRequest) -> dict[str, Any]:
+    """The task's env, for the grasp task also with the object's nominal body, and the bare scene, each counted over
+    ``req.steps`` physics steps; then (unless ``no_box``) the CoM-offset box in both engines. Prints each table as it
+    is counted; writes every count to ``req.json`` if given; returns them.
+
+    Raises:
+        UnknownTaskError: ``req.task`` is not a registered task.
+    """
+    task, n, steps = check_task(req.task), req.num_envs, req.steps
+    builds = {"env": env_counts(task, n, steps, req.seed, req.device)}
+    if "Grasp" in task:
+        builds["env, object nominal body"] = env_counts(task, n, steps, req.seed, req.device, True)
+    builds["bare scene"] = bare_counts(task, n, steps, req.seed, req.device)
+    print(f"\n{task}, {n} envs, per physics step (second half of {steps}):")
+    print(f"{'build':<28} {'contacts/world':>15} {'rows/world':>11} {'iterations':>11} {'max':>4}  filtered pairs")
+    for name, c in builds.items():
+        print(
+            f"{name:<28} {c['contacts_per_world']:>15.2f} {c['constraint_rows_per_world']:>11.2f} "
+            f"{c['solver_iterations']:>11.2f} {c['solver_iterations_max']:>4}  "
+            f"{c['model']['geom_pairs_after_filtering']} of {c['model']['geom_pairs']}"
+        )
+    result: dict[str, Any] = {"task": task, "num_envs": n, "builds": builds}
+    if not req.no_box:
+        # realgap's box-box setting (the default path's rows: scripts/engine_agreement.py, in a process of their own)
+        result["offset_com_box"] = {off: offset_com_box(off, exact_box_box=True) for off in (0.0, 0.01)}
+        print("\n5 cm box on a table, CoM offset along x, exact box-box; engines alone (second half of 400 steps):")
+        for off, engines in result["offset_com_box"].items():
+            for engine, c in engines.items():
+                print(
+                    f"  offset {off * 1000:>4.0f} mm  {engine:<12} contacts {c['contacts']:.2f}  iterations "
+                    f"{c['solver_iterations']:.2f}  max |omega| {c['max_angular_speed']:.2g} rad/s"
+                )
+    if req.json:
+        with open(req.json, "w") as fh:
+            json.dump(result, fh, indent=2)
+    return result

@@ -6,6 +6,9 @@ same run (the ratios), not across machines or runs.
 
 from __future__ import annotations
 
+import csv
+import subprocess
+import tempfile
 import time
 from typing import Any
 
@@ -175,10 +178,7 @@ def ppo_steps(
     The first iteration (kernel warm-up, episode-length randomization) is left out of the means. ``device`` is
     train.py's ``--device`` (``None``: its default); on CUDA each of ``num_procs`` processes needs a GPU of its own.
     """
-    import csv
-    import subprocess
     import sys
-    import tempfile
     from pathlib import Path
 
     repo = Path(__file__).resolve().parents[2]

@@ -10,7 +10,7 @@ forwarded to the comparison's.
 
 from __future__ import annotations
 
-import argparse
+import csv
 import datetime
 import json
 import subprocess
@@ -18,12 +18,37 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from realgap.envs.eval.compare import table as compare
+from realgap.envs.eval.robustness.evaluation import EvalRequest, evaluate, summary_lines
 
 _PRINT = threading.Lock()
 CHILD = "import sys; from realgap.envs.eval.compare.run import run_child; run_child(*sys.argv[1:])"
 """A run's process: ``python -c CHILD TRAIN_JSON EVAL_JSON RESULT_PATH``."""
+
+
+@dataclass(frozen=True)
+class CompareRequest:
+    """A comparison as scripts/compare_actions.py's flags give it (see its ``--help`` for each); the fields in the
+    order of its flags, as its settings are recorded in comparison.json."""
+
+    num_envs: int = 64
+    episodes: int = 16
+    device: str | None = None
+    spaces: str | None = None
+    seeds: str = "0"
+    max_iterations: int = 300
+    max_minutes: float | None = None
+    eval_envs: int = 32
+    episode_s: float | None = None
+    factors: str = "object_mass_scale,command_delay_s,joint_friction_scale"
+    values: list[str] = field(default_factory=list)
+    jobs: int = 1
+    out: str | None = None
+    include: list[str] = field(default_factory=list)
 
 
 def say(text: str) -> None:
@@ -33,27 +58,18 @@ def say(text: str) -> None:
         sys.stdout.flush()
 
 
-def train_request(**given: Any) -> argparse.Namespace:
-    """scripts/train.py's flags as :func:`realgap.envs.run.training.train` reads them: its defaults, then ``given``."""
-    defaults = dict(task=None, num_envs=None, device=None, seed=None, max_iterations=None, max_minutes=None,
-                    resume=None, dr_profile=None, rates=None, save_interval=None, run_name="", log_root="runs",
-                    num_procs=1, torch_threads=None, overrides=[], run_dir=None)  # fmt: skip
-    return argparse.Namespace(**(defaults | given))
-
-
 def run_child(train_json: str, eval_json: str, result_path: str) -> None:
-    """One run: train (``train_json``: :func:`train_request` fields), then evaluate its folder (``eval_json``:
-    :class:`~realgap.envs.eval.robustness.evaluation.EvalRequest` fields); the run folder is written to
-    ``result_path``."""
+    """One run: train (``train_json``: :class:`~realgap.envs.run.training.TrainRequest` fields), then evaluate its
+    folder (``eval_json``: :class:`~realgap.envs.eval.robustness.evaluation.EvalRequest` fields); the run folder is
+    written to ``result_path``."""
     from realgap.envs.run.cli import run_cli
 
     def both() -> int:
-        from realgap.envs.eval.robustness.evaluation import EvalRequest, evaluate, summary_lines
-        from realgap.envs.run.training import train
+        from realgap.envs.run.training import TrainRequest, train
 
         training = json.loads(train_json)
         done = training.pop("finished_run", None)  # a sitting run again: its training had ended, only evaluate
-        run_dir = Path(done) if done else train(train_request(**training))
+        run_dir = Path(done) if done else train(TrainRequest(**training))
         print(f"[realgap] done: {run_dir}", flush=True)  # the comparison's progress: the training has ended
         report, out, plots = evaluate(EvalRequest(checkpoint=[str(run_dir)], **json.loads(eval_json)))
         print("\n".join(summary_lines(report, out, plots)), flush=True)
@@ -114,7 +130,6 @@ def finished_training(runs: Path, tag: str, max_iterations: int, max_minutes: fl
 
 def loop_seconds(run_dir: Path) -> float:
     """Seconds the training loop of ``run_dir`` spent collecting and learning (its progress.csv)."""
-    import csv
 
     with open(run_dir / "progress.csv") as fh:
         return sum(float(r["collect_s"]) + float(r["learn_s"]) for r in csv.DictReader(fh))
@@ -136,13 +151,12 @@ def parse_seeds(text: str) -> list[int]:
     return seeds
 
 
-def check_request(args: argparse.Namespace) -> tuple[list[str], list[int], list[str], list[Any]]:
+def check_request(args: CompareRequest) -> tuple[list[str], list[int], list[str], list[Any]]:
     """Spaces, seeds, factors and the included runs of a comparison, every one checked before anything is trained.
 
     Raises:
         ValueError: An unknown space or factor, bad seeds or values, runs both included and to be trained.
     """
-    from realgap.envs.eval.compare import table as compare
     from realgap.envs.eval.robustness.sweep import get_factor, parse_values
     from realgap.tasks.grasp import ACTION_SPACE_IDS
 
@@ -161,7 +175,7 @@ def check_request(args: argparse.Namespace) -> tuple[list[str], list[int], list[
         get_factor(name)
     parse_values(args.values)
     # checks that read files only come first: a refused command costs no Isaac Lab build
-    settings = vars(args) | {"spaces": spaces, "seeds": seeds, "factors": factors}
+    settings = asdict(args) | {"spaces": spaces, "seeds": seeds, "factors": factors}
     included = [r for folder in args.include for r in compare.load_comparison(Path(folder), settings)]
     tags = [f"{r.space}_s{r.seed}" for r in included]
     if repeated := sorted({t for t in tags if tags.count(t) > 1}):
@@ -179,11 +193,10 @@ def check_request(args: argparse.Namespace) -> tuple[list[str], list[int], list[
     return spaces, seeds, factors, included
 
 
-def compare_action_spaces(args: argparse.Namespace) -> tuple[Path, str]:
-    """Run the comparison scripts/compare_actions.py's flags ``args`` ask for; returns its folder and the markdown."""
+def compare_action_spaces(args: CompareRequest) -> tuple[Path, str]:
+    """Run the comparison ``args`` asks for; returns its folder and the markdown."""
     from realgap.envs.eval.compare import plots as compare_plots
     from realgap.envs.eval.compare import seeds as compare_seeds
-    from realgap.envs.eval.compare import table as compare
     from realgap.envs.eval.robustness.sweep import finite_or_none
     from realgap.envs.run.progress import Progress
     from realgap.tasks.grasp import ACTION_SPACE_IDS
@@ -194,7 +207,7 @@ def compare_action_spaces(args: argparse.Namespace) -> tuple[Path, str]:
     included = compare.adopt(included, out)  # every run's evaluation and record in <out>/eval, none left outside it
     # the same command run again into the same folder goes on where a stopped sitting ended (settings checked equal):
     # finished runs are kept, a run whose training ended is only evaluated, the others train from the start
-    kept = {(r.space, r.seed): r for r in compare.load_comparison(out, vars(args) | {"factors": factors})} if (
+    kept = {(r.space, r.seed): r for r in compare.load_comparison(out, asdict(args) | {"factors": factors})} if (
         out / "comparison.json").is_file() else {}  # fmt: skip
 
     def train_and_evaluate(space: str, seed: int) -> compare.RunResult:
@@ -234,7 +247,7 @@ def compare_action_spaces(args: argparse.Namespace) -> tuple[Path, str]:
         results = sorted([*included, *finished], key=lambda r: (order[r.space], r.seed))
         rows = compare.table_rows(results)
         # the table's seeds (trained here or included) and those trained in this sitting
-        settings = vars(args) | {"spaces": spaces, "seeds": sorted({r.seed for r in results}), "factors": factors,
+        settings = asdict(args) | {"spaces": spaces, "seeds": sorted({r.seed for r in results}), "factors": factors,
                                  "trained_seeds": seeds}  # fmt: skip
         (out / "comparison.json").write_text(json.dumps(finite_or_none({"settings": settings, "rows": rows}),
                                                         indent=2, default=str))  # fmt: skip

@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -71,7 +72,6 @@ COMPARABLE_SETTINGS = ("max_iterations", "max_minutes", "num_envs", "episodes", 
 def keep_training_record(run_dir: Path, dest: Path) -> Path:
     """Copy :data:`TRAINING_RECORD` of ``run_dir`` to ``dest``: a comparison's output folder then holds every run's
     learning curve and budget beside its evaluation, and stands on its own once the run folders are gone."""
-    import shutil
 
     for name in TRAINING_RECORD:
         target = Path(dest) / name
@@ -122,7 +122,6 @@ def adopt(results: Sequence[RunResult], out: Path) -> list[RunResult]:
     A run already under ``out/eval`` is kept as it is. Expects runs as :func:`load_comparison` returns them (the
     training record in ``<folder>/eval/<tag>/run``).
     """
-    import shutil
 
     adopted = []
     for r in results:

@@ -21,14 +21,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import torch
 from isaaclab.utils.math import euler_xyz_from_quat, quat_box_minus, quat_from_euler_xyz, quat_mul
 
 from realgap.envs.robots.panda import PANDA_HAND_BODY
+from realgap.envs.run.factory import load_cfgs, make_env, simulation
 from realgap.tasks.grasp import mdp as grasp_mdp
 from realgap.tasks.grasp.actions import IK_SCALE
+from realgap.tasks.grasp.reverse_curriculum import DEFAULT_STATES, save_grasp_states
 
 if TYPE_CHECKING:
     from isaaclab.envs import ManagerBasedRLEnv
@@ -206,7 +209,6 @@ def record_grasp_states(
         ``joint_names`` and the arrays of the grasp-state format (numpy, env frame), plus ``success_rate`` of the
         scripted episodes and ``recorded`` (states seen per phase before drawing).
     """
-    import numpy as np
 
     env.reset()
     policy = ScriptedGrasp(env, cfg)
@@ -252,3 +254,39 @@ def record_grasp_states(
     out |= {"joint_names": list(robot.joint_names), "success_rate": float(succeeded.float().mean()),
             "recorded": recorded}  # fmt: skip
     return out
+
+
+SCRIPTED_TASK = "Realgap-Grasp-Franka-EEPoseDelta-v0"
+"""The scripted grasp drives the end effector: it runs in the end-effector action space."""
+
+
+@dataclass(frozen=True)
+class GraspStatesRequest:
+    """A recording as scripts/record_grasp_states.py's flags give it (see its ``--help`` for each)."""
+
+    num_envs: int = 256
+    seed: int = 0
+    per_phase: int = 1024
+    out: str = str(DEFAULT_STATES)
+
+
+def record_grasp_state_file(req: GraspStatesRequest) -> tuple[float, Any, int]:
+    """Run the scripted grasp once in each of ``req.num_envs`` CPU envs and save ``req.per_phase`` states of each
+    phase to ``req.out`` (:func:`record_grasp_states`); returns the scripted success rate, the states seen per phase
+    and the states written.
+
+    Raises:
+        ValueError: A count < 1.
+    """
+    if req.num_envs < 1 or req.per_phase < 1:
+        raise ValueError("--num_envs and --per_phase must be >= 1")
+    env_cfg, _ = load_cfgs(SCRIPTED_TASK, "cpu", req.num_envs, req.seed)
+    with simulation(env_cfg):
+        env = make_env(SCRIPTED_TASK, env_cfg)
+        try:
+            out = record_grasp_states(env, req.per_phase, seed=req.seed)
+        finally:
+            env.close()
+    joint_names, success, recorded = out.pop("joint_names"), out.pop("success_rate"), out.pop("recorded")
+    save_grasp_states(req.out, joint_names, out)
+    return success, recorded, len(out["phase"])

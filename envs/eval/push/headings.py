@@ -15,6 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from realgap.envs.eval.robustness.sweep import wilson_interval
+from realgap.envs.robots.g1 import G1_ACTION_SCALE, G1_FOOT_BODIES
+
 DIRECTIONS = ("forward", "left", "backward", "right")
 """Quadrants of the push heading in the robot's frame, centred on 0°, 90°, 180° and −90°."""
 
@@ -46,7 +49,6 @@ def direction(heading: float) -> str:
 def heading_table(records: Sequence[PushRecord], edges: Sequence[float]) -> list[dict]:
     """Falls per direction and magnitude bin ``[edges[i], edges[i+1])`` (the last bin closed), with the 95 % Wilson
     interval of the fall rate; bins without a push are left out."""
-    from realgap.envs.eval.robustness.sweep import wilson_interval
 
     if len(edges) < 2 or any(b <= a for a, b in zip(edges[:-1], edges[1:], strict=True)):
         raise ValueError(f"magnitude bin edges must be at least two increasing values, got {list(edges)}")
@@ -160,8 +162,6 @@ def with_crouch(env, policy, knee_rad: float, clip_actions: float = 4.0):
     (``docs/results/push_headings/balance_g1_zero_action_crouch0.6.json``); a crouch that keeps ξ needs IK."""
     from isaaclab.utils.string import resolve_matching_names_values
 
-    from realgap.envs.robots.g1 import G1_ACTION_SCALE
-
     rad = {"_knee_joint": knee_rad, "_hip_pitch_joint": -knee_rad / 2, "_ankle_pitch_joint": -knee_rad / 2}
     joints = env.scene["robot"].joint_names
     _, names, scales = resolve_matching_names_values(G1_ACTION_SCALE, joints)
@@ -212,7 +212,6 @@ def stance_offset(env, policy, steps: int = 150, clip_actions: float | None = No
     import torch
 
     from realgap.envs.dr.push import find_push
-    from realgap.envs.robots.g1 import G1_FOOT_BODIES
     from realgap.tasks.balance.mdp import capture_point_w, heading_w
 
     _push(env)  # refused by name without one

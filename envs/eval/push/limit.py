@@ -9,10 +9,13 @@ One push per episode at ``push_at_s`` after the reset, of a fixed magnitude and 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+DEFAULT_VALUES = "0.2,0.25,0.3,0.35,0.4,0.45,0.5,0.55,0.6,0.65,0.7,0.8"
+"""The swept push magnitudes, m/s (``--values``), comma-separated as the flag takes them."""
 Counts = list[tuple[int, int]]
 """Per swept magnitude: (episodes survived, episodes)."""
 
@@ -51,7 +54,6 @@ def mujoco_single_push(meta: Any, onnx_path: Path, labels: Sequence[str], values
                        push_at_s: float, duration_s: float, seed: int) -> dict[str, Counts]:  # fmt: skip
     """Survival counts per label and magnitude on the MuJoCo robot through the deploy runtime (the same headings, from
     ``seed``, for every label and magnitude; the export's fall rule, :attr:`PolicyMetadata.balance_protocol`)."""
-    import math
 
     import numpy as np
 

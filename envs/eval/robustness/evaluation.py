@@ -16,6 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from realgap.envs.run.run_dir import latest_checkpoint, run_task
+from realgap.envs.run.run_record import policy_settings
+
 ZERO_ACTION_TASK = "Realgap-Balance-G1-v0"
 """The task the zero action alone is evaluated on when no ``--task`` is given: the balance task as defined (play.py
 and sim2sim.py fall back to the same)."""
@@ -51,7 +54,6 @@ def resolve_inputs(req: EvalRequest) -> tuple[str, Policies, Path]:
         ValueError: No policy, a label count that does not match, policies of different tasks without ``--task``.
     """
     from realgap.envs.eval.policies import read_export
-    from realgap.envs.run.run_dir import latest_checkpoint, run_task
     from realgap.tasks import play_task
 
     if not req.checkpoint and not req.policy and not req.zero_action:
@@ -151,7 +153,6 @@ def evaluate(req: EvalRequest) -> tuple[dict[str, Any], Path, int]:
     from realgap.envs.eval.robustness.apply import available_factors, prepare_compliant, prepare_env_cfg
     from realgap.envs.eval.robustness.sweep import COMPLIANT_FACTORS, parse_values
     from realgap.envs.run.factory import load_cfgs, make_env, simulation
-    from realgap.envs.run.run_record import policy_settings
 
     env_cfg, agent_cfg = load_cfgs(task, req.device, req.num_envs, req.seed)
     settings = {policy_settings(v[1]) for v in checkpoints.values() if v is not None and v[0] == "checkpoint"}

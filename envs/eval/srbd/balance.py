@@ -12,6 +12,7 @@ and the SRBD controller, in both engines.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -19,17 +20,19 @@ from typing import Any
 
 import numpy as np
 
+from realgap.envs.deploy import DeployRuntime, ZeroPolicy
+from realgap.envs.eval.robustness.evaluation import write_report
+from realgap.envs.eval.robustness.sweep import get_factor, wilson_interval
+from realgap.envs.format import load_policy
+from realgap.envs.srbd.controller import SRBDController
+
 
 def evaluate(policy_dir: str | Path, episodes: int = 32, duration_s: float = 20.0, seed: int = 0,
              push_mps: tuple[float, float] | None = None) -> dict[str, Any]:  # fmt: skip
     """Survival (share of episodes without a fall, Wilson 95 %) and mean time up of each arm, under the export's
     balance protocol with ``duration_s`` episodes and ``push_mps`` (None: the protocol's)."""
-    from realgap.envs.deploy import DeployRuntime, ZeroPolicy
     from realgap.envs.deploy.episode import run_episode, schedules
     from realgap.envs.deploy.mujoco_robot import MujocoRobot
-    from realgap.envs.eval.robustness.sweep import wilson_interval
-    from realgap.envs.format import load_policy
-    from realgap.envs.srbd.controller import SRBDController
 
     meta, policy = load_policy(policy_dir)
     protocol = meta.balance_protocol.with_changes(episode_s=duration_s, push_mps=push_mps)
@@ -69,14 +72,9 @@ def single_push(policy_dir: str | Path, values: tuple[float, ...], episodes: int
     :func:`realgap.envs.eval.push.limit.mujoco_single_push`: one push at ``push_at_s`` of a heading drawn from
     ``seed`` (the same headings for every magnitude), stay up until ``duration_s``. The limit is the largest swept
     magnitude survived in at least half the episodes (the rule of ``scripts/push_limit.py``)."""
-    import math
 
-    from realgap.envs.deploy import DeployRuntime
     from realgap.envs.deploy.episode import Push, run_episode
     from realgap.envs.deploy.mujoco_robot import MujocoRobot
-    from realgap.envs.eval.robustness.sweep import wilson_interval
-    from realgap.envs.format import load_policy
-    from realgap.envs.srbd.controller import SRBDController
 
     meta, _ = load_policy(policy_dir)
     headings = np.random.default_rng(seed).uniform(0.0, 2.0 * math.pi, episodes)
@@ -135,8 +133,6 @@ def lab_evaluate(policy_dir: str | Path, out: str | Path, factors: Mapping[str, 
     """
     from realgap.envs.eval.policies import export_actions, read_export
     from realgap.envs.eval.robustness.apply import available_factors, prepare_env_cfg
-    from realgap.envs.eval.robustness.evaluation import write_report
-    from realgap.envs.eval.robustness.sweep import get_factor
     from realgap.envs.run.factory import load_cfgs, make_env, simulation
     from realgap.tasks import play_task
 

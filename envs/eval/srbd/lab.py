@@ -27,6 +27,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from realgap.envs.export.metadata import actuator_groups
+from realgap.envs.robots import G1
 from realgap.envs.srbd.dynamics import wxyz_from_xyzw
 from realgap.envs.srbd.law import BalanceLaw, Reference, joint_index
 
@@ -95,8 +97,6 @@ class SRBDLabPolicy:
 
     def __init__(self, env: Any, mjcf_path: str | Path | None = None, *, gains: Mapping[str, float] | None = None,
                  mu: float = 0.6, ramp_s: float = 1.0) -> None:  # fmt: skip
-        from realgap.envs.export.metadata import actuator_groups
-        from realgap.envs.robots import G1
 
         self.env = env
         self.robot = env.scene["robot"]

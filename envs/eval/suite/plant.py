@@ -34,7 +34,7 @@ from realgap.envs.deploy.objects import ObjectPose
 from realgap.envs.dr.inertia import BodyInertia, check_consistency
 from realgap.envs.dr.inertia_sampling import attach_payload, perturb_log_cholesky
 from realgap.envs.eval.suite.draw import RobotDraw
-from realgap.envs.eval.suite.schema import Suite, SuiteError
+from realgap.envs.eval.suite.schema import Suite, SuiteError, load_suite
 from realgap.envs.format.metadata import PolicyMetadata
 
 
@@ -232,7 +232,6 @@ def excitation_robot(meta: PolicyMetadata, suite_path: str, family: str, index: 
             robot than the suite's.
     """
     from realgap.envs.eval.suite.draw import draw_robot
-    from realgap.envs.eval.suite.schema import load_suite
 
     suite = load_suite(suite_path)
     fam = suite.family(family)

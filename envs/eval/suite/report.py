@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from realgap.envs.eval.robustness.stats import finite_or_none, mean_std_ci, wilson_interval
 from realgap.envs.eval.seed_stats import t_interval
 from realgap.envs.eval.suite.schema import Suite
@@ -87,7 +89,6 @@ def _plot(report: dict[str, Any], outcomes: Sequence[dict[str, Any]], out: Path)
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import numpy as np
 
     names = list(report["families"])
     fig, ax = plt.subplots(figsize=(5, 3.5))
