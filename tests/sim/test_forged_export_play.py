@@ -18,12 +18,13 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_play_refuses_a_resealed_forged_export_without_a_traceback(tmp_path):
     sys.path.insert(0, str(REPO / "tests" / "unit"))
-    from test_signed_exports import _forge
+    from test_signed_exports import _forge, _one_kp
 
     folder = tmp_path / "forged"
     shutil.copytree(REPO / "configs" / "policies" / "balance_g1", folder)
 
     def weaken_knee(d: dict) -> None:
+        _one_kp(d)
         d["actuators"]["groups"][0]["kp"][3] /= 10  # left knee: 300 -> 30
 
     _forge(folder, weaken_knee)

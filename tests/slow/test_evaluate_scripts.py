@@ -89,4 +89,4 @@ def test_sim2sim_writes_report(run_dir, tmp_path):
     assert closed["episodes"] == 2 and len(closed["per_episode"]) == 2
     for engine in ("isaac", "mujoco"):
         assert 0.0 <= closed[engine]["survival_rate"] <= 1.0 and closed[engine]["mean_time_up_s"] <= 2.0
-    assert report["rates"]["policy_hz"] == 50 and closed["push_interval_s"] == [0.5, 1.0]
+    assert report["rates"]["policy_hz"] == 50 and closed["protocol"]["push"]["interval_s"] == [0.5, 1.0]

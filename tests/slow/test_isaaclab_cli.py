@@ -18,6 +18,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -55,6 +56,9 @@ def _until_running(cmd: list[str], cwd: Path, marker: str, timeout: float = 900)
         for line in proc.stdout:
             lines.append(line)
             if marker in line:
+                # Isaac Lab prints the marker just before its loop's try block: a Ctrl-C inside the print itself ends
+                # in a traceback (exit 1), so give the loop a moment to start, as a user's Ctrl-C would
+                time.sleep(2.0)
                 proc.send_signal(signal.SIGINT)
                 break
         rest, _ = proc.communicate(timeout=timeout)

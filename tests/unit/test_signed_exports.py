@@ -43,7 +43,15 @@ def _forge(folder: Path, change: Callable[[dict], None]) -> None:
     seal(folder)
 
 
+def _one_kp(d: dict) -> None:
+    """Write the gains once, in the groups (the layout new exports have): a forger edits the one copy a robot reads."""
+    for group in d["actuators"]["groups"]:
+        for spec in group.get("datasheet", {}).get("specs", {}).values():
+            spec.pop("gains", None)
+
+
 def _swap_hips_and_weaken_kp(d: dict) -> None:
+    _one_kp(d)
     names = d["joints"]["names"]
     i, j = names.index("left_hip_pitch_joint"), names.index("right_hip_pitch_joint")
     names[i], names[j] = names[j], names[i]

@@ -181,7 +181,7 @@ def ppo_steps(
     import sys
     from pathlib import Path
 
-    repo = Path(__file__).resolve().parents[2]
+    repo = Path(__file__).resolve().parents[3]
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [sys.executable, str(repo / "scripts" / "train.py"), "--task", task, "--num_envs", str(num_envs),
                "--max_iterations", str(iterations), "--seed", str(seed), "--log_root", tmp, "--num_procs",
