@@ -9,7 +9,7 @@ The runtime rebuilds the training :class:`~realgap.actuators.chain.ActuatorChain
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from realgap.actuators.chain import ChainStages, check_stage_params
@@ -60,6 +60,7 @@ class ActuatorGroup:
     command_delay_s: tuple[float, float]
     datasheet: Mapping[str, Any] | None = None
     stages: GroupStages | None = None
+    written_gain_conflicts: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     def __post_init__(self) -> None:
         n, who = len(self.joint_names), f"actuators.groups '{self.name}'"
@@ -134,16 +135,7 @@ class ActuatorGroup:
         """Joints whose datasheet spec (``datasheet.specs[...].gains``, written by exports before kp was written once)
         gives other PD gains than the group's ``kp``/``kd``: each named with both values. Empty when they agree or the
         file carries the gains once."""
-        out = []
-        for j, (joint, spec) in enumerate(zip(self.joint_names, _joint_specs(self.datasheet), strict=False)):
-            gains = spec.get("gains") or {}
-            for key in ("kp", "kd") if "kp" in gains else ():
-                if float(gains[key]) != getattr(self, key)[j]:
-                    out.append(
-                        f"actuators.groups[{self.name}].{key} of {joint} is {getattr(self, key)[j]!r} but its "
-                        f"datasheet spec gives {float(gains[key])!r}"
-                    )
-        return out
+        return list(self.written_gain_conflicts)
 
     def check_stages(self, physics_dt: float) -> None:
         """Refuse stages the training physics step cannot realize, with the chain's own checks
@@ -209,7 +201,25 @@ class ActuatorGroup:
             command_delay_s=tuple(delay["range_s"]),
             datasheet=_with_pd_gains(d.get("datasheet"), d["joint_names"], gains),
             stages=None if d.get("stages") is None else GroupStages.from_dict(d["stages"]),
+            written_gain_conflicts=_gain_conflicts(d["name"], d["joint_names"], d.get("datasheet"), gains),
         )
+
+
+def _gain_conflicts(
+    name: str, joints: Sequence[str], datasheet: Mapping[str, Any] | None, gains: Mapping[str, tuple]
+) -> tuple[str, ...]:
+    """Joints whose spec, as the file writes it, carries PD gains other than the group's: judged on the file only
+    (the specs' gains filled in memory for a kp-once file are no second copy: joints sharing a spec may differ)."""
+    out = []
+    for j, (joint, spec) in enumerate(zip(joints, _joint_specs(datasheet), strict=False)):
+        written = spec.get("gains") or {}
+        for key in ("kp", "kd") if "kp" in written else ():
+            if float(written[key]) != gains[key][j]:
+                out.append(
+                    f"actuators.groups[{name}].{key} of {joint} is {gains[key][j]!r} but its datasheet spec gives "
+                    f"{float(written[key])!r}"
+                )
+    return tuple(out)
 
 
 def _joint_specs(datasheet: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
