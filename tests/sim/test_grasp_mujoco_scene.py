@@ -73,7 +73,8 @@ def test_a_grasp_export_without_scene_facts_is_refused(loaded):
 
 def test_the_export_trained_at_the_hands_speed_lifts_with_the_hand_ramped():
     """The reference grasp under the hand's own speed (configs/policies/grasp_franka_hand): the runtime ramps its
-    fingers at the export's 0.05 m/s and the policy still lifts (its 256-episode figure: docs/results/grasp.md; 4 here, seed 3)."""
+    fingers at the export's 0.05 m/s and the policy still lifts (its 256-episode figure: docs/results/grasp.md; 4
+    here, seed 3)."""
     from realgap.envs.deploy import load_policy
     from realgap.envs.deploy.actions import ActionMapper
     from realgap.envs.deploy.grasp_scene import grasp_report
