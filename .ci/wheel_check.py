@@ -95,12 +95,43 @@ def _run(cmd: list[str], cwd: Path, timeout: float) -> subprocess.CompletedProce
 def check_unitree_g1(clone: Path, bin_dir: Path, tmp: Path) -> list[str]:
     """Step 4, the G1: ``realgap g1_dds_sim`` and ``realgap deploy --robot unitree_g1`` on one DDS domain."""
     policy, report = str(clone / "configs/policies/balance_g1"), tmp / "g1_sim.json"
-    sim = subprocess.Popen([str(bin_dir / "realgap"), "g1_dds_sim", "--policy", policy, "--domain", str(DOMAIN),
-                            "--duration_s", "5", "--report", str(report)], cwd=tmp, stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    sim = subprocess.Popen(
+        [
+            str(bin_dir / "realgap"),
+            "g1_dds_sim",
+            "--policy",
+            policy,
+            "--domain",
+            str(DOMAIN),
+            "--duration_s",
+            "5",
+            "--report",
+            str(report),
+        ],
+        cwd=tmp,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
-        drv = _run([str(bin_dir / "realgap"), "deploy", "--policy", policy, "--robot", "unitree_g1", "--domain",
-                    str(DOMAIN), "--connect_timeout_s", "60", "--duration_s", "3"], tmp, 300)  # fmt: skip
+        drv = _run(
+            [
+                str(bin_dir / "realgap"),
+                "deploy",
+                "--policy",
+                policy,
+                "--robot",
+                "unitree_g1",
+                "--domain",
+                str(DOMAIN),
+                "--connect_timeout_s",
+                "60",
+                "--duration_s",
+                "3",
+            ],
+            tmp,
+            300,
+        )
         sim_out, _ = sim.communicate(timeout=120)
     finally:
         if sim.poll() is None:
@@ -120,17 +151,39 @@ def check_unitree_g1(clone: Path, bin_dir: Path, tmp: Path) -> list[str]:
 
 def check_franka(clone: Path, bin_dir: Path, tmp: Path) -> list[str]:
     """Step 4, the Franka: franky-sim (headless MuJoCo, libfranka's protocol) and ``realgap deploy --robot franka``."""
-    sim = subprocess.Popen([str(bin_dir / "franky-sim"), "-s", "mujoco", "--hostname", "127.0.0.1"], cwd=tmp,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    sim = subprocess.Popen(
+        [str(bin_dir / "franky-sim"), "-s", "mujoco", "--hostname", "127.0.0.1"],
+        cwd=tmp,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 120
         for line in sim.stdout:  # the server is up once it says so
             if "Connect to the server" in line or time.monotonic() > deadline:
                 break
         report = tmp / "franka.json"
-        drv = _run([str(bin_dir / "realgap"), "deploy", "--policy", str(clone / "configs/policies/grasp_franka"),
-                    "--robot", "franka", "--hostname", "127.0.0.1", "--connect_timeout_s", "30", "--duration_s", "2",
-                    "--report", str(report)], tmp, 300)  # fmt: skip
+        drv = _run(
+            [
+                str(bin_dir / "realgap"),
+                "deploy",
+                "--policy",
+                str(clone / "configs/policies/grasp_franka"),
+                "--robot",
+                "franka",
+                "--hostname",
+                "127.0.0.1",
+                "--connect_timeout_s",
+                "30",
+                "--duration_s",
+                "2",
+                "--report",
+                str(report),
+            ],
+            tmp,
+            300,
+        )
     finally:
         sim.kill()
         sim.wait(timeout=30)

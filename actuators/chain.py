@@ -241,8 +241,15 @@ class ActuatorChain:
             check_physics_step(unique, timing.physics_dt)
         params = JointParams.from_specs(specs, backend=backend, device=device, dtype=dtype)
         delay = latency_range_to_steps(next(iter(ranges)), timing.physics_dt)
-        return cls(params, timing, num_envs, delay_steps=delay, generator=generator, apply_friction=apply_friction,
-                   device=device)  # fmt: skip
+        return cls(
+            params,
+            timing,
+            num_envs,
+            delay_steps=delay,
+            generator=generator,
+            apply_friction=apply_friction,
+            device=device,
+        )
 
     def reset(self, env_ids: EnvIds = None) -> None:
         """Reset ``env_ids`` only: new delays, fresh policy period and servo phase, no remembered targets, filters

@@ -133,12 +133,7 @@ def clip_velocity_limit(tau: Array, qd: Array, velocity_limit: Array | float) ->
     return namespace(tau).where(pushing_past, 0.0 * tau, tau)
 
 
-def friction_torque(
-    qd: Array,
-    coulomb: Array | float,
-    viscous: Array | float,
-    velocity_scale: Array | float,
-) -> Array:
+def friction_torque(qd: Array, coulomb: Array | float, viscous: Array | float, velocity_scale: Array | float) -> Array:
     """Joint friction torque (acts against the motion), Coulomb smoothed by tanh plus viscous.
 
     ``τ_f = −(f_c·tanh(q̇/v_s) + f_v·q̇)``

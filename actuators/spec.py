@@ -115,8 +115,13 @@ class BandwidthGains:
         f, z = self.natural_freq_hz, self.damping_ratio
         _require(_finite(f) and f > 0, "BandwidthGains", "natural_freq_hz", f, "must be > 0")
         _require(_finite(z) and z > 0, "BandwidthGains", "damping_ratio", z, "must be > 0")
-        _require(self.inertia in ("reflected", "total"), "BandwidthGains", "inertia", self.inertia, "must be "
-                 "'reflected' or 'total'")  # fmt: skip
+        _require(
+            self.inertia in ("reflected", "total"),
+            "BandwidthGains",
+            "inertia",
+            self.inertia,
+            "must be 'reflected' or 'total'",
+        )
 
     def resolve(self, inertia: float) -> PDGains:
         """``PDGains(kp=J·ω², kd=2·ζ·J·ω)`` for ``J = inertia`` (kg·m²)."""
@@ -223,37 +228,79 @@ class ActuatorSpec:
             _require(_finite(value) and value > 0, who, field, value, "must be > 0")
         for field, value in non_negative.items():
             _require(_finite(value) and value >= 0, who, field, value, "must be >= 0")
-        _require(self.continuous_torque <= self.peak_torque, who, "continuous_torque [N·m]", self.continuous_torque,
-                 f"must not exceed peak_torque ({self.peak_torque} N·m)")  # fmt: skip
-        _require(isinstance(self.gains, PDGains | BandwidthGains), who, "gains", self.gains,
-                 "must be PDGains or BandwidthGains")  # fmt: skip
-        _require((self.gearbox is None) != (self.armature is None), who, "gearbox/armature",
-                 (self.gearbox, self.armature), "needs exactly one of the two")  # fmt: skip
+        _require(
+            self.continuous_torque <= self.peak_torque,
+            who,
+            "continuous_torque [N·m]",
+            self.continuous_torque,
+            f"must not exceed peak_torque ({self.peak_torque} N·m)",
+        )
+        _require(
+            isinstance(self.gains, PDGains | BandwidthGains),
+            who,
+            "gains",
+            self.gains,
+            "must be PDGains or BandwidthGains",
+        )
+        _require(
+            (self.gearbox is None) != (self.armature is None),
+            who,
+            "gearbox/armature",
+            (self.gearbox, self.armature),
+            "needs exactly one of the two",
+        )
         _require(len(self.latency_range_s) == 2, who, "latency_range_s", self.latency_range_s, "must be (min, max)")
         lo, hi = self.latency_range_s
         _require(_finite(lo) and lo >= 0, who, "latency_range_s min [s]", lo, "must be >= 0")
         _require(_finite(hi) and hi >= lo, who, "latency_range_s max [s]", hi, f"must be >= min ({lo} s)")
-        _require(isinstance(self.enforce_velocity_limit, bool), who, "enforce_velocity_limit",
-                 self.enforce_velocity_limit, "must be a bool")  # fmt: skip
+        _require(
+            isinstance(self.enforce_velocity_limit, bool),
+            who,
+            "enforce_velocity_limit",
+            self.enforce_velocity_limit,
+            "must be a bool",
+        )
         if self.transmission_stiffness is None:
-            for field, value in (("transmission_damping [N·m·s/rad]", self.transmission_damping),
-                                 ("backlash [rad]", self.backlash)):  # fmt: skip
+            for field, value in (
+                ("transmission_damping [N·m·s/rad]", self.transmission_damping),
+                ("backlash [rad]", self.backlash),
+            ):
                 _require(value == 0, who, field, value, "needs transmission_stiffness (a rigid transmission has none)")
-            _require(self.motor_inertia is None, who, "motor_inertia [kg·m²]", self.motor_inertia,
-                     "needs transmission_stiffness (a rigid joint's rotor is the armature)")  # fmt: skip
+            _require(
+                self.motor_inertia is None,
+                who,
+                "motor_inertia [kg·m²]",
+                self.motor_inertia,
+                "needs transmission_stiffness (a rigid joint's rotor is the armature)",
+            )
         else:
-            _require(self.transmission_motor_inertia > 0, who, "motor inertia [kg·m²]",
-                     self.transmission_motor_inertia, "must be > 0 for a compliant transmission (motor_inertia or "
-                     "the reflected inertia)")  # fmt: skip
-            _require(self.link_inertia > 0, who, "link_inertia [kg·m²]", self.link_inertia, "must be > 0 with "
-                     "transmission_stiffness (it bounds the resonance for the stability check)")  # fmt: skip
-            _require(self.transmission_motor_inertia <= self.reflected_inertia, who, "motor_inertia [kg·m²]",
-                     self.motor_inertia, f"must not exceed the reflected inertia ({self.reflected_inertia:.6g} kg·m²) "
-                     "it is the motor-side part of")  # fmt: skip
+            _require(
+                self.transmission_motor_inertia > 0,
+                who,
+                "motor inertia [kg·m²]",
+                self.transmission_motor_inertia,
+                "must be > 0 for a compliant transmission (motor_inertia or the reflected inertia)",
+            )
+            _require(
+                self.link_inertia > 0,
+                who,
+                "link_inertia [kg·m²]",
+                self.link_inertia,
+                "must be > 0 with transmission_stiffness (it bounds the resonance for the stability check)",
+            )
+            _require(
+                self.transmission_motor_inertia <= self.reflected_inertia,
+                who,
+                "motor_inertia [kg·m²]",
+                self.motor_inertia,
+                f"must not exceed the reflected inertia ({self.reflected_inertia:.6g} kg·m²) "
+                "it is the motor-side part of",
+            )
         if isinstance(self.gains, BandwidthGains):
             j = self.reflected_inertia if self.gains.inertia == "reflected" else self.total_inertia
-            _require(j > 0, who, f"{self.gains.inertia} inertia [kg·m²]", j, "must be > 0 to derive gains from a "
-                     "bandwidth")  # fmt: skip
+            _require(
+                j > 0, who, f"{self.gains.inertia} inertia [kg·m²]", j, "must be > 0 to derive gains from a bandwidth"
+            )
 
     @property
     def reflected_inertia(self) -> float:
@@ -338,10 +385,11 @@ def check_explicit_stability(specs: Sequence[ActuatorSpec], dt: float, *, includ
             )
     if bad:
         raise ValueError(
-            f"explicit PD at dt={dt} s blows up for: " + "; ".join(bad)
+            f"explicit PD at dt={dt} s blows up for: "
+            + "; ".join(bad)
             + ". Need (kp·dt² + 2·(kd + f_c/v_s + f_v)·dt) / (4·J) < 1: lower kd, raise friction_velocity_scale, "
             "use a smaller dt or implicit PD."
-        )  # fmt: skip
+        )
 
 
 def check_physics_step(specs: Sequence[ActuatorSpec], dt: float) -> None:

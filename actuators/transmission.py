@@ -233,8 +233,9 @@ class ElasticTransmission:
         engaged = xp.where(b > 0, flank * flank, 1.0 + zero)  # b = 0: always engaged
         k_e, c_e, offset = k * engaged, c * engaged, xp.where(b > 0, b * flank, zero)
         free_velocity = self.motor_velocity + self.dt * tau_motor * inv_jm
-        velocity = (self.motor_velocity + self.dt * (tau_motor - k_e * (self.motor_position - q - offset) + c_e * qd)
-                    * inv_jm) / (1.0 + self.dt * c_e * inv_jm + self.dt * self.dt * k_e * inv_jm)  # fmt: skip
+        velocity = (
+            self.motor_velocity + self.dt * (tau_motor - k_e * (self.motor_position - q - offset) + c_e * qd) * inv_jm
+        ) / (1.0 + self.dt * c_e * inv_jm + self.dt * self.dt * k_e * inv_jm)
         position = self.motor_position + self.dt * velocity
         tau_s = k_e * (position - q - offset) + c_e * (velocity - qd)
         pulls = (b > 0) & (flank * tau_s < 0)  # a flank never pulls: released, the motor free for this step

@@ -34,12 +34,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--sections", default=",".join(SECTIONS), help="comma-separated: env, ppo, mujoco")
     p.add_argument("--tasks", default=",".join(TASKS), help="tasks of the env section")
     p.add_argument("--steps", type=positive_int, default=100, help="policy steps timed per measurement (after warm-up)")
-    p.add_argument("--action_std", type=nonnegative_float, default=0.0,
-                   help="env section: actions N(0, STD); 0 holds the pose, as the bare stepping does")  # fmt: skip
+    p.add_argument(
+        "--action_std",
+        type=nonnegative_float,
+        default=0.0,
+        help="env section: actions N(0, STD); 0 holds the pose, as the bare stepping does",
+    )
     p.add_argument("--ppo_iterations", type=positive_int, default=6, help="PPO iterations per run (first not timed)")
-    p.add_argument("--ppo_layouts", default=",".join(PPO_LAYOUTS),
-                   help="PPO runs of the ppo section: one_process (n envs), two_processes (sharing n envs), "
-                        "two_processes_double_envs (n envs each)")  # fmt: skip
+    p.add_argument(
+        "--ppo_layouts",
+        default=",".join(PPO_LAYOUTS),
+        help="PPO runs of the ppo section: one_process (n envs), two_processes (sharing n envs), "
+        "two_processes_double_envs (n envs each)",
+    )
     p.add_argument("--json", default=None, help="write every figure to this JSON file")
     args = p.parse_args(argv)
     args.ppo_layouts = args.ppo_layouts.split(",")

@@ -40,22 +40,37 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
     p = parser(__doc__, shared_flags("num_envs", "episodes", "device", num_envs=64))
     p.add_argument("--spaces", default=None, help="comma-separated action spaces (default: all)")
-    p.add_argument("--seeds", default="0",
-                   help="comma-separated training seeds (each space trains once per seed); 'none' trains nothing and "
-                        "rebuilds the tables from --include")  # fmt: skip
+    p.add_argument(
+        "--seeds",
+        default="0",
+        help="comma-separated training seeds (each space trains once per seed); 'none' trains nothing and "
+        "rebuilds the tables from --include",
+    )
     p.add_argument("--max_iterations", type=positive_int, default=300, help="PPO iterations per run (the equal budget)")
-    p.add_argument("--max_minutes", type=positive_float, default=None,
-                   help="wall-clock budget per run (train.py --max_minutes); --max_iterations caps it")  # fmt: skip
+    p.add_argument(
+        "--max_minutes",
+        type=positive_float,
+        default=None,
+        help="wall-clock budget per run (train.py --max_minutes); --max_iterations caps it",
+    )
     p.add_argument("--eval_envs", type=positive_int, default=32, help="envs per evaluation batch")
     p.add_argument("--episode_s", type=positive_float, default=None, help="evaluation episode, s (default: task's)")
-    p.add_argument("--factors", default="object_mass_scale,command_delay_s,joint_friction_scale",
-                   help="robustness factors (scripts/evaluate.py --factors)")  # fmt: skip
+    p.add_argument(
+        "--factors",
+        default="object_mass_scale,command_delay_s,joint_friction_scale",
+        help="robustness factors (scripts/evaluate.py --factors)",
+    )
     p.add_argument("--values", action="append", default=[], help="FACTOR=V1,V2,... (scripts/evaluate.py --values)")
     p.add_argument("--jobs", type=positive_int, default=1, help="trainings at a time (one per core: 2 on a 2-core CPU)")
     p.add_argument("--out", default=None, help="output folder")
-    p.add_argument("--include", action="append", default=[], metavar="DIR",
-                   help="an earlier comparison's output folder whose runs join the table and plots (same settings; "
-                        "e.g. another seed run in another sitting)")  # fmt: skip
+    p.add_argument(
+        "--include",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="an earlier comparison's output folder whose runs join the table and plots (same settings; "
+        "e.g. another seed run in another sitting)",
+    )
     return p.parse_args(argv)
 
 

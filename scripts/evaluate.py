@@ -36,17 +36,30 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         ),
     )
     p.add_argument("--checkpoint", action="append", default=[], help="run folder or model_<it>.pt (repeatable)")
-    p.add_argument("--label", action="append", default=[],
-                   help="name of each --checkpoint, then each --policy, in the report and plots")  # fmt: skip
-    p.add_argument("--zero_action", action="store_true",
-                   help="also evaluate the zero action (beside --policy it holds the standing pose, not the pose the "
-                   "export acts around, e.g. the crouch)")  # fmt: skip
+    p.add_argument(
+        "--label",
+        action="append",
+        default=[],
+        help="name of each --checkpoint, then each --policy, in the report and plots",
+    )
+    p.add_argument(
+        "--zero_action",
+        action="store_true",
+        help="also evaluate the zero action (beside --policy it holds the standing pose, not the pose the "
+        "export acts around, e.g. the crouch)",
+    )
     unsweepable = f"; not sweepable: {', '.join(NOT_SWEEPABLE)}" if NOT_SWEEPABLE else ""  # none at present
-    p.add_argument("--factors", default=None, help="comma-separated factors (default: every one the task supports) "
-                   f"among {', '.join(FACTORS)}{unsweepable}")  # fmt: skip
+    p.add_argument(
+        "--factors",
+        default=None,
+        help=f"comma-separated factors (default: every one the task supports) among {', '.join(FACTORS)}{unsweepable}",
+    )
     p.add_argument("--values", action="append", default=[], help="FACTOR=V1,V2,... sweep values (repeatable)")
-    p.add_argument("--heatmap", default=None, help="X,Y factors of the success heatmap, or 'none' "
-                   "(default: push_mps,payload_kg when both are swept)")  # fmt: skip
+    p.add_argument(
+        "--heatmap",
+        default=None,
+        help="X,Y factors of the success heatmap, or 'none' (default: push_mps,payload_kg when both are swept)",
+    )
     p.add_argument("--episode_s", type=positive_float, default=None, help="episode length, s (default: the task's)")
     p.add_argument("--out", default=None, help="output folder")
     return p.parse_args(argv)

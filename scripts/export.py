@@ -40,17 +40,21 @@ def main(argv: list[str] | None = None) -> int:
 
         meta = upgrade_export(args.upgrade, args.device)
         record = meta.training["upgrades"][-1]
-        print(f"[realgap] {args.upgrade}: upgraded to {record['to']} (task {meta.task}, {len(meta.actions.terms)} "
-              f"action term(s)); ONNX graph unchanged, sha256 {record['onnx_graph_sha256'][:12]}…")  # fmt: skip
+        print(
+            f"[realgap] {args.upgrade}: upgraded to {record['to']} (task {meta.task}, {len(meta.actions.terms)} "
+            f"action term(s)); ONNX graph unchanged, sha256 {record['onnx_graph_sha256'][:12]}…"
+        )
         return 0
     from realgap.envs.export.writer import export_checkpoint
 
     meta, result, iteration = export_checkpoint(args.checkpoint, args.task, args.out, args.device, args.num_checks)
     r = meta.rates
     print(f"[realgap] exported iteration {iteration} of {meta.task} to {result.folder}/ ({meta.to_dict()['format']})")
-    print(f"  policy.onnx (metadata embedded), policy.pt, policy.json | obs {meta.obs_dim} -> actions "
-          f"{meta.action_dim} ({', '.join(f'{t.name}: {t.type}' for t in meta.actions.terms)}) | physics "
-          f"{r.physics_hz:g} Hz, servo {r.control_hz:g} Hz, policy {r.policy_hz:g} Hz ({r.target_mode})")  # fmt: skip
+    print(
+        f"  policy.onnx (metadata embedded), policy.pt, policy.json | obs {meta.obs_dim} -> actions "
+        f"{meta.action_dim} ({', '.join(f'{t.name}: {t.type}' for t in meta.actions.terms)}) | physics "
+        f"{r.physics_hz:g} Hz, servo {r.control_hz:g} Hz, policy {r.policy_hz:g} Hz ({r.target_mode})"
+    )
     print(f"  onnxruntime vs torch on {result.num_checked} random observations: max |diff| = {result.max_abs_diff:.2e}")
     return 0
 

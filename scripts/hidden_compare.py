@@ -21,21 +21,21 @@ import argparse
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     from realgap.envs.deploy.flags import add_protocol_flags
-    from realgap.envs.run.cli import (
-        nonnegative_int,
-        output_file,
-        parser,
-        positive_float,
-        shared_flags,
-    )
+    from realgap.envs.run.cli import nonnegative_int, output_file, parser, positive_float, shared_flags
 
     p = parser(__doc__, shared_flags("episodes", "seed", "policy", required=("policy",), episodes=64))
     p.add_argument("--against", required=True, help="export folder (or policy.onnx) it is compared with")
-    p.add_argument("--hidden_from", default=None, help="export whose datasheet the hidden truth is drawn around "
-                   "(default: --against)")  # fmt: skip
+    p.add_argument(
+        "--hidden_from",
+        default=None,
+        help="export whose datasheet the hidden truth is drawn around (default: --against)",
+    )
     p.add_argument("--hidden_seed", type=nonnegative_int, default=0, help="seed of the hidden drive parameters")
-    p.add_argument("--hidden_drives", default="default", help="family the hidden drives are drawn from "
-                   "(default, worn: envs/deploy/hidden_robot.py DRIVE_FAMILIES)")  # fmt: skip
+    p.add_argument(
+        "--hidden_drives",
+        default="default",
+        help="family the hidden drives are drawn from (default, worn: envs/deploy/hidden_robot.py DRIVE_FAMILIES)",
+    )
     p.add_argument("--zero_action", action="store_true", help="also run the zero action (hold the stance)")
     p.add_argument(
         "--duration_s", type=positive_float, default=None, help="episode length, s (default: the protocol's)"

@@ -40,9 +40,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--no_replay", action="store_true", help="skip the MuJoCo replay (no q plot; needs torque)")
     p.add_argument("--no_plot", action="store_true", help="do not draw the fit plot")
-    p.add_argument("--accept_log_problems", action="store_true",
-                   help="fit a log that fails the timing checks (repeated or skipped samples, another rate) anyway; "
-                   "the problems are recorded in the spec's notes")  # fmt: skip
+    p.add_argument(
+        "--accept_log_problems",
+        action="store_true",
+        help="fit a log that fails the timing checks (repeated or skipped samples, another rate) anyway; "
+        "the problems are recorded in the spec's notes",
+    )
     return p.parse_args(argv)
 
 

@@ -39,14 +39,21 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
             num_envs=32,
         ),
     )
-    p.add_argument("--episode_s", type=finite_float, default=None,
-                   help="episode length, s (default: the task's; a shorter one is a quick check, not the task's "
-                        "metric)")  # fmt: skip
+    p.add_argument(
+        "--episode_s",
+        type=finite_float,
+        default=None,
+        help="episode length, s (default: the task's; a shorter one is a quick check, not the task's metric)",
+    )
     add_protocol_flags(p, fall=False, interval=False)
     p.add_argument("--zero_action", action="store_true", help="evaluate the zero action (no checkpoint needed)")
-    p.add_argument("--nominal_of", default=None, metavar="EXPORT_DIR",
-                   help="with --zero_action: raw zero actions through that export's action terms, i.e. holding the "
-                        "pose its policy acts around (e.g. the crouch) instead of the task's stance")  # fmt: skip
+    p.add_argument(
+        "--nominal_of",
+        default=None,
+        metavar="EXPORT_DIR",
+        help="with --zero_action: raw zero actions through that export's action terms, i.e. holding the "
+        "pose its policy acts around (e.g. the crouch) instead of the task's stance",
+    )
     p.add_argument("--no_export", action="store_true", help="skip the ONNX / TorchScript export")
     p.add_argument("--json", default=None, help="also write the metrics to this JSON file")
     return p.parse_args(argv)

@@ -25,14 +25,29 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--out", type=output_dir, required=True, help="output folder (validation.json, plots)")
     p.add_argument("--duration_s", type=positive_float, default=6.0, help="episode length per scenario, s")
     p.add_argument("--horizon_s", type=positive_float, default=0.2, help="CoM prediction horizon, s")
-    p.add_argument("--evaluate", type=int, default=0, metavar="EPISODES",
-                   help="also run the three-way balance evaluation (policy, zero action, SRBD controller) over this "
-                        "many 20 s pushed episodes on the MuJoCo G1 (evaluation.json)")  # fmt: skip
-    p.add_argument("--push_limit", type=int, default=0, metavar="EPISODES",
-                   help="also sweep the SRBD controller's single-push survival at 0.3-0.7 m/s over this many headings "
-                        "(push_limit.json; the protocol of scripts/push_limit.py on MuJoCo)")  # fmt: skip
-    p.add_argument("--isaac", type=int, default=0, metavar="EPISODES",
-                   help="only the Isaac Lab three-way evaluation, this many episodes per point and arm")  # fmt: skip
+    p.add_argument(
+        "--evaluate",
+        type=int,
+        default=0,
+        metavar="EPISODES",
+        help="also run the three-way balance evaluation (policy, zero action, SRBD controller) over this "
+        "many 20 s pushed episodes on the MuJoCo G1 (evaluation.json)",
+    )
+    p.add_argument(
+        "--push_limit",
+        type=int,
+        default=0,
+        metavar="EPISODES",
+        help="also sweep the SRBD controller's single-push survival at 0.3-0.7 m/s over this many headings "
+        "(push_limit.json; the protocol of scripts/push_limit.py on MuJoCo)",
+    )
+    p.add_argument(
+        "--isaac",
+        type=int,
+        default=0,
+        metavar="EPISODES",
+        help="only the Isaac Lab three-way evaluation, this many episodes per point and arm",
+    )
     p.add_argument("--num_envs", type=int, default=112, help="Isaac Lab envs per batch (--isaac)")
     return p.parse_args(argv)
 

@@ -23,8 +23,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
     p = parser(__doc__, shared_flags("task", "num_envs", "device", "seed", "deterministic", num_envs=None, seed=None))
     p.add_argument("--max_iterations", type=positive_int, default=None, help="PPO iterations in total (default: cfg's)")
-    p.add_argument("--max_minutes", type=positive_float, default=None,
-                   help="wall-clock budget: stop (with a checkpoint) after the iteration that uses it up")  # fmt: skip
+    p.add_argument(
+        "--max_minutes",
+        type=positive_float,
+        default=None,
+        help="wall-clock budget: stop (with a checkpoint) after the iteration that uses it up",
+    )
     p.add_argument(
         "--resume", default=None, help="run folder to continue (its latest model_<it>.pt) or a model_<it>.pt"
     )
@@ -38,11 +42,22 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--run_name", default="", help="suffix of the run folder name")
     p.add_argument("--log_root", default="runs", help="folder holding all runs")
     p.add_argument("--num_procs", type=positive_int, default=None, help="CPU processes sharing the envs (default: 1)")
-    p.add_argument("--torch_threads", type=positive_int, default=None,
-                   help="torch CPU threads per process (default on the CPU: 1; physics runs on one core)")  # fmt: skip
-    p.add_argument("--set", dest="overrides", nargs="+", action="extend", default=[], metavar="KEY=VALUE",
-                   help="config overrides, env.PATH=VALUE or agent.PATH=VALUE (e.g. agent.algorithm.gamma=0.98); "
-                   "recorded in params/run.json and kept on --resume")  # fmt: skip
+    p.add_argument(
+        "--torch_threads",
+        type=positive_int,
+        default=None,
+        help="torch CPU threads per process (default on the CPU: 1; physics runs on one core)",
+    )
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="KEY=VALUE",
+        help="config overrides, env.PATH=VALUE or agent.PATH=VALUE (e.g. agent.algorithm.gamma=0.98); "
+        "recorded in params/run.json and kept on --resume",
+    )
     p.add_argument("--run_dir", default=None, help=argparse.SUPPRESS)
     return p.parse_args(argv)
 

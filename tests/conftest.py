@@ -18,8 +18,9 @@ from hypothesis import HealthCheck, settings
 
 
 @contextlib.contextmanager
-def build_env(task: str, num_envs: int = 4, seed: int = 0, prepare: Callable[[Any], None] | None = None,
-              **overrides: Any) -> Iterator[Any]:  # fmt: skip
+def build_env(
+    task: str, num_envs: int = 4, seed: int = 0, prepare: Callable[[Any], None] | None = None, **overrides: Any
+) -> Iterator[Any]:
     """Build ``task`` on the CPU with ``num_envs`` envs; ``prepare(env_cfg)`` and ``overrides`` (``a__b=value``)
     edit the env cfg first."""
     from realgap.envs.run.factory import load_cfgs, make_env, simulation

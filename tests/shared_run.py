@@ -24,8 +24,16 @@ from filelock import FileLock  # torch's own dependency
 REPO = Path(__file__).resolve().parents[1]
 # the standing task, named: the tier's tests were written against it (scripts/train.py's default is the crouch, which
 # tests/slow/test_readme_quickstart.py trains)
-TRAIN = [sys.executable, str(REPO / "scripts/train.py"), "--task", "Realgap-Balance-G1-v0", "--num_envs", "8",
-         "--device", "cpu"]  # fmt: skip
+TRAIN = [
+    sys.executable,
+    str(REPO / "scripts/train.py"),
+    "--task",
+    "Realgap-Balance-G1-v0",
+    "--num_envs",
+    "8",
+    "--device",
+    "cpu",
+]
 TINY_RUN_ITERATIONS = 2
 TINY_RUN_ARGS = ["--seed", "5", "--save_interval", "1", "--max_iterations", str(TINY_RUN_ITERATIONS)]
 """Arguments of the shared run after :data:`TRAIN`; the same with more iterations is its uninterrupted continuation."""
@@ -53,8 +61,13 @@ def shared_tiny_run(tmp_path_factory: pytest.TempPathFactory) -> TinyRun:
     with FileLock(root / ".lock"):
         done = root / "train_stdout.txt"
         if not done.is_file():
-            out = subprocess.run([*TRAIN, *TINY_RUN_ARGS, "--log_root", str(root / "runs")], cwd=root,
-                                 capture_output=True, text=True, timeout=900)  # fmt: skip
+            out = subprocess.run(
+                [*TRAIN, *TINY_RUN_ARGS, "--log_root", str(root / "runs")],
+                cwd=root,
+                capture_output=True,
+                text=True,
+                timeout=900,
+            )
             assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
             done.write_text(out.stdout)  # written last: its presence says the run is complete
     (run,) = list((root / "runs" / "balance_g1").iterdir())

@@ -135,8 +135,17 @@ def compare(cases: list[tuple[str, ContactParams, drop.DropSpec]]) -> list[dict[
         newton_log, newton_model = _run_newton(p, spec)
         mj, nw = _figures(run_mujoco(p, spec), spec), _figures(newton_log, spec)
         checks = {k: agree(mj[k], nw[k], *tol) for k, tol in TOLERANCES.items()}
-        rows.append({"case": name, "contact": p.to_dict(), "drop": spec.__dict__, "mujoco_c": mj, "newton": nw,
-                     "agree": checks, "newton_model": newton_model})  # fmt: skip
+        rows.append(
+            {
+                "case": name,
+                "contact": p.to_dict(),
+                "drop": spec.__dict__,
+                "mujoco_c": mj,
+                "newton": nw,
+                "agree": checks,
+                "newton_model": newton_model,
+            }
+        )
     return rows
 
 

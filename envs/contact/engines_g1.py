@@ -181,5 +181,13 @@ def compare_g1(p: ContactParams, height: float = 0.05, duration: float = 3.0) ->
     newton_log, held = run_newton_g1(p, height, duration)
     mj, nw = figures(run_mujoco_g1(p, height, duration), p.timestep), figures(newton_log, p.timestep)
     checks = {k: engines.agree(mj[k], nw[k], *tol) for k, tol in G1_TOLERANCES.items()}
-    return {"case": f"g1_passive dt={p.timestep * 1e3:g}ms", "contact": p.to_dict(), "height": height,
-            "duration": duration, "mujoco_c": mj, "newton": nw, "agree": checks, "newton_model": held}  # fmt: skip
+    return {
+        "case": f"g1_passive dt={p.timestep * 1e3:g}ms",
+        "contact": p.to_dict(),
+        "height": height,
+        "duration": duration,
+        "mujoco_c": mj,
+        "newton": nw,
+        "agree": checks,
+        "newton_model": held,
+    }

@@ -117,9 +117,16 @@ def fit_friction(log: drop.DropLog, tilt: float, g: float = theory.GRAVITY) -> d
     return {"mu": float(mu), "mu_se": float(acc_se / (g * np.cos(tilt))), "acceleration": acc}
 
 
-def dr_profile(name: str, bodies: str, mu: float, mu_se: float, k: float = 3.0, floor: float = 0.05,
-               drop_fit: dict[str, float] | None = None,
-               physics_dt: float | None = None) -> dict[str, Any]:  # fmt: skip
+def dr_profile(
+    name: str,
+    bodies: str,
+    mu: float,
+    mu_se: float,
+    k: float = 3.0,
+    floor: float = 0.05,
+    drop_fit: dict[str, float] | None = None,
+    physics_dt: float | None = None,
+) -> dict[str, Any]:
     """A DR profile (envs/dr/profile.py schema) centred on the fits: contact friction mu +- max(k se, floor mu) and,
     with a :func:`fit_drop` result ``drop_fit``, the contact solref (time constant and damping ratio, each
     +- max(k se, floor x value)) of the same bodies. With ``physics_dt`` (s) the time-constant range is raised to
@@ -139,8 +146,10 @@ def dr_profile(name: str, bodies: str, mu: float, mu_se: float, k: float = 3.0, 
         zeta = around(drop_fit["dampratio"], drop_fit["dampratio_se"])
         sections["contact_solref"] = [{"asset": "robot", "bodies": bodies, "timeconst_s": tc, "dampratio": zeta}]
         fit = drop_fit
-        text += (f"; solref from a drop log: timeconst = {fit['timeconst']:.4g} +- {fit['timeconst_se']:.2g} s, "
-                 f"dampratio = {fit['dampratio']:.3f} +- {fit['dampratio_se']:.2g} (1 se)")  # fmt: skip
+        text += (
+            f"; solref from a drop log: timeconst = {fit['timeconst']:.4g} +- {fit['timeconst_se']:.2g} s, "
+            f"dampratio = {fit['dampratio']:.3f} +- {fit['dampratio_se']:.2g} (1 se)"
+        )
     return {
         "name": name,
         "description": text,

@@ -96,8 +96,7 @@ def validate(p: ContactParams) -> None:
     the time constant must be >= 2 * timestep, the smallest response MuJoCo resolves (below it the engine silently
     clamps, so the file would lie).
     """
-    errs = contact_problems(p.solref, p.solimp, p.friction, p.condim, p.margin, p.gap, p.timestep,
-                            stiffness_form=False)  # fmt: skip
+    errs = contact_problems(p.solref, p.solimp, p.friction, p.condim, p.margin, p.gap, p.timestep, stiffness_form=False)
     if errs:
         raise ContactParamsError("invalid contact parameters: " + "; ".join(errs))
 

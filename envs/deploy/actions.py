@@ -91,8 +91,9 @@ class ActionMapper:
         except UnsupportedIkError as err:
             raise UnsupportedActionError(str(err)) from err
         if self.kinematics is None:
-            self.kinematics = RobotKinematics(locate_description(meta.robot.description), meta.joint_names,
-                                              meta.robot.root_body)  # fmt: skip
+            self.kinematics = RobotKinematics(
+                locate_description(meta.robot.description), meta.joint_names, meta.robot.root_body
+            )
         cols = np.array([index[j] for j in term.joint_names], dtype=np.int64)
         return EePoseDeltaTerm(term.name, term.params, term.feed_forward, self.kinematics, cols)
 
@@ -106,11 +107,19 @@ class ActionMapper:
         if term.type == "ee_pose_delta":
             return {}
         if term.type == "joint_position_offset":
-            return {"scale": term.array("scale"), "offset": term.array("offset"),
-                    "lo": term.array("clip_min", -np.inf), "hi": term.array("clip_max", np.inf),
-                    "ramp_steps": float(term.params.get("ramp_s", 0.0)) / policy_dt, "start": default}  # fmt: skip
-        return {"open": term.array("open"), "close": term.array("close"),
-                "threshold": np.float64(term.params["threshold"])}  # fmt: skip
+            return {
+                "scale": term.array("scale"),
+                "offset": term.array("offset"),
+                "lo": term.array("clip_min", -np.inf),
+                "hi": term.array("clip_max", np.inf),
+                "ramp_steps": float(term.params.get("ramp_s", 0.0)) / policy_dt,
+                "start": default,
+            }
+        return {
+            "open": term.array("open"),
+            "close": term.array("close"),
+            "threshold": np.float64(term.params["threshold"]),
+        }
 
     def reset(self) -> None:
         """Back to the first policy step (a ``ramp_s`` starts again from the default pose; a hand's setpoint from the

@@ -180,8 +180,15 @@ def paired_time_up(a: Sequence[EpisodeResult], b: Sequence[EpisodeResult]) -> Pa
         raise ValueError(f"paired episodes need equal, non-zero counts; got {len(a)} and {len(b)}")
     diff = [x.time_up_s - y.time_up_s for x, y in zip(a, b, strict=True)]
     se = statistics.stdev(diff) / math.sqrt(len(diff)) if len(diff) > 1 else math.nan
-    return PairedTimeUp(len(a), statistics.fmean(r.time_up_s for r in a), statistics.fmean(r.time_up_s for r in b),
-                        sum(r.fell for r in a), sum(r.fell for r in b), statistics.fmean(diff), se)  # fmt: skip
+    return PairedTimeUp(
+        len(a),
+        statistics.fmean(r.time_up_s for r in a),
+        statistics.fmean(r.time_up_s for r in b),
+        sum(r.fell for r in a),
+        sum(r.fell for r in b),
+        statistics.fmean(diff),
+        se,
+    )
 
 
 def check_comparable(exports: Mapping[str, PolicyMetadata]) -> None:
@@ -200,13 +207,20 @@ def check_comparable(exports: Mapping[str, PolicyMetadata]) -> None:
         return meta.task, meta.robot.name, meta.robot.description_sha256, meta.joint_names
 
     for other_label, other in others:
-        differ = [n for n, x, y in zip(("task", "robot", "description", "joint order"), what(first), what(other),
-                                       strict=True) if x != y]  # fmt: skip
+        differ = [
+            n
+            for n, x, y in zip(("task", "robot", "description", "joint order"), what(first), what(other), strict=True)
+            if x != y
+        ]
         if differ:
-            raise ValueError(f"a paired comparison needs exports of one task on one robot; they differ in "
-                             f"{', '.join(differ)}: {label} is {first.task} on '{first.robot.name}' (description "
-                             f"{first.robot.description_sha256[:12]}…), {other_label} is {other.task} on "
-                             f"'{other.robot.name}' (description {other.robot.description_sha256[:12]}…)")  # fmt: skip
+            raise ValueError(
+                f"a paired comparison needs exports of one task on one robot; they differ in "
+                f"{', '.join(differ)}: {label} is {first.task} on '{first.robot.name}' (description "
+                f"{first.robot.description_sha256[:12]}…), {other_label} is {other.task} on "
+                f"'{other.robot.name}' (description {other.robot.description_sha256[:12]}…)"
+            )
     if first.robot.fixed_base:
-        raise ValueError(f"push-and-fall episodes need a floating base; robot '{first.robot.name}' of {first.task} "
-                         f"({label}) is fixed to the world")  # fmt: skip
+        raise ValueError(
+            f"push-and-fall episodes need a floating base; robot '{first.robot.name}' of {first.task} "
+            f"({label}) is fixed to the world"
+        )

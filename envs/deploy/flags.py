@@ -22,8 +22,9 @@ from realgap.envs.format.protocol import BalanceProtocol, ProtocolError, parse_r
 
 COMMON = frozenset({"policy", "robot", "trust", "require_signature"})
 """Flags every run reads."""
-EPISODES = frozenset({"episodes", "duration_s", "push_mps", "push_interval_s", "fall_height", "fall_tilt", "log",
-                      "seed", "zero_action"})  # fmt: skip
+EPISODES = frozenset(
+    {"episodes", "duration_s", "push_mps", "push_interval_s", "fall_height", "fall_tilt", "log", "seed", "zero_action"}
+)
 """Flags of the pushed episodes (a floating-base robot)."""
 HIDDEN = frozenset({"hidden_seed", "hidden_drives", "sensor_noise"})
 DDS = frozenset(
@@ -58,7 +59,7 @@ READS: dict[str, frozenset[str]] = {
             "seed",
             "zero_action",
         }
-    ),  # fmt: skip
+    ),
     "excite mujoco": EXCITE,
     "excite hidden": EXCITE | HIDDEN,
     "excite suite": EXCITE | SUITE,
@@ -110,8 +111,10 @@ def check_flags(argv: Sequence[str], robot: str, grasp: bool, excite: bool) -> N
         what = "the grasp scene (a manipulation export on --robot mujoco)" if kind == "grasp" else f"--robot {robot}"
         what += " with --excite" if excite else ""
         reads_text = ", ".join("--" + n for n in sorted(reads))
-        raise ValueError(f"{', '.join(ignored)} would be ignored by {what}, which reads only {reads_text} "
-                         f"(and {', '.join('--' + n for n in sorted(COMMON))}): drop it")  # fmt: skip
+        raise ValueError(
+            f"{', '.join(ignored)} would be ignored by {what}, which reads only {reads_text} "
+            f"(and {', '.join('--' + n for n in sorted(COMMON))}): drop it"
+        )
 
 
 def join_pair_values(argv: Sequence[str]) -> list[str]:

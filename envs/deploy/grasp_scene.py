@@ -50,30 +50,45 @@ class MujocoGraspRobot(MujocoRobot, ObjectPose):
 
     def __init__(self, meta: PolicyMetadata, seed: int = 0, start_noise: bool = True) -> None:
         if meta.scene is None:
-            raise ValueError(f"{meta.task}: the export has no scene facts (a manipulation export upgraded with "
-                             "scripts/export.py --upgrade has them)")  # fmt: skip
+            raise ValueError(
+                f"{meta.task}: the export has no scene facts (a manipulation export upgraded with "
+                "scripts/export.py --upgrade has them)"
+            )
         self.scene: SceneFacts = meta.scene
         self._rng = np.random.default_rng(seed)
         self._noise = start_noise
         self._peak_speed: np.ndarray | None = None  # arm |q̇| peak since the reflex last looked (arm_speed_exceeded)
         solver = meta.simulator.get("solver") or {}
-        self._arm = np.array([meta.joint_names.index(j) for t in meta.actions.terms if t.type == "ee_pose_delta"
-                              for j in t.joint_names], dtype=np.int64)  # fmt: skip
+        self._arm = np.array(
+            [meta.joint_names.index(j) for t in meta.actions.terms if t.type == "ee_pose_delta" for j in t.joint_names],
+            dtype=np.int64,
+        )
         limits = np.concatenate([g.velocity_limit for g in meta.actuator_groups])
         names = [j for g in meta.actuator_groups for j in g.joint_names]
         self.speed_limit = np.array([limits[names.index(meta.joint_names[i])] for i in self._arm])
 
         def edit(spec: mujoco.MjSpec) -> None:
             s = self.scene
-            spec.worldbody.add_geom(name="table", type=mujoco.mjtGeom.mjGEOM_BOX, pos=list(s.table_center_m),
-                                    size=[v / 2 for v in s.table_size_m], contype=SCENE_CONTYPE,
-                                    conaffinity=SCENE_CONAFFINITY)  # fmt: skip
+            spec.worldbody.add_geom(
+                name="table",
+                type=mujoco.mjtGeom.mjGEOM_BOX,
+                pos=list(s.table_center_m),
+                size=[v / 2 for v in s.table_size_m],
+                contype=SCENE_CONTYPE,
+                conaffinity=SCENE_CONAFFINITY,
+            )
             body = spec.worldbody.add_body(name="object")
             body.simple = False  # its inertial frame moves with every draw: no compile-time shortcut for it
             body.add_freejoint(name="object_free")
             half = [r[1] / 2 for r in s.object_size_range_m]
-            body.add_geom(name="object", type=mujoco.mjtGeom.mjGEOM_BOX, size=half, mass=0.1,
-                          contype=SCENE_CONTYPE, conaffinity=SCENE_CONAFFINITY)  # fmt: skip
+            body.add_geom(
+                name="object",
+                type=mujoco.mjtGeom.mjGEOM_BOX,
+                size=half,
+                mass=0.1,
+                contype=SCENE_CONTYPE,
+                conaffinity=SCENE_CONAFFINITY,
+            )
             if solver.get("cone") == "pyramidal":
                 spec.option.cone = mujoco.mjtCone.mjCONE_PYRAMIDAL
             for key in ("iterations", "ls_iterations", "tolerance", "impratio"):
@@ -85,8 +100,11 @@ class MujocoGraspRobot(MujocoRobot, ObjectPose):
         self._obj_body, self._obj_geom = m.body("object").id, m.geom("object").id
         self._obj_qadr = m.jnt_qposadr[m.joint("object_free").id]
         self._obj_vadr = m.jnt_dofadr[m.joint("object_free").id]
-        self._pads = [g for g in range(m.ngeom) if "finger" in m.body(m.geom_bodyid[g]).name
-                      and (m.geom_contype[g] or m.geom_conaffinity[g])]  # fmt: skip
+        self._pads = [
+            g
+            for g in range(m.ngeom)
+            if "finger" in m.body(m.geom_bodyid[g]).name and (m.geom_contype[g] or m.geom_conaffinity[g])
+        ]
         self.size_m = np.array([r[1] for r in self.scene.object_size_range_m])
         self.reset()
 
@@ -101,8 +119,11 @@ class MujocoGraspRobot(MujocoRobot, ObjectPose):
         com = f * np.clip(com / f, -size / 2, size / 2)  # the moved lump f·m sits at c/f: the CoM lands at c
         # training's body (envs/dr/inertia_sampling.shift_com): the solid box's inertia about its CoM, plus the lump
         # f·m taken from the CoM and moved by c/f: I_C = I_box(m) + m·(1 − f)/f·(|c|²·1 − c·cᵀ)
-        inertia = mass / 12 * np.array([size[1] ** 2 + size[2] ** 2, size[0] ** 2 + size[2] ** 2,
-                                        size[0] ** 2 + size[1] ** 2])  # fmt: skip
+        inertia = (
+            mass
+            / 12
+            * np.array([size[1] ** 2 + size[2] ** 2, size[0] ** 2 + size[2] ** 2, size[0] ** 2 + size[1] ** 2])
+        )
         full = np.diag(inertia) + mass * (1 - f) / f * (com @ com * np.eye(3) - np.outer(com, com))
         m.body_mass[self._obj_body] = mass
         # the compiled model marked the body's inertial frame as its own frame: clear that, or the CoM shift is ignored
@@ -214,8 +235,9 @@ def run_grasp_episode(
     return GraspEpisode(False, scene.episode_steps, best, "time_out")
 
 
-def grasp_report(meta: PolicyMetadata, policy: object, episodes: int, seed: int = 0, start_noise: bool = True,
-                 progress: bool = False) -> dict:  # fmt: skip
+def grasp_report(
+    meta: PolicyMetadata, policy: object, episodes: int, seed: int = 0, start_noise: bool = True, progress: bool = False
+) -> dict:
     """Run ``episodes`` grasp episodes of ``policy`` on the MuJoCo grasp scene; success rate, Wilson interval, endings.
 
     Args:
@@ -232,11 +254,21 @@ def grasp_report(meta: PolicyMetadata, policy: object, episodes: int, seed: int 
         res = run_grasp_episode(runtime, robot)
         results.append(res)
         if progress:
-            print(f"episode {k + 1}/{episodes}: {res.ended_by} after {res.steps} steps, max lift "
-                  f"{res.max_lift_m * 100:.1f} cm", flush=True)  # fmt: skip
+            print(
+                f"episode {k + 1}/{episodes}: {res.ended_by} after {res.steps} steps, max lift "
+                f"{res.max_lift_m * 100:.1f} cm",
+                flush=True,
+            )
     wins = sum(r.success for r in results)
     lo, hi = wilson_interval(wins, episodes)
     endings = {e: sum(r.ended_by == e for r in results) for e in ("success", "drop", "reflex", "time_out")}
-    return {"episodes": episodes, "successes": wins, "success_rate": wins / episodes, "wilson95": [lo, hi],
-            "endings": endings, "seed": seed, "start_noise": start_noise,
-            "mean_steps_to_success": (sum(r.steps for r in results if r.success) / wins) if wins else None}  # fmt: skip
+    return {
+        "episodes": episodes,
+        "successes": wins,
+        "success_rate": wins / episodes,
+        "wilson95": [lo, hi],
+        "endings": endings,
+        "seed": seed,
+        "start_noise": start_noise,
+        "mean_steps_to_success": (sum(r.steps for r in results if r.success) / wins) if wins else None,
+    }

@@ -135,11 +135,25 @@ def _datasheet(meta: PolicyMetadata, key: str) -> np.ndarray:
 
 DRIVE_FAMILIES: dict[str, dict[str, tuple[float, float]]] = {
     # delay_steps: integers lo..hi inclusive; the rest: uniform ranges (scales of the datasheet, viscous in N·m·s/rad)
-    "default": {"delay_steps": (1, 3), "kp_scale": (0.75, 0.85), "kd_scale": (0.9, 1.1), "coulomb": (1.7, 2.3),
-                "viscous_nms": (0.05, 0.25), "armature": (1.3, 1.7), "peak_torque": (0.8, 0.95)},
-    "worn": {"delay_steps": (4, 6), "kp_scale": (0.5, 0.6), "kd_scale": (0.8, 1.0), "coulomb": (2.5, 3.5),
-             "viscous_nms": (0.2, 0.5), "armature": (1.8, 2.2), "peak_torque": (0.6, 0.75)},
-}  # fmt: skip
+    "default": {
+        "delay_steps": (1, 3),
+        "kp_scale": (0.75, 0.85),
+        "kd_scale": (0.9, 1.1),
+        "coulomb": (1.7, 2.3),
+        "viscous_nms": (0.05, 0.25),
+        "armature": (1.3, 1.7),
+        "peak_torque": (0.8, 0.95),
+    },
+    "worn": {
+        "delay_steps": (4, 6),
+        "kp_scale": (0.5, 0.6),
+        "kd_scale": (0.8, 1.0),
+        "coulomb": (2.5, 3.5),
+        "viscous_nms": (0.2, 0.5),
+        "armature": (1.8, 2.2),
+        "peak_torque": (0.6, 0.75),
+    },
+}
 """The hidden drives' ranges by family (module docstring): ``default``, and ``worn``, further from the datasheet."""
 
 
@@ -194,13 +208,25 @@ class HiddenRobot(Robot):
     command_mode = "position"
     simulated = False  # it brings its own latency: the runtime must not add the training delay
 
-    def __init__(self, meta: PolicyMetadata, seed: int = 0, *, fixed_base: bool = True, hang_m: float = 0.5,
-                 truth: HiddenTruth | None = None, noise: SensorNoise | None = None,
-                 drives: str = "default", sim: MujocoRobot | None = None, hold_period_steps: int = 1,
-                 gravity_compensated: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self,
+        meta: PolicyMetadata,
+        seed: int = 0,
+        *,
+        fixed_base: bool = True,
+        hang_m: float = 0.5,
+        truth: HiddenTruth | None = None,
+        noise: SensorNoise | None = None,
+        drives: str = "default",
+        sim: MujocoRobot | None = None,
+        hold_period_steps: int = 1,
+        gravity_compensated: bool = False,
+    ) -> None:
         if sim is None and not fixed_base and meta.robot.fixed_base:
-            raise ValueError(f"a free-floating hidden robot needs a floating base; robot '{meta.robot.name}' of "
-                             f"{meta.task} is fixed to the world")  # fmt: skip
+            raise ValueError(
+                f"a free-floating hidden robot needs a floating base; robot '{meta.robot.name}' of "
+                f"{meta.task} is fixed to the world"
+            )
         if hold_period_steps < 1:
             raise ValueError(f"hold_period_steps must be >= 1, got {hold_period_steps}")
         self.truth = draw_truth(meta, seed, drives) if truth is None else truth
@@ -230,10 +256,16 @@ class HiddenRobot(Robot):
         order = [j for g in meta.actuator_groups for j in g.joint_names]
         perm = [order.index(j) for j in meta.joint_names]
         zeros = np.zeros(n)
-        self._params = dataclasses.replace(params, kp=zeros, kd=zeros.copy(), peak_torque=t.peak_torque.copy(),
-                                           no_load_speed=no_load[perm], coulomb_friction=zeros.copy(),
-                                           viscous_friction=zeros.copy(),
-                                           friction_velocity_scale=np.ones(n))  # fmt: skip
+        self._params = dataclasses.replace(
+            params,
+            kp=zeros,
+            kd=zeros.copy(),
+            peak_torque=t.peak_torque.copy(),
+            no_load_speed=no_load[perm],
+            coulomb_friction=zeros.copy(),
+            viscous_friction=zeros.copy(),
+            friction_velocity_scale=np.ones(n),
+        )
         self.hold_period_steps = int(hold_period_steps)
         period = self.hold_period_steps  # the servo updates once per command and holds its torque (ChainTiming)
         timing = ChainTiming(float(self.sim.control_dt), decimation=period, servo_period_steps=period)

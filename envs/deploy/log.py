@@ -117,8 +117,17 @@ def _problems(log: RobotLog) -> list[str]:
     """Shape and value problems of a log (empty: usable)."""
     out = []
     t, j = log.num_samples, len(log.joint_names)
-    shapes = {"q_target": (t, j), "q": (t, j), "qd": (t, j), "imu_ang_vel_b": (t, 3), "imu_projected_gravity_b": (t, 3),
-              "segment": (t,), "kp": (j,), "kd": (j,), "root_pos_w": (3,)}  # fmt: skip
+    shapes = {
+        "q_target": (t, j),
+        "q": (t, j),
+        "qd": (t, j),
+        "imu_ang_vel_b": (t, 3),
+        "imu_projected_gravity_b": (t, 3),
+        "segment": (t,),
+        "kp": (j,),
+        "kd": (j,),
+        "root_pos_w": (3,),
+    }
     if log.tau is not None:
         shapes["tau"] = (t, j)
     for key, want in shapes.items():
@@ -148,13 +157,16 @@ def _problems(log: RobotLog) -> list[str]:
     steps = np.diff(log.t)
     if steps.size and np.abs(steps - log.control_dt).max() > 1e-6 * max(log.control_dt, 1e-9) + 1e-9:
         k = int(np.argmax(np.abs(steps - log.control_dt)))
-        out.append(f"'t' is not sampled every control_dt {log.control_dt:g} s (step {steps[k]:g} s after sample {k}): "
-                   "samples were dropped or the clock jumped")  # fmt: skip
+        out.append(
+            f"'t' is not sampled every control_dt {log.control_dt:g} s (step {steps[k]:g} s after sample {k}): "
+            "samples were dropped or the clock jumped"
+        )
     return out
 
 
-def load_log(path: str | Path, *, joint_names: tuple[str, ...] | list[str] | None = None,
-             metadata_hash: str | None = None) -> RobotLog:  # fmt: skip
+def load_log(
+    path: str | Path, *, joint_names: tuple[str, ...] | list[str] | None = None, metadata_hash: str | None = None
+) -> RobotLog:
     """Read and validate a robot log.
 
     Args:
@@ -182,8 +194,10 @@ def load_log(path: str | Path, *, joint_names: tuple[str, ...] | list[str] | Non
         with path.open("rb") as fh:
             head = fh.read(6)
         if not head.startswith(b"PK\x03\x04"):  # every .npz is a zip archive of .npy arrays
-            raise LogError(f"{path}: not an .npz file (a zip archive of arrays, which starts with PK\\x03\\x04): it "
-                           f"starts with {head!r}; a robot log is .npz or .mcap")  # fmt: skip
+            raise LogError(
+                f"{path}: not an .npz file (a zip archive of arrays, which starts with PK\\x03\\x04): it "
+                f"starts with {head!r}; a robot log is .npz or .mcap"
+            )
         try:
             data = dict(np.load(path, allow_pickle=False))
         except (OSError, ValueError) as err:
@@ -192,8 +206,15 @@ def load_log(path: str | Path, *, joint_names: tuple[str, ...] | list[str] | Non
     fmt = str(data.get("format", "<none>"))
     if fmt != LOG_FORMAT:
         raise LogError(f"{path}: format '{fmt}', expected '{LOG_FORMAT}'")
-    scalars = ("joint_names", "control_dt", "physics_dt", "command_mode", "tau_source", "metadata_sha256",
-               "metadata_json")  # fmt: skip
+    scalars = (
+        "joint_names",
+        "control_dt",
+        "physics_dt",
+        "command_mode",
+        "tau_source",
+        "metadata_sha256",
+        "metadata_json",
+    )
     missing = [k for k in (*REQUIRED, *scalars) if k not in data]
     tau_source = str(data.get("tau_source", "none"))
     if tau_source != "none" and "tau" not in data:
@@ -203,12 +224,15 @@ def load_log(path: str | Path, *, joint_names: tuple[str, ...] | list[str] | Non
     kwargs: dict[str, Any] = {k: np.asarray(data[k], dtype=float) for k in REQUIRED}
     kwargs["segment"] = np.asarray(data["segment"]).astype(np.int64)
     kwargs |= {k: str(data[k]) for k in ("command_mode", "tau_source", "metadata_sha256", "metadata_json")}
-    kwargs |= {"control_dt": float(data["control_dt"]), "physics_dt": float(data["physics_dt"]),
-               "joint_names": tuple(str(n) for n in np.atleast_1d(data["joint_names"])),
-               "source": str(data.get("source", "policy")), "fixed_base": bool(data.get("fixed_base", False)),
-               "root_pos_w": np.asarray(data.get("root_pos_w", np.full(3, np.nan)), dtype=float),
-               "tau": None if "tau" not in data or tau_source == "none" else np.asarray(data["tau"], dtype=float),
-               }  # fmt: skip
+    kwargs |= {
+        "control_dt": float(data["control_dt"]),
+        "physics_dt": float(data["physics_dt"]),
+        "joint_names": tuple(str(n) for n in np.atleast_1d(data["joint_names"])),
+        "source": str(data.get("source", "policy")),
+        "fixed_base": bool(data.get("fixed_base", False)),
+        "root_pos_w": np.asarray(data.get("root_pos_w", np.full(3, np.nan)), dtype=float),
+        "tau": None if "tau" not in data or tau_source == "none" else np.asarray(data["tau"], dtype=float),
+    }
     log = RobotLog(**kwargs)
     problems = _problems(log)
     if joint_names is not None and tuple(joint_names) != log.joint_names:
@@ -216,11 +240,15 @@ def load_log(path: str | Path, *, joint_names: tuple[str, ...] | list[str] | Non
         if set(want) == set(got):
             problems.append(f"joint order differs from the robot's (log {list(got[:4])}…, robot {list(want[:4])}…)")
         else:
-            problems.append(f"joints of another robot: missing in the log {sorted(set(want) - set(got))[:6]}, "
-                            f"unknown to the robot {sorted(set(got) - set(want))[:6]}")  # fmt: skip
+            problems.append(
+                f"joints of another robot: missing in the log {sorted(set(want) - set(got))[:6]}, "
+                f"unknown to the robot {sorted(set(got) - set(want))[:6]}"
+            )
     if metadata_hash is not None and metadata_hash != log.metadata_sha256:
-        problems.append(f"metadata sha256 {log.metadata_sha256[:12]}… is not the expected export's "
-                        f"{metadata_hash[:12]}… (the log ran another policy export)")  # fmt: skip
+        problems.append(
+            f"metadata sha256 {log.metadata_sha256[:12]}… is not the expected export's "
+            f"{metadata_hash[:12]}… (the log ran another policy export)"
+        )
     if not problems and metadata_sha256(log.metadata()) != log.metadata_sha256:
         problems.append("metadata_json does not hash to metadata_sha256 (the log was edited or corrupted)")
     if problems:
@@ -240,8 +268,17 @@ class LogRecorder:
         fixed_base: Whether the robot's base is welded to the world. root_pos_w: Where, m.
     """
 
-    def __init__(self, meta: PolicyMetadata, control_dt: float, command_mode: str, tau_source: str, *,
-                 source: str = "policy", fixed_base: bool = False, root_pos_w: Any = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        meta: PolicyMetadata,
+        control_dt: float,
+        command_mode: str,
+        tau_source: str,
+        *,
+        source: str = "policy",
+        fixed_base: bool = False,
+        root_pos_w: Any = None,
+    ) -> None:
         if tau_source not in TAU_SOURCES:
             raise ValueError(f"tau_source must be one of {TAU_SOURCES}, got {tau_source!r}")
         self.meta, self.control_dt, self.command_mode, self.tau_source = meta, control_dt, command_mode, tau_source
@@ -253,12 +290,26 @@ class LogRecorder:
         self._segments: list[int] = []
         self.kp = self.kd = np.zeros(len(meta.joint_names))
 
-    def record(self, q_target: np.ndarray, q: np.ndarray, qd: np.ndarray, tau: np.ndarray | None,
-               ang_vel_b: np.ndarray, projected_gravity_b: np.ndarray, action: np.ndarray) -> None:  # fmt: skip
+    def record(
+        self,
+        q_target: np.ndarray,
+        q: np.ndarray,
+        qd: np.ndarray,
+        tau: np.ndarray | None,
+        ang_vel_b: np.ndarray,
+        projected_gravity_b: np.ndarray,
+        action: np.ndarray,
+    ) -> None:
         """Append one control period's sample (copies every array)."""
         r = self._rows
-        for key, value in (("q_target", q_target), ("q", q), ("qd", qd), ("gyro", ang_vel_b),
-                           ("grav", projected_gravity_b), ("act", action)):  # fmt: skip
+        for key, value in (
+            ("q_target", q_target),
+            ("q", q),
+            ("qd", qd),
+            ("gyro", ang_vel_b),
+            ("grav", projected_gravity_b),
+            ("act", action),
+        ):
             r[key].append(np.array(value, dtype=float))
         if self.tau_source != "none":
             r["tau"].append(np.full(len(q), np.nan) if tau is None else np.array(tau, dtype=float))
@@ -268,17 +319,28 @@ class LogRecorder:
         """The samples so far as a :class:`RobotLog`."""
         r, n = self._rows, len(self._segments)
         return RobotLog(
-            t=np.arange(n) * self.control_dt, q_target=np.array(r["q_target"]), q=np.array(r["q"]),
+            t=np.arange(n) * self.control_dt,
+            q_target=np.array(r["q_target"]),
+            q=np.array(r["q"]),
             qd=np.array(r["qd"]),
-            imu_ang_vel_b=np.array(r["gyro"]).reshape(n, 3), imu_projected_gravity_b=np.array(r["grav"]).reshape(n, 3),
-            action=np.array(r["act"]).reshape(n, -1), segment=np.array(self._segments, dtype=np.int64),
-            kp=np.asarray(self.kp, dtype=float), kd=np.asarray(self.kd, dtype=float),
-            joint_names=tuple(self.meta.joint_names), control_dt=float(self.control_dt),
-            physics_dt=float(self.meta.rates.sim_dt), command_mode=self.command_mode, tau_source=self.tau_source,
-            metadata_sha256=metadata_sha256(self.meta), metadata_json=self.meta.to_json(), source=self.source,
-            fixed_base=self.fixed_base, root_pos_w=self.root_pos_w,
+            imu_ang_vel_b=np.array(r["gyro"]).reshape(n, 3),
+            imu_projected_gravity_b=np.array(r["grav"]).reshape(n, 3),
+            action=np.array(r["act"]).reshape(n, -1),
+            segment=np.array(self._segments, dtype=np.int64),
+            kp=np.asarray(self.kp, dtype=float),
+            kd=np.asarray(self.kd, dtype=float),
+            joint_names=tuple(self.meta.joint_names),
+            control_dt=float(self.control_dt),
+            physics_dt=float(self.meta.rates.sim_dt),
+            command_mode=self.command_mode,
+            tau_source=self.tau_source,
+            metadata_sha256=metadata_sha256(self.meta),
+            metadata_json=self.meta.to_json(),
+            source=self.source,
+            fixed_base=self.fixed_base,
+            root_pos_w=self.root_pos_w,
             tau=np.array(r["tau"]).reshape(n, -1) if self.tau_source != "none" else None,
-        )  # fmt: skip
+        )
 
     def save(self, path: str | Path) -> Path:
         """Write the samples so far to ``path`` (see :meth:`RobotLog.save`)."""

@@ -41,15 +41,26 @@ METADATA_NAME = "realgap.robot_log"
 _XYZ = {"type": "object", "properties": {a: {"type": ["number", "null"]} for a in "xyz"}}
 _NUMS = {"type": "array", "items": {"type": ["number", "null"]}}
 SCHEMAS: dict[str, tuple[str, dict[str, Any]]] = {
-    "/joint_states": ("realgap.JointState", {"type": "object", "properties": {
-        "name": {"type": "array", "items": {"type": "string"}}, "position": _NUMS, "velocity": _NUMS,
-        "effort": _NUMS}}),
+    "/joint_states": (
+        "realgap.JointState",
+        {
+            "type": "object",
+            "properties": {
+                "name": {"type": "array", "items": {"type": "string"}},
+                "position": _NUMS,
+                "velocity": _NUMS,
+                "effort": _NUMS,
+            },
+        },
+    ),
     "/joint_commands": ("realgap.JointCommand", {"type": "object", "properties": {"position": _NUMS}}),
     "/imu": ("realgap.Imu", {"type": "object", "properties": {"angular_velocity": _XYZ, "projected_gravity": _XYZ}}),
     "/policy/action": ("realgap.PolicyAction", {"type": "object", "properties": {"action": _NUMS}}),
-    "/excitation/segment": ("realgap.ExcitationSegment", {"type": "object", "properties": {
-        "joint_index": {"type": "integer"}}}),
-}  # fmt: skip
+    "/excitation/segment": (
+        "realgap.ExcitationSegment",
+        {"type": "object", "properties": {"joint_index": {"type": "integer"}}},
+    ),
+}
 """Channel → (schema name, JSON Schema) of every channel a log holds."""
 
 
@@ -86,15 +97,24 @@ def write_mcap(log: Mapping[str, Any], path: str | Path) -> Path:
         for topic, (schema_name, schema) in SCHEMAS.items():
             sid = writer.register_schema(schema_name, "jsonschema", json.dumps(schema).encode())
             channels[topic] = writer.register_channel(topic, "json", sid)
-        writer.add_metadata(METADATA_NAME, {
-            "format": "realgap.robot_log/1", "control_dt": repr(float(log["control_dt"])),
-            "physics_dt": repr(float(log["physics_dt"])), "command_mode": str(log["command_mode"]),
-            "tau_source": str(log["tau_source"]), "source": str(log.get("source", "policy")),
-            "fixed_base": json.dumps(bool(log.get("fixed_base", False))), "joint_names": json.dumps(names),
-            "kp": json.dumps(_nums(log["kp"])), "kd": json.dumps(_nums(log["kd"])),
-            "root_pos_w": json.dumps(_nums(log.get("root_pos_w", np.full(3, np.nan)))),
-            "metadata_sha256": str(log["metadata_sha256"]), "metadata_json": str(log["metadata_json"]),
-        })  # fmt: skip
+        writer.add_metadata(
+            METADATA_NAME,
+            {
+                "format": "realgap.robot_log/1",
+                "control_dt": repr(float(log["control_dt"])),
+                "physics_dt": repr(float(log["physics_dt"])),
+                "command_mode": str(log["command_mode"]),
+                "tau_source": str(log["tau_source"]),
+                "source": str(log.get("source", "policy")),
+                "fixed_base": json.dumps(bool(log.get("fixed_base", False))),
+                "joint_names": json.dumps(names),
+                "kp": json.dumps(_nums(log["kp"])),
+                "kd": json.dumps(_nums(log["kd"])),
+                "root_pos_w": json.dumps(_nums(log.get("root_pos_w", np.full(3, np.nan)))),
+                "metadata_sha256": str(log["metadata_sha256"]),
+                "metadata_json": str(log["metadata_json"]),
+            },
+        )
         for k in range(len(t)):
             stamp = round(float(t[k]) * 1e9)
             state = {"name": names, "position": _nums(log["q"][k]), "velocity": _nums(log["qd"][k])}
@@ -103,11 +123,13 @@ def write_mcap(log: Mapping[str, Any], path: str | Path) -> Path:
             messages = {
                 "/joint_states": state,
                 "/joint_commands": {"position": _nums(log["q_target"][k])},
-                "/imu": {"angular_velocity": _xyz(log["imu_ang_vel_b"][k]),
-                         "projected_gravity": _xyz(log["imu_projected_gravity_b"][k])},
+                "/imu": {
+                    "angular_velocity": _xyz(log["imu_ang_vel_b"][k]),
+                    "projected_gravity": _xyz(log["imu_projected_gravity_b"][k]),
+                },
                 "/policy/action": {"action": _nums(log["action"][k])},
                 "/excitation/segment": {"joint_index": int(log["segment"][k])},
-            }  # fmt: skip
+            }
             for topic, message in messages.items():
                 writer.add_message(channels[topic], stamp, json.dumps(message).encode(), stamp, sequence=k)
         writer.finish()
@@ -143,8 +165,10 @@ def read_mcap_arrays(path: Path) -> dict[str, Any]:
     except (McapError, OSError, ValueError, EOFError) as err:
         raise ValueError(f"not a readable MCAP file ({type(err).__name__}: {err})") from None
     if METADATA_NAME not in meta:
-        raise ValueError(f"no '{METADATA_NAME}' metadata record (records: {sorted(meta) or 'none'}): not a realgap "
-                         "robot log, or one written by another tool")  # fmt: skip
+        raise ValueError(
+            f"no '{METADATA_NAME}' metadata record (records: {sorted(meta) or 'none'}): not a realgap "
+            "robot log, or one written by another tool"
+        )
     wrong = {t: s for t, s in schemas.items() if s != SCHEMAS[t][0]}
     if wrong:
         raise ValueError(f"channels of another schema: {wrong} (expected { ({t: SCHEMAS[t][0] for t in wrong}) })")
@@ -169,24 +193,32 @@ def read_mcap_arrays(path: Path) -> dict[str, Any]:
             "q_target": np.array([_floats(r.get("position")) for r in rows["/joint_commands"]]),
             "imu_ang_vel_b": np.array([_floats([r["angular_velocity"].get(a) for a in "xyz"]) for r in rows["/imu"]]),
             "imu_projected_gravity_b": np.array(
-                [_floats([r["projected_gravity"].get(a) for a in "xyz"]) for r in rows["/imu"]]),
+                [_floats([r["projected_gravity"].get(a) for a in "xyz"]) for r in rows["/imu"]]
+            ),
             "action": np.array([_floats(r.get("action")) for r in rows["/policy/action"]]),
             "segment": np.array([int(r.get("joint_index", -1)) for r in rows["/excitation/segment"]], dtype=np.int64),
-        }  # fmt: skip
+        }
         if all("effort" in r for r in rows["/joint_states"]):
             data["tau"] = np.array([_floats(r["effort"]) for r in rows["/joint_states"]])
     except (KeyError, TypeError, AttributeError) as err:
         raise ValueError(f"messages lack a field of their schema ({type(err).__name__}: {err})") from None
     try:
         data |= {
-            "control_dt": float(m["control_dt"]), "physics_dt": float(m["physics_dt"]),
-            "command_mode": m["command_mode"], "tau_source": m["tau_source"], "source": m.get("source", "policy"),
+            "control_dt": float(m["control_dt"]),
+            "physics_dt": float(m["physics_dt"]),
+            "command_mode": m["command_mode"],
+            "tau_source": m["tau_source"],
+            "source": m.get("source", "policy"),
             "fixed_base": bool(json.loads(m.get("fixed_base", "false"))),
-            "joint_names": np.array(json.loads(m["joint_names"])), "kp": _floats(json.loads(m["kp"])),
-            "kd": _floats(json.loads(m["kd"])), "root_pos_w": _floats(json.loads(m.get("root_pos_w", "null")))
-            if json.loads(m.get("root_pos_w", "null")) else np.full(3, np.nan),
-            "metadata_sha256": m["metadata_sha256"], "metadata_json": m["metadata_json"],
-        }  # fmt: skip
+            "joint_names": np.array(json.loads(m["joint_names"])),
+            "kp": _floats(json.loads(m["kp"])),
+            "kd": _floats(json.loads(m["kd"])),
+            "root_pos_w": _floats(json.loads(m.get("root_pos_w", "null")))
+            if json.loads(m.get("root_pos_w", "null"))
+            else np.full(3, np.nan),
+            "metadata_sha256": m["metadata_sha256"],
+            "metadata_json": m["metadata_json"],
+        }
     except KeyError as err:
         raise ValueError(f"the '{METADATA_NAME}' record lacks {err}") from None
     except (ValueError, TypeError) as err:

@@ -118,8 +118,12 @@ class MujocoRobot(Robot):
         for geom in spec.geoms:
             if geom.contype or geom.conaffinity:
                 geom.contype, geom.conaffinity = ROBOT_CONTYPE, ROBOT_CONAFFINITY
-        spec.worldbody.add_geom(name="realgap_ground", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0.0, 0.0, 0.05],
-                                friction=[ground_friction, 0.005, 0.0001])  # fmt: skip
+        spec.worldbody.add_geom(
+            name="realgap_ground",
+            type=mujoco.mjtGeom.mjGEOM_PLANE,
+            size=[0.0, 0.0, 0.05],
+            friction=[ground_friction, 0.005, 0.0001],
+        )
         spec.option.timestep = physics_dt
         robot_free = [j.name for j in spec.joints if j.type == mujoco.mjtJoint.mjJNT_FREE]  # not a scene's objects
         if edit_spec is not None:
@@ -138,9 +142,14 @@ class MujocoRobot(Robot):
         self.reset()
 
     @classmethod
-    def for_policy(cls, meta: PolicyMetadata, physics_dt: float | None = None,
-                   pose: Literal["start", "training_spawn"] = "start", hang_m: float = 0.0,
-                   **kwargs) -> MujocoRobot:  # fmt: skip
+    def for_policy(
+        cls,
+        meta: PolicyMetadata,
+        physics_dt: float | None = None,
+        pose: Literal["start", "training_spawn"] = "start",
+        hang_m: float = 0.0,
+        **kwargs,
+    ) -> MujocoRobot:
         """The robot the policy was trained on, from the metadata alone: its description, actuator properties, pose.
 
         Args:
@@ -158,8 +167,12 @@ class MujocoRobot(Robot):
         return cls(**(cls.policy_kwargs(meta, physics_dt, pose, hang_m) | kwargs))
 
     @staticmethod
-    def policy_kwargs(meta: PolicyMetadata, physics_dt: float | None = None,
-                      pose: Literal["start", "training_spawn"] = "start", hang_m: float = 0.0) -> dict:  # fmt: skip
+    def policy_kwargs(
+        meta: PolicyMetadata,
+        physics_dt: float | None = None,
+        pose: Literal["start", "training_spawn"] = "start",
+        hang_m: float = 0.0,
+    ) -> dict:
         """The :class:`MujocoRobot` arguments of :meth:`for_policy` (a subclass adding a scene builds from them)."""
         armature, friction, damping, limit = {}, {}, {}, {}
         for group in meta.actuator_groups:
@@ -169,17 +182,26 @@ class MujocoRobot(Robot):
                 friction[joint] = group.coulomb_friction[i] if plant_friction else 0.0
                 damping[joint] = group.viscous_friction[i] if plant_friction else 0.0
         r = meta.robot
-        root_pos, root_quat = (r.start_root_pos, r.start_root_quat_wxyz) if pose == "start" else (
-            r.spawn_root_pos, r.spawn_root_quat_wxyz)  # fmt: skip
+        root_pos, root_quat = (
+            (r.start_root_pos, r.start_root_quat_wxyz)
+            if pose == "start"
+            else (r.spawn_root_pos, r.spawn_root_quat_wxyz)
+        )
         root_pos = (root_pos[0], root_pos[1], root_pos[2] + float(hang_m))
         ground = (meta.simulator.get("ground") or {}).get("dynamic_friction")
         return dict(
-            mjcf_path=locate_description(r.description), physics_dt=meta.rates.sim_dt if physics_dt is None else
-            physics_dt, joint_names=meta.joint_names, armature=armature, frictionloss=friction, damping=damping,
-            effort_limit=limit, init_root_pos=root_pos, init_root_quat_wxyz=root_quat,
+            mjcf_path=locate_description(r.description),
+            physics_dt=meta.rates.sim_dt if physics_dt is None else physics_dt,
+            joint_names=meta.joint_names,
+            armature=armature,
+            frictionloss=friction,
+            damping=damping,
+            effort_limit=limit,
+            init_root_pos=root_pos,
+            init_root_quat_wxyz=root_quat,
             init_joint_pos=dict(zip(meta.joint_names, meta.default_joint_pos, strict=True)),
             ground_friction=1.0 if ground is None else float(ground),
-        )  # fmt: skip
+        )
 
     # -- Robot interface ---------------------------------------------------------------------------------------------
     @property
@@ -283,13 +305,26 @@ class MjcfFacts:
     start_clearance_m: float | None
 
 
-def mjcf_facts(mjcf_path: str | Path, joint_names: Sequence[str], joint_pos: Sequence[float],
-               root_pos: Sequence[float], root_quat_wxyz: Sequence[float], fixed_base: bool) -> MjcfFacts:  # fmt: skip
+def mjcf_facts(
+    mjcf_path: str | Path,
+    joint_names: Sequence[str],
+    joint_pos: Sequence[float],
+    root_pos: Sequence[float],
+    root_quat_wxyz: Sequence[float],
+    fixed_base: bool,
+) -> MjcfFacts:
     """Root body, joint types and limits, and the start pose (root lowered until the lowest collider touches z = 0,
     in the joint pose ``joint_pos`` and orientation ``root_quat_wxyz``) of the robot in ``mjcf_path``."""
     pose = dict(zip(joint_names, joint_pos, strict=True))
-    robot = MujocoRobot(mjcf_path, 0.005, joint_names=joint_names, init_root_pos=root_pos,
-                        init_root_quat_wxyz=root_quat_wxyz, init_joint_pos=pose, fixed_base=fixed_base)  # fmt: skip
+    robot = MujocoRobot(
+        mjcf_path,
+        0.005,
+        joint_names=joint_names,
+        init_root_pos=root_pos,
+        init_root_quat_wxyz=root_quat_wxyz,
+        init_joint_pos=pose,
+        fixed_base=fixed_base,
+    )
     m = robot.model
     jid = [m.joint(n).id for n in joint_names]
     types = tuple("slide" if m.jnt_type[j] == mujoco.mjtJoint.mjJNT_SLIDE else "hinge" for j in jid)

@@ -41,8 +41,9 @@ class MissingObjectPoseError(ValueError):
     """The policy observes an object and no :class:`ObjectPose` source was given."""
 
 
-def grasp_terms(kinematics: RobotKinematics, objects: ObjectPose | None, tcp_body: str,
-                tcp_offset: Sequence[float]) -> dict[str, tuple[TermFn, int]]:  # fmt: skip
+def grasp_terms(
+    kinematics: RobotKinematics, objects: ObjectPose | None, tcp_body: str, tcp_offset: Sequence[float]
+) -> dict[str, tuple[TermFn, int]]:
     """The grasp task's observation functions by exported ``func``, for :class:`ObservationBuilder`'s extra terms.
 
     Args:
@@ -69,8 +70,11 @@ def grasp_terms(kinematics: RobotKinematics, objects: ObjectPose | None, tcp_bod
 
     terms: dict[str, tuple[TermFn, int]] = {f"{GRASP_MDP}:tcp_pos_b": (tcp, 3)}
     if objects is not None:
-        terms |= {f"{GRASP_MDP}:object_pos_b": (obj_pos, 3), f"{GRASP_MDP}:object_quat_b": (obj_quat_xyzw, 4),
-                  f"{GRASP_MDP}:object_to_tcp_b": (obj_to_tcp, 3)}  # fmt: skip
+        terms |= {
+            f"{GRASP_MDP}:object_pos_b": (obj_pos, 3),
+            f"{GRASP_MDP}:object_quat_b": (obj_quat_xyzw, 4),
+            f"{GRASP_MDP}:object_to_tcp_b": (obj_to_tcp, 3),
+        }
     return terms
 
 
@@ -79,8 +83,9 @@ def needs_object(funcs: Sequence[str]) -> list[str]:
     return [f for f in funcs if f.startswith(f"{GRASP_MDP}:object_")]
 
 
-def task_observation_terms(meta: PolicyMetadata, kinematics: RobotKinematics | None,
-                           objects: ObjectPose | None) -> dict[str, tuple[TermFn, int]]:  # fmt: skip
+def task_observation_terms(
+    meta: PolicyMetadata, kinematics: RobotKinematics | None, objects: ObjectPose | None
+) -> dict[str, tuple[TermFn, int]]:
     """The task observation functions ``meta`` needs beyond encoders and an IMU (none: ``{}``).
 
     The tool centre point is the export's (``scene.tcp`` when recorded, else the ``ee_pose_delta`` term's controlled
@@ -115,8 +120,10 @@ def tcp_frame(meta: PolicyMetadata) -> tuple[str, tuple[float, float, float]]:
     for term in meta.actions.terms:
         if term.type == "ee_pose_delta":
             return str(term.params["body"]), tuple(term.params["body_offset"]["pos"])
-    raise UnsupportedObservationError("the policy observes the tool centre point, and the export defines it nowhere "
-                                      "(no scene.tcp, no ee_pose_delta term)")  # fmt: skip
+    raise UnsupportedObservationError(
+        "the policy observes the tool centre point, and the export defines it nowhere "
+        "(no scene.tcp, no ee_pose_delta term)"
+    )
 
 
 class StaticObjectPose(ObjectPose):

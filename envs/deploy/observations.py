@@ -43,8 +43,9 @@ class UnsupportedObservationError(ValueError):
 TermFn = Callable[[Readings], np.ndarray]
 
 
-def _term_fn(term: ObsTerm, joint_index: dict[str, int], meta: PolicyMetadata,
-             extra: Mapping[str, tuple[TermFn, int]]) -> tuple[TermFn, int]:  # fmt: skip
+def _term_fn(
+    term: ObsTerm, joint_index: dict[str, int], meta: PolicyMetadata, extra: Mapping[str, tuple[TermFn, int]]
+) -> tuple[TermFn, int]:
     """The reading → values function of ``term`` and the size it returns (``extra``: task terms by ``func``)."""
     if term.func in extra:
         return extra[term.func]
@@ -100,8 +101,12 @@ class ObservationBuilder:
         UnsupportedObservationError: A term cannot be computed on a robot, or its size disagrees with the layout.
     """
 
-    def __init__(self, meta: PolicyMetadata, terms: Sequence[ObsTerm] | None = None,
-                 extra_terms: Mapping[str, tuple[TermFn, int]] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        meta: PolicyMetadata,
+        terms: Sequence[ObsTerm] | None = None,
+        extra_terms: Mapping[str, tuple[TermFn, int]] | None = None,
+    ) -> None:
         self.meta = meta
         self.dim = meta.obs_dim
         joint_index = {j: i for i, j in enumerate(meta.joint_names)}
@@ -117,8 +122,10 @@ class ObservationBuilder:
             frames = max(term.history_length, 1)
             if size * frames != term.dim:
                 stacked = f" ({frames} frames: {size * frames})" if frames > 1 else ""
-                raise UnsupportedObservationError(f"observation term '{term.name}' computes {size} values on the "
-                                                  f"robot{stacked} but spans {term.dim} in the layout")  # fmt: skip
+                raise UnsupportedObservationError(
+                    f"observation term '{term.name}' computes {size} values on the "
+                    f"robot{stacked} but spans {term.dim} in the layout"
+                )
             scale = None if term.scale is None else np.asarray(term.scale, dtype=np.float64)
             self._terms.append((term, fn, scale))
             if term.history_length > 0:

@@ -98,13 +98,17 @@ def check_compatible(meta: PolicyMetadata, robot: Robot) -> int:
     ratio = rates.policy_dt / dt if dt > 0 else math.inf
     steps = round(ratio)
     if not (steps >= 1 and abs(ratio - steps) <= _RATE_TOL * ratio):
-        problems.append(f"rates: the robot's control period {dt:g} s does not divide the policy period "
-                        f"{rates.policy_dt:g} s ({rates.policy_hz:g} Hz); ratio {ratio:.6g}")  # fmt: skip
+        problems.append(
+            f"rates: the robot's control period {dt:g} s does not divide the policy period "
+            f"{rates.policy_dt:g} s ({rates.policy_hz:g} Hz); ratio {ratio:.6g}"
+        )
     if robot.command_mode == "torque":
         if abs(dt - rates.sim_dt) > _RATE_TOL * rates.sim_dt:
-            problems.append(f"rates: a torque robot must step at the training physics rate {rates.physics_hz:g} Hz "
-                            f"(dt {rates.sim_dt:g} s), since the actuator chain counts delay and servo periods in "
-                            f"physics steps; the robot steps every {dt:g} s")  # fmt: skip
+            problems.append(
+                f"rates: a torque robot must step at the training physics rate {rates.physics_hz:g} Hz "
+                f"(dt {rates.sim_dt:g} s), since the actuator chain counts delay and servo periods in "
+                f"physics steps; the robot steps every {dt:g} s"
+            )
     elif robot.command_mode != "position":
         problems.append(f"command mode {robot.command_mode!r}: expected 'torque' or 'position'")
     elif dt > 0:
@@ -113,12 +117,16 @@ def check_compatible(meta: PolicyMetadata, robot: Robot) -> int:
         except ValueError as err:
             problems.append(f"command filter: {err}")
     if robot.imu_body is not None and robot.imu_body != meta.imu_body:
-        problems.append(f"IMU: the policy reads the IMU of body '{meta.imu_body}', the robot's is on "
-                        f"'{robot.imu_body}' (rotate its readings into the '{meta.imu_body}' frame)")  # fmt: skip
+        problems.append(
+            f"IMU: the policy reads the IMU of body '{meta.imu_body}', the robot's is on "
+            f"'{robot.imu_body}' (rotate its readings into the '{meta.imu_body}' frame)"
+        )
     got_hash = robot.description_hash
     if got_hash is not None and got_hash != meta.robot.description_sha256:
-        problems.append(f"robot description: sha256 {got_hash[:12]}… differs from the training description "
-                        f"{meta.robot.description_sha256[:12]}… ({meta.robot.description['path']})")  # fmt: skip
+        problems.append(
+            f"robot description: sha256 {got_hash[:12]}… differs from the training description "
+            f"{meta.robot.description_sha256[:12]}… ({meta.robot.description['path']})"
+        )
     if problems:
         raise MetadataMismatchError("the exported policy does not match the robot:\n  - " + "\n  - ".join(problems))
     return steps
@@ -165,9 +173,17 @@ class DeployRuntime:
         UnsupportedActionError: An action term cannot be run on a robot.
     """
 
-    def __init__(self, meta: PolicyMetadata, robot: Robot, policy: Policy | None, *,
-                 command_delay: bool | None = None, seed: int = 0, log: LogRecorder | None = None,
-                 objects: ObjectPose | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        meta: PolicyMetadata,
+        robot: Robot,
+        policy: Policy | None,
+        *,
+        command_delay: bool | None = None,
+        seed: int = 0,
+        log: LogRecorder | None = None,
+        objects: ObjectPose | None = None,
+    ) -> None:
         self.meta, self.robot, self.policy, self.log = meta, robot, policy, log
         self.steps_per_policy = check_compatible(meta, robot)
         obs_dim = getattr(policy, "obs_dim", meta.obs_dim)
@@ -183,9 +199,11 @@ class DeployRuntime:
             self.observations = ObservationBuilder(meta, extra_terms=extra)
             gravity = [n for n, t in self.actions.ik.items() if t.gravity]
             if gravity and robot.command_mode == "position" and not robot.gravity_compensated:
-                raise MetadataMismatchError(f"action terms {gravity} add the gravity torque g(q), which a position "
-                                            "robot cannot take: its own controller must compensate gravity "
-                                            "(Robot.gravity_compensated)")  # fmt: skip
+                raise MetadataMismatchError(
+                    f"action terms {gravity} add the gravity torque g(q), which a position "
+                    "robot cannot take: its own controller must compensate gravity "
+                    "(Robot.gravity_compensated)"
+                )
         index = {j: i for i, j in enumerate(meta.joint_names)}
         self.command_delay = robot.simulated if command_delay is None else command_delay
         rng = np.random.default_rng(seed)
@@ -199,9 +217,15 @@ class DeployRuntime:
                 # a real bus brings its own latency, a real gearbox its own friction and a real drive its own current
                 # loop, speed limit and compliance: model them for simulators only (module docstring)
                 delay = group.delay_steps(meta.rates.sim_dt) if self.command_delay else (0, 0)
-                chain = ActuatorChain(group.joint_params(), timing, 1, delay_steps=delay, generator=rng,
-                                      apply_friction=group.friction_in_chain and robot.simulated,
-                                      stages=runtime_stages(group.trained_stages, robot.simulated))  # fmt: skip
+                chain = ActuatorChain(
+                    group.joint_params(),
+                    timing,
+                    1,
+                    delay_steps=delay,
+                    generator=rng,
+                    apply_friction=group.friction_in_chain and robot.simulated,
+                    stages=runtime_stages(group.trained_stages, robot.simulated),
+                )
                 self.chains.append((idx, chain))
         hz = command_filter_hz(meta)
         self._command_filter: tuple[LowPass, np.ndarray] | None = None
@@ -286,8 +310,15 @@ class DeployRuntime:
         self.robot.step()
         if sample is not None:
             tau = tau if self.robot.command_mode == "torque" else self.robot.read_torque()  # what period k applied
-            self.log.record(sample[0], sample[1].pos, sample[1].vel, tau, sample[2].ang_vel_b,
-                            sample[2].projected_gravity_b, self.last_action)  # fmt: skip
+            self.log.record(
+                sample[0],
+                sample[1].pos,
+                sample[1].vel,
+                tau,
+                sample[2].ang_vel_b,
+                sample[2].projected_gravity_b,
+                self.last_action,
+            )
 
     def _sample(self, q_cmd: np.ndarray | None) -> tuple:
         """This control period's target and readings, taken before the robot steps (outside the timed control work).

@@ -40,8 +40,11 @@ def check_ik_params(name: str, params: Mapping[str, Any], feed_forward: Mapping[
     """
     ik = params.get("ik") or {}
     ctrl = ik.get("controller") or {}
-    got = {"method": ik.get("method"), "command_type": ctrl.get("command_type"),
-           "use_relative_mode": ctrl.get("use_relative_mode")}  # fmt: skip
+    got = {
+        "method": ik.get("method"),
+        "command_type": ctrl.get("command_type"),
+        "use_relative_mode": ctrl.get("use_relative_mode"),
+    }
     bad = [f"{k}={v!r} (runs {SUPPORTED_IK[k]!r})" for k, v in got.items() if v != SUPPORTED_IK[k]]
     if ctrl.get("orientation_weight") is not None:
         bad.append(f"orientation_weight={ctrl['orientation_weight']!r} (runs none)")
@@ -70,8 +73,14 @@ class EePoseDeltaTerm:
         UnsupportedIkError: From :func:`check_ik_params`.
     """
 
-    def __init__(self, name: str, params: Mapping[str, Any], feed_forward: Mapping[str, Any] | None,
-                 kinematics: RobotKinematics, cols: np.ndarray) -> None:  # fmt: skip
+    def __init__(
+        self,
+        name: str,
+        params: Mapping[str, Any],
+        feed_forward: Mapping[str, Any] | None,
+        kinematics: RobotKinematics,
+        cols: np.ndarray,
+    ) -> None:
         check_ik_params(name, params, feed_forward)
         self.kin, self.cols = kinematics, cols
         self.joints = tuple(kinematics.joint_names[c] for c in cols)

@@ -188,15 +188,20 @@ class randomize_actuator_stages(ManagerTermBase):
             gw = f"{where}.groups[{i}]"
             ids = resolve_names(group["joints"], asset.joint_names, gw, "joint")
             selections.append(ids)
-            ranges = {k: validate_range(f"{gw}.{k}", v, "nonneg" if k == "backlash_rad" else "positive")
-                      for k, v in group.items() if k in STAGE_FIELDS}  # fmt: skip
+            ranges = {
+                k: validate_range(f"{gw}.{k}", v, "nonneg" if k == "backlash_rad" else "positive")
+                for k, v in group.items()
+                if k in STAGE_FIELDS
+            }
             for act, cols in actuator_columns(asset, ids, gw):
                 specs = [act.specs[c] for c in cols]
                 check_stage_ranges(ranges, specs, act.chain.timing.physics_dt, gw)
                 col_t = torch.tensor(cols, dtype=torch.long, device=env.device)
                 n = len(cols)
-                bounds = {k: (torch.full((n,), lo, device=env.device), torch.full((n,), hi, device=env.device))
-                          for k, (lo, hi) in ranges.items()}  # fmt: skip
+                bounds = {
+                    k: (torch.full((n,), lo, device=env.device), torch.full((n,), hi, device=env.device))
+                    for k, (lo, hi) in ranges.items()
+                }
                 refs = {}
                 for k in ranges:
                     ref = STAGE_FIELDS[k].reference
@@ -205,8 +210,10 @@ class randomize_actuator_stages(ManagerTermBase):
                 self.plans.append((act, col_t, bounds, refs))
                 on = {STAGE_FIELDS[k].stage: True for k in ranges}
                 if on.get("transmission") and not act.chain.stages.transmission:
-                    raise ValueError(f"{gw}: {sorted(k for k in ranges if STAGE_FIELDS[k].stage == 'transmission')} "
-                                     "need joints built with a compliant transmission")  # fmt: skip
+                    raise ValueError(
+                        f"{gw}: {sorted(k for k in ranges if STAGE_FIELDS[k].stage == 'transmission')} "
+                        "need joints built with a compliant transmission"
+                    )
                 stages = replace(act.chain.stages, **on)
                 if stages != act.chain.stages:
                     act.chain.set_stages(stages)

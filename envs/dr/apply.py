@@ -64,9 +64,11 @@ def _route_owned(env_cfg: Any, profile: DRProfile) -> tuple[DRProfile, list[tupl
             if not groups:
                 continue
             if section == "link_inertia" or len(groups) > 1:
-                raise ValueError(f"{profile.name}: {section} of '{asset}': its body is drawn by the task's own "
-                                 f"reset term, which takes one payload, contact_geometry and initial_pose group "
-                                 f"(found {len(groups)} {section} group(s))")  # fmt: skip
+                raise ValueError(
+                    f"{profile.name}: {section} of '{asset}': its body is drawn by the task's own "
+                    f"reset term, which takes one payload, contact_geometry and initial_pose group "
+                    f"(found {len(groups)} {section} group(s))"
+                )
             g = groups[0]
             if section == "payload":
                 params["inertia"] = dataclasses.asdict(g.randomization())

@@ -160,13 +160,17 @@ class ColliderSolref:
         column = cols.tolist()
         mode = view.get_attribute("mujoco.solref_mode", model)[:, 0].numpy()[0]
         if derived := [c for c in column if int(mode[c]) != SOLREF_MODE_RAW]:
-            raise ValueError(f"{where}: colliders {derived} take their solref from Newton's ke/kd, not a raw MuJoCo "
-                             "solref: the contact solref cannot be set per world for them")  # fmt: skip
+            raise ValueError(
+                f"{where}: colliders {derived} take their solref from Newton's ke/kd, not a raw MuJoCo "
+                "solref: the contact solref cannot be set per world for them"
+            )
         priority = view.get_attribute("mujoco.geom_priority", model)[:, 0].numpy()[0]
         ours, top = min(int(priority[c]) for c in column), int(model.mujoco.geom_priority.numpy().max())
         if top > ours:
-            raise ValueError(f"{where}: a geom of priority {top} outranks the colliders' {ours}: its solref, not "
-                             "theirs, would be the pair's")  # fmt: skip
+            raise ValueError(
+                f"{where}: a geom of priority {top} outranks the colliders' {ours}: its solref, not "
+                "theirs, would be the pair's"
+            )
         self.env, self.cols = env, cols
         self.solref = wp.to_torch(view.get_attribute("mujoco.solref", model)[:, 0])  # (E, S, 2) view
         self.solmix = wp.to_torch(view.get_attribute("mujoco.geom_solmix", model)[:, 0])  # (E, S) view

@@ -342,8 +342,9 @@ def consistency_verdict(
                 f"{lam1:.6g} + {lam2:.6g} < {lam3:.6g} by {-float(terms['margin'][idx]) * peak:.6g} "
                 f"(round-off allowance {allowed:.3g})"
             )
-        return Verdict(False, f"{label} is not physically consistent: {reason}; {int(bad.sum())} of {bad.numel()} "
-                              "fail this check")  # fmt: skip
+        return Verdict(
+            False, f"{label} is not physically consistent: {reason}; {int(bad.sum())} of {bad.numel()} fail this check"
+        )
     return Verdict(True)
 
 

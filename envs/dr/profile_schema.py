@@ -224,9 +224,11 @@ def check_timeconst_range(where: str, timeconst_s: Range, physics_dt: float) -> 
     """
     shortest = MIN_TIMECONST_STEPS * physics_dt
     if timeconst_s[0] < shortest * (1.0 - 1e-6):
-        raise ValueError(f"{where}: lo {timeconst_s[0]:g} s is shorter than {MIN_TIMECONST_STEPS:g} physics steps "
-                         f"(2 × dt = {shortest:g} s at the task's physics step dt = {physics_dt:g} s): MuJoCo would "
-                         f"silently clamp it up to {shortest:g} s; use lo >= {shortest:g} s")  # fmt: skip
+        raise ValueError(
+            f"{where}: lo {timeconst_s[0]:g} s is shorter than {MIN_TIMECONST_STEPS:g} physics steps "
+            f"(2 × dt = {shortest:g} s at the task's physics step dt = {physics_dt:g} s): MuJoCo would "
+            f"silently clamp it up to {shortest:g} s; use lo >= {shortest:g} s"
+        )
 
 
 def check_inertia_bounds(group: InertiaGroup) -> None:
@@ -246,14 +248,18 @@ def check_inertia_bounds(group: InertiaGroup) -> None:
         for axis, (r_lo, r_hi) in ranges:
             if r_lo < lo or r_hi > hi:
                 key = f"{f.name}.{axis}" if axis else f.name
-                raise ValueError(f"{key}: [{r_lo:g}, {r_hi:g}]{unit} is outside the physical bound [{lo:g}, {hi:g}]"
-                                 f"{unit} of a robot link's randomization (see INERTIA_BOUNDS)")  # fmt: skip
+                raise ValueError(
+                    f"{key}: [{r_lo:g}, {r_hi:g}]{unit} is outside the physical bound [{lo:g}, {hi:g}]"
+                    f"{unit} of a robot link's randomization (see INERTIA_BOUNDS)"
+                )
     reach = [max(abs(r_lo), abs(r_hi)) for r_lo, r_hi in group.com_shift_m]
     travel = sum(x * x for x in reach) ** 0.5 / group.com_moved_fraction
     if travel > MAX_LUMP_TRAVEL_M:
-        raise ValueError(f"com_shift_m with com_moved_fraction {group.com_moved_fraction:g}: the moved lump travels up "
-                         f"to {travel:.3g} m, beyond the {MAX_LUMP_TRAVEL_M:g} m bound (MAX_LUMP_TRAVEL_M): move more "
-                         "of the mass or shift the CoM less")  # fmt: skip
+        raise ValueError(
+            f"com_shift_m with com_moved_fraction {group.com_moved_fraction:g}: the moved lump travels up "
+            f"to {travel:.3g} m, beyond the {MAX_LUMP_TRAVEL_M:g} m bound (MAX_LUMP_TRAVEL_M): move more "
+            "of the mass or shift the CoM less"
+        )
 
 
 _GROUP_TYPES: dict[str, type] = {

@@ -101,9 +101,11 @@ def _check_solref(env_cfg: Any, src: str, by_asset: dict[str, list]) -> None:
     """``contact_solref`` groups: on one asset (two dominant colliders that touch would mix their solrefs, and neither
     would be the pair's), time constants of at least 2 physics steps of the task (MuJoCo clamps shorter ones)."""
     if len(by_asset) > 1:
-        raise ValueError(f"{src}: contact_solref has groups on assets {sorted(by_asset)}: where their colliders touch, "
-                         "MuJoCo would average the two written solrefs; randomize one side of each contact "
-                         "pair")  # fmt: skip
+        raise ValueError(
+            f"{src}: contact_solref has groups on assets {sorted(by_asset)}: where their colliders touch, "
+            "MuJoCo would average the two written solrefs; randomize one side of each contact "
+            "pair"
+        )
     dt = getattr(getattr(env_cfg, "sim", None), "dt", None)
     if dt is None:
         return
@@ -173,13 +175,18 @@ def _stage_terms(env_cfg: Any, profile: DRProfile, mode: str) -> dict[str, Any]:
                 lacking = [grp for grp in rigid if grp not in standin]
                 if lacking:
                     fields = [k for k in NEEDS_COMPLIANT if k in ranges]
-                    raise ValueError(f"{w}: {fields} need joints built with a compliant transmission; spec groups "
-                                     f"{lacking} are rigid and the robot has no compliant stand-in for them "
-                                     f"(available: {sorted(standin)}); select other joints")  # fmt: skip
+                    raise ValueError(
+                        f"{w}: {fields} need joints built with a compliant transmission; spec groups "
+                        f"{lacking} are rigid and the robot has no compliant stand-in for them "
+                        f"(available: {sorted(standin)}); select other joints"
+                    )
                 for grp in rigid:
                     compliant.setdefault(asset, {})[grp] = standin[grp]
-                    spec_of |= {j: with_transmission({grp: s}, {grp: standin[grp]}, env_cfg.sim.dt)[grp]
-                                for j, s in spec_of.items() if group_of[j] == grp}  # fmt: skip
+                    spec_of |= {
+                        j: with_transmission({grp: s}, {grp: standin[grp]}, env_cfg.sim.dt)[grp]
+                        for j, s in spec_of.items()
+                        if group_of[j] == grp
+                    }
             check_stage_ranges(ranges, [spec_of[j] for j in names], env_cfg.sim.dt, w)
             selections.append(ids)
             entries.append({"joints": list(g.joints)} | {k: list(v) for k, v in ranges.items()})

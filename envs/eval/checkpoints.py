@@ -61,9 +61,11 @@ def time_to_balance_line(rows: list[dict[str, Any]], target: float) -> str:
     if not reached:
         return f"[realgap] no checkpoint reached survival >= {target}"
     first = reached[0]
-    return (f"[realgap] time-to-balance: survival >= {target} first at iteration {first['iteration']} "
-            f"after {first['train_s']} s of training ({first['train_s'] / 60:.1f} min, {first['env_steps']} env "
-            "steps)")  # fmt: skip
+    return (
+        f"[realgap] time-to-balance: survival >= {target} first at iteration {first['iteration']} "
+        f"after {first['train_s']} s of training ({first['train_s'] / 60:.1f} min, {first['env_steps']} env "
+        "steps)"
+    )
 
 
 def write_rows(path: Path, rows: list[dict[str, Any]]) -> None:
@@ -124,11 +126,17 @@ def eval_checkpoints(req: CheckpointsRequest, echo: Callable[[str], None] = _pri
             act = zero_policy(env) if path is None else checkpoint_policy(env, agent_cfg, path, runner=runner)
             torch.manual_seed(req.seed)  # the same pushes and resets for every policy
             stats = rollout(env, act, episodes=req.episodes, clip_actions=agent_cfg.clip_actions)
-            row = {"iteration": it, "policy": label, "train_s": round(seconds.get(it, float("nan")), 1),
-                   "env_steps": (it + 1) * per_iteration if it >= 0 else 0}  # fmt: skip
+            row = {
+                "iteration": it,
+                "policy": label,
+                "train_s": round(seconds.get(it, float("nan")), 1),
+                "env_steps": (it + 1) * per_iteration if it >= 0 else 0,
+            }
             rows.append(row | stats.flat())
-            echo(f"[realgap] {label:>14}  train {row['train_s']:8.1f} s  survival {stats.survival_rate:.3f}  "
-                 f"time-to-fall {stats.mean_time_to_fall_s:.2f} s  return {stats.mean_return:.2f}")  # fmt: skip
+            echo(
+                f"[realgap] {label:>14}  train {row['train_s']:8.1f} s  survival {stats.survival_rate:.3f}  "
+                f"time-to-fall {stats.mean_time_to_fall_s:.2f} s  return {stats.mean_return:.2f}"
+            )
             progress.update(1, survival=stats.survival_rate)
         env.close()
     out = run / "eval_checkpoints.csv"

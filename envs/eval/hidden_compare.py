@@ -87,9 +87,11 @@ def hidden_compare(req: HiddenCompareRequest, echo: Callable[[str], None] = _pri
     make_robot = functools.partial(HiddenRobot, truth_meta, fixed_base=False, truth=truth)
     protocol = protocol_from_flags(req, truth_meta.balance_protocol, req.duration_s)  # the export's, as overridden
     (lo, hi), (ilo, ihi) = protocol.push_mps, protocol.push_interval_s
-    echo(f"[realgap] hidden G1, {req.hidden_drives} drives, seed {req.hidden_seed} (drawn around {hidden_from}; "
-         f"command delay {truth.delay_steps} steps), free base; {req.episodes} episodes of {protocol.episode_s:g} s, "
-         f"pushes {lo:g}-{hi:g} m/s every {ilo:g}-{ihi:g} s, seed {req.seed}")  # fmt: skip
+    echo(
+        f"[realgap] hidden G1, {req.hidden_drives} drives, seed {req.hidden_seed} (drawn around {hidden_from}; "
+        f"command delay {truth.delay_steps} steps), free base; {req.episodes} episodes of {protocol.episode_s:g} s, "
+        f"pushes {lo:g}-{hi:g} m/s every {ilo:g}-{ihi:g} s, seed {req.seed}"
+    )
     settings = {"episodes": req.episodes, "seed": req.seed, "protocol": protocol.to_dict()}
     results, wall = {}, {}
     for name, (path, meta, policy) in arms.items():
@@ -100,22 +102,35 @@ def hidden_compare(req: HiddenCompareRequest, echo: Callable[[str], None] = _pri
         wall[name] = time.perf_counter() - t0
         falls = sum(r.fell for r in results[name])
         mean = sum(r.time_up_s for r in results[name]) / req.episodes
-        echo(f"{name:>8} {path}: mean time up {mean:.2f} s, falls {falls}/{req.episodes} "
-             f"({wall[name] / req.episodes:.1f} s per episode)")  # fmt: skip
+        echo(
+            f"{name:>8} {path}: mean time up {mean:.2f} s, falls {falls}/{req.episodes} "
+            f"({wall[name] / req.episodes:.1f} s per episode)"
+        )
     pairs = [(a, b) for a, b in (("policy", "against"), ("policy", "zero"), ("against", "zero")) if b in results]
     paired = {f"{a} - {b}": paired_time_up(results[a], results[b]) for a, b in pairs}
     for key, p in paired.items():
-        echo(f"[realgap] paired time up, {key}: {p.diff_mean_s:+.3f} ± {p.diff_se_s:.3f} s (mean ± standard error, "
-             f"{p.episodes} episodes; falls {p.falls_a} vs {p.falls_b})")  # fmt: skip
+        echo(
+            f"[realgap] paired time up, {key}: {p.diff_mean_s:+.3f} ± {p.diff_se_s:.3f} s (mean ± standard error, "
+            f"{p.episodes} episodes; falls {p.falls_a} vs {p.falls_b})"
+        )
     plan = schedules(req.episodes, protocol, req.seed)
-    report = {"hidden_robot": {"seed": req.hidden_seed, "drives": req.hidden_drives, "drawn_from": hidden_from,
-                               "fixed_base": False, "truth": truth.to_dict()},
-              "settings": settings, "exports": {k: v[0] for k, v in arms.items()},
-              "wall_s_per_episode": {k: v / req.episodes for k, v in wall.items()},
-              "paired": {k: dataclasses.asdict(v) for k, v in paired.items()},
-              "per_episode": [{"pushes": [dataclasses.asdict(p) for p in s]}
-                              | {k: dataclasses.asdict(results[k][e]) for k in results}
-                              for e, s in enumerate(plan)]}  # fmt: skip
+    report = {
+        "hidden_robot": {
+            "seed": req.hidden_seed,
+            "drives": req.hidden_drives,
+            "drawn_from": hidden_from,
+            "fixed_base": False,
+            "truth": truth.to_dict(),
+        },
+        "settings": settings,
+        "exports": {k: v[0] for k, v in arms.items()},
+        "wall_s_per_episode": {k: v / req.episodes for k, v in wall.items()},
+        "paired": {k: dataclasses.asdict(v) for k, v in paired.items()},
+        "per_episode": [
+            {"pushes": [dataclasses.asdict(p) for p in s]} | {k: dataclasses.asdict(results[k][e]) for k in results}
+            for e, s in enumerate(plan)
+        ],
+    }
     stamp = f"seed{req.hidden_seed}_{datetime.datetime.now():%Y-%m-%d_%H-%M-%S}.json"
     out = Path(req.out) if req.out else Path("runs") / "hidden_compare" / stamp
     out.parent.mkdir(parents=True, exist_ok=True)

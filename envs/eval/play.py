@@ -159,6 +159,8 @@ def play(req: PlayRequest, echo: Callable[[str], None] = print) -> dict[str, Any
         from realgap.envs.export.writer import export_checkpoint
 
         _, result, _ = export_checkpoint(checkpoint, task_id, device=req.device)
-        echo(f"[realgap] exported policy.onnx + policy.pt + policy.json (metadata) to {result.folder}/ "
-             f"(onnxruntime vs torch max |diff| {result.max_abs_diff:.1e})")  # fmt: skip
+        echo(
+            f"[realgap] exported policy.onnx + policy.pt + policy.json (metadata) to {result.folder}/ "
+            f"(onnxruntime vs torch max |diff| {result.max_abs_diff:.1e})"
+        )
     return record

@@ -55,8 +55,10 @@ def check_export_rates(meta: Any) -> None:
 
     dt = (meta.simulator or {}).get("physics_dt")
     if dt is not None and abs(float(dt) - meta.rates.sim_dt) > 1e-9:
-        raise ExportError(f"the export's simulator.physics_dt = {dt} s disagrees with its rates {meta.rates.to_dict()} "
-                          f"(sim_dt {meta.rates.sim_dt} s): the metadata is inconsistent")  # fmt: skip
+        raise ExportError(
+            f"the export's simulator.physics_dt = {dt} s disagrees with its rates {meta.rates.to_dict()} "
+            f"(sim_dt {meta.rates.sim_dt} s): the metadata is inconsistent"
+        )
 
 
 def export_actions(env_cfg: Any, meta: Any) -> None:
@@ -92,8 +94,10 @@ def export_actions(env_cfg: Any, meta: Any) -> None:
         cfg.scale = {re.escape(j): float(v) for j, v in zip(term.joint_names, term.params["scale"], strict=True)}
         ramp = float(term.params.get("ramp_s", 0.0))
         if ramp > 0 and not hasattr(cfg, "ramp_s"):
-            raise ExportError(f"the export's action term '{term.name}' ramps into its offset over {ramp:g} s; "
-                              f"{meta.task}'s term has no ramp_s")  # fmt: skip
+            raise ExportError(
+                f"the export's action term '{term.name}' ramps into its offset over {ramp:g} s; "
+                f"{meta.task}'s term has no ramp_s"
+            )
         if hasattr(cfg, "ramp_s"):
             cfg.ramp_s = ramp
     apply_rates(env_cfg, meta.rates)
@@ -159,12 +163,15 @@ def read_export(folder: str | Path, task: str | None = None) -> tuple[Any, Path]
     except (MetadataError, KeyError, TypeError, ValueError) as err:
         raise ExportError(f"--policy {folder}: policy.onnx holds no valid realgap metadata ({err})") from err
     except Exception as err:  # onnxruntime raises its own types for a file that is not an ONNX model
-        raise ExportError(f"--policy {folder}: policy.onnx is not a readable ONNX model ({type(err).__name__}: "
-                          f"{str(err).splitlines()[0]})") from err  # fmt: skip
+        raise ExportError(
+            f"--policy {folder}: policy.onnx is not a readable ONNX model ({type(err).__name__}: "
+            f"{str(err).splitlines()[0]})"
+        ) from err
     check_export_rates(meta)
     if task is not None and play_task(task) != play_task(meta.task):
-        raise ExportError(f"--policy {folder} is an export of task {meta.task} (robot '{meta.robot.name}'), "
-                          f"not of {task}")  # fmt: skip
+        raise ExportError(
+            f"--policy {folder} is an export of task {meta.task} (robot '{meta.robot.name}'), not of {task}"
+        )
     return meta, onnx_path
 
 
@@ -192,15 +199,19 @@ def exported_policy(env: Any, meta: Any, onnx_path: Path) -> Policy:
     problems = []
     source = ROBOTS.get(meta.robot.name)
     if source is None or description_hash(source) != meta.robot.description_sha256:
-        problems.append(f"robot '{meta.robot.name}': its description (sha256 {meta.robot.description_sha256[:12]}…) "
-                        "is not the installed one")  # fmt: skip
+        problems.append(
+            f"robot '{meta.robot.name}': its description (sha256 {meta.robot.description_sha256[:12]}…) "
+            "is not the installed one"
+        )
     if tuple(robot.joint_names) != tuple(meta.joint_names):
         problems.append(f"joints: the export drives {list(meta.joint_names)}, the env has {list(robot.joint_names)}")
     if meta.obs_dim != obs_dim:
         problems.append(f"observation size: the export reads {meta.obs_dim}, the env gives {obs_dim}")
     if RateSpec.from_dict(env.cfg.rates) != meta.rates:
-        problems.append(f"rates: the export was trained at {meta.rates.to_dict()}, the env runs {env.cfg.rates} "
-                        "(build it with export_actions)")  # fmt: skip
+        problems.append(
+            f"rates: the export was trained at {meta.rates.to_dict()}, the env runs {env.cfg.rates} "
+            "(build it with export_actions)"
+        )
     if problems:
         raise ExportError(f"{onnx_path.parent} does not fit this env:\n  - " + "\n  - ".join(problems))
     model = onnx.load(str(onnx_path))

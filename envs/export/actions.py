@@ -31,8 +31,10 @@ def describe_term(name: str, term: Any, start: int) -> ActionTerm:
     """
     describe = getattr(term, "export_description", None)
     if describe is None:
-        raise ExportError(f"action term '{name}' is a {type(term).__name__}, which the export format has no type "
-                          "for (its class has no export_description(); see realgap.envs.format.terms)")  # fmt: skip
+        raise ExportError(
+            f"action term '{name}' is a {type(term).__name__}, which the export format has no type "
+            "for (its class has no export_description(); see realgap.envs.format.terms)"
+        )
     try:
         fields = describe()
     except TermDescriptionError as err:
@@ -76,8 +78,10 @@ def check_actions(meta: Any, env: Any) -> None:
     for x, e in zip(meta.actions.terms, env_actions.terms, strict=False):
         keys = sorted(k for k in set(x.params) | set(e.params) if x.params.get(k) != e.params.get(k))
         if (x.name, x.type, x.start, x.stop, x.joint_names) != (e.name, e.type, e.start, e.stop, e.joint_names):
-            lines.append(f"term '{x.name}' ({x.type}, [{x.start}, {x.stop})) vs the env's '{e.name}' ({e.type}, "
-                         f"[{e.start}, {e.stop}))")  # fmt: skip
+            lines.append(
+                f"term '{x.name}' ({x.type}, [{x.start}, {x.stop})) vs the env's '{e.name}' ({e.type}, "
+                f"[{e.start}, {e.stop}))"
+            )
         elif keys or x.feed_forward != e.feed_forward:
             lines.append(f"term '{x.name}': {', '.join(keys) or 'feed_forward'} differ")
     if len(meta.actions.terms) != len(env_actions.terms):

@@ -37,8 +37,10 @@ def actuator_groups(robot: Any) -> tuple[ActuatorGroup, ...]:
     groups = []
     for name, act in robot.actuators.items():
         if not (hasattr(act, "specs") and hasattr(act, "chain")):
-            raise ExportError(f"actuator group '{name}' is a {type(act).__name__}; only realgap actuator chains "
-                              "(realgap.envs.sim.actuator.RealgapActuator) export their model")  # fmt: skip
+            raise ExportError(
+                f"actuator group '{name}' is a {type(act).__name__}; only realgap actuator chains "
+                "(realgap.envs.sim.actuator.RealgapActuator) export their model"
+            )
         groups.append(ActuatorGroup.from_specs(name, act.joint_names, list(act.specs), bool(act.chain.apply_friction)))
     return tuple(groups)
 
@@ -84,23 +86,35 @@ def observation_terms(env: Any, groups: Sequence[str]) -> tuple[tuple[ObsTerm, .
         if not om.group_obs_concatenate[group]:
             raise ExportError(f"observation group '{group}' is not concatenated; the policy input must be a vector")
         if getattr(om, "_group_obs_time_major", {}).get(group, False):
-            raise ExportError(f"observation group '{group}' orders its history by time (history_order='time'); the "
-                              "format lays each term's history out together (history_order='term')")  # fmt: skip
+            raise ExportError(
+                f"observation group '{group}' orders its history by time (history_order='time'); the "
+                "format lays each term's history out together (history_order='term')"
+            )
         for name, dims in zip(om.active_terms[group], om.group_obs_term_dim[group], strict=True):
             cfg = serialized[group][name]["cfg"]
             size = math.prod(dims)
             joint_terms = cfg["func"].rpartition(":")[2].startswith("joint_")
             scale = cfg.get("scale")
             quantity, units, frame = describe_observation(cfg["func"])
-            terms.append(ObsTerm(
-                name=name, group=group, func=cfg["func"], start=pos, stop=pos + size, quantity=quantity, units=units,
-                frame=frame, scale=tuple(scale) if isinstance(scale, list | tuple) else scale,
-                clip=None if cfg.get("clip") is None else tuple(cfg["clip"]), noise=cfg.get("noise"),
-                joint_names=_joint_names_of(cfg.get("params") or {}, env) if joint_terms else None,
-                history_length=int(cfg.get("history_length") or 0),
-                delay_lag=(int(cfg.get("delay_min_lag") or 0), int(cfg.get("delay_max_lag") or 0)),
-                has_modifiers=bool(cfg.get("modifiers")),
-            ))  # fmt: skip
+            terms.append(
+                ObsTerm(
+                    name=name,
+                    group=group,
+                    func=cfg["func"],
+                    start=pos,
+                    stop=pos + size,
+                    quantity=quantity,
+                    units=units,
+                    frame=frame,
+                    scale=tuple(scale) if isinstance(scale, list | tuple) else scale,
+                    clip=None if cfg.get("clip") is None else tuple(cfg["clip"]),
+                    noise=cfg.get("noise"),
+                    joint_names=_joint_names_of(cfg.get("params") or {}, env) if joint_terms else None,
+                    history_length=int(cfg.get("history_length") or 0),
+                    delay_lag=(int(cfg.get("delay_min_lag") or 0), int(cfg.get("delay_max_lag") or 0)),
+                    has_modifiers=bool(cfg.get("modifiers")),
+                )
+            )
             pos += size
     return tuple(terms), pos
 
@@ -122,13 +136,28 @@ def robot_info(robot: Any) -> tuple[RobotInfo, Any, Any]:
     pose = [f32(v) for v in robot.data.default_joint_pos.torch[0].tolist()]
     facts = mjcf_facts(src.mjcf_path(), robot.joint_names, pose, spawn, quat, src.fixed_base)
     description = {
-        "format": "mjcf", "distribution": src.distribution, "version": src.source_version(),
-        "import_package": src.package, "locate": "importlib.import_module(import_package).asset_path() / path",
-        "path": src.mjcf_relpath, "licence": src.licence, "sha256": description_hash(src), "hash_rule": HASH_RULE,
+        "format": "mjcf",
+        "distribution": src.distribution,
+        "version": src.source_version(),
+        "import_package": src.package,
+        "locate": "importlib.import_module(import_package).asset_path() / path",
+        "path": src.mjcf_relpath,
+        "licence": src.licence,
+        "sha256": description_hash(src),
+        "hash_rule": HASH_RULE,
         "files": [{"path": f.path, "sha256": f.sha256} for f in description_files(src.mjcf_path())],
-    }  # fmt: skip
-    info = RobotInfo(src.name, description, src.fixed_base, facts.root_body, facts.start_root_pos, quat, spawn, quat,
-                     facts.start_clearance_m)  # fmt: skip
+    }
+    info = RobotInfo(
+        src.name,
+        description,
+        src.fixed_base,
+        facts.root_body,
+        facts.start_root_pos,
+        quat,
+        spawn,
+        quat,
+        facts.start_clearance_m,
+    )
     return info, facts, src
 
 
@@ -146,27 +175,46 @@ def simulator_settings(env: Any) -> dict[str, Any]:
 
     sim = env.cfg.sim
     solver = to_dict(sim.physics.solver_cfg)
-    keys = ("solver_type", "solver", "integrator", "cone", "impratio", "iterations", "ls_iterations", "tolerance",
-            "njmax", "nconmax", "use_mujoco_contacts", "ccd_iterations", "enable_multiccd")  # fmt: skip
+    keys = (
+        "solver_type",
+        "solver",
+        "integrator",
+        "cone",
+        "impratio",
+        "iterations",
+        "ls_iterations",
+        "tolerance",
+        "njmax",
+        "nconmax",
+        "use_mujoco_contacts",
+        "ccd_iterations",
+        "enable_multiccd",
+    )
     ground_cfg = getattr(env.cfg.scene, "ground", None)
     ground = None
     if ground_cfg is not None:
         mat = ground_cfg.spawn.physics_material
-        ground = {"type": "plane", "height_m": 0.0, "static_friction": float(mat.static_friction),
-                  "dynamic_friction": float(mat.dynamic_friction), "restitution": float(mat.restitution)}  # fmt: skip
+        ground = {
+            "type": "plane",
+            "height_m": 0.0,
+            "static_friction": float(mat.static_friction),
+            "dynamic_friction": float(mat.dynamic_friction),
+            "restitution": float(mat.restitution),
+        }
     robot_cfg = env.scene["robot"].cfg
     self_collision = bool(getattr(robot_cfg.spawn.articulation_props, "self_collision_enabled", False))
     return {
         "engine": "Isaac Lab 3.0 (kitless), Newton physics, MuJoCo-Warp solver",
-        "versions": {d: _version(d) for d in ("isaaclab", "newton", "mujoco-warp", "warp-lang",
-                                              "mujoco-usd-converter")},
+        "versions": {
+            d: _version(d) for d in ("isaaclab", "newton", "mujoco-warp", "warp-lang", "mujoco-usd-converter")
+        },
         "physics_dt": float(sim.dt),
         "gravity_w": [float(v) for v in sim.gravity],
         "solver": {k: solver.get(k) for k in keys} | {"num_substeps": int(sim.physics.num_substeps)},
         "ground": ground,
         "contacts": {
             "pair_rule": "MuJoCo's: the geom of higher priority gives the pair's friction and condim; at equal "
-                         "priority the larger friction (per component) and condim; margins and gaps add",
+            "priority the larger friction (per component) and condim; margins and gaps add",
             "friction": "[sliding, torsional, rolling] coefficients",
             "robot_self_collisions": self_collision,
             "geoms": contact_geoms(env),
@@ -179,18 +227,25 @@ def simulator_settings(env: Any) -> dict[str, Any]:
             "when friction.applied_by is 'simulator'; joint effort limit = peak_torque (a backstop)",
             f"self-collisions {'on' if self_collision else 'off'}",
         ],
-    }  # fmt: skip
+    }
 
 
 def randomization(env: Any) -> dict[str, Any]:
     """Training-only randomization: the event terms by mode (resets, intervals such as pushes, startup DR)."""
     em = env.event_manager
-    return {"events": {mode: list(names) for mode, names in em.active_terms.items()},
-            "note": "training only: a robot reproduces none of these"}  # fmt: skip
+    return {
+        "events": {mode: list(names) for mode, names in em.active_terms.items()},
+        "note": "training only: a robot reproduces none of these",
+    }
 
 
-def policy_metadata(env: Any, task: str, actor_obs_groups: Sequence[str], training: Mapping[str, Any],
-                    raw_action_clip: float | None = None) -> PolicyMetadata:  # fmt: skip
+def policy_metadata(
+    env: Any,
+    task: str,
+    actor_obs_groups: Sequence[str],
+    training: Mapping[str, Any],
+    raw_action_clip: float | None = None,
+) -> PolicyMetadata:
     """The :class:`PolicyMetadata` of a policy trained on the live ``env``.
 
     Args:
@@ -255,5 +310,8 @@ def check_gains(meta: Any, env: Any) -> None:
                 if abs(a - b) > 1e-6 * max(1.0, abs(a)):
                     lines.append(f"{what} of {joint}: the export has {a:g}, the env {b:g}")
     if lines:
-        raise ExportError("the env's actuators are not the export's:\n  - " + "\n  - ".join(lines[:8])
-                          + (f"\n  (and {len(lines) - 8} more)" if len(lines) > 8 else ""))  # fmt: skip
+        raise ExportError(
+            "the env's actuators are not the export's:\n  - "
+            + "\n  - ".join(lines[:8])
+            + (f"\n  (and {len(lines) - 8} more)" if len(lines) > 8 else "")
+        )

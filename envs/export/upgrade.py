@@ -69,12 +69,17 @@ def compare_v1(v1: Mapping[str, Any], meta: PolicyMetadata, mjcf_file_sha256: st
 
     robot, desc = v1["robot"], meta.robot.description
     check(f"robot name {robot['name']} vs {meta.robot.name}", robot["name"] == meta.robot.name)
-    check("robot description: the v1 hash of the MJCF file differs from the installed MJCF",
-          robot["description_sha256"] == mjcf_file_sha256)  # fmt: skip
+    check(
+        "robot description: the v1 hash of the MJCF file differs from the installed MJCF",
+        robot["description_sha256"] == mjcf_file_sha256,
+    )
     for key in ("distribution", "version", "path"):
         check(f"robot.source.{key}: {robot['source'].get(key)} vs {desc[key]}", robot["source"].get(key) == desc[key])
-    check("robot spawn pose", _close(robot["init_root_pos"], meta.robot.spawn_root_pos)
-          and _close(robot["init_root_quat_wxyz"], meta.robot.spawn_root_quat_wxyz))  # fmt: skip
+    check(
+        "robot spawn pose",
+        _close(robot["init_root_pos"], meta.robot.spawn_root_pos)
+        and _close(robot["init_root_quat_wxyz"], meta.robot.spawn_root_quat_wxyz),
+    )
     joints = v1["joints"]
     check("joints.names", tuple(joints["names"]) == meta.joint_names)
     check("joints.default_pos", _close(joints["default_pos"], meta.default_joint_pos))
@@ -83,11 +88,15 @@ def compare_v1(v1: Mapping[str, Any], meta: PolicyMetadata, mjcf_file_sha256: st
     check(f"actions: one v1 term, the env has {len(terms)}", len(terms) == 1)
     if len(terms) == 1:
         t = terms[0]
-        check(f"action term {act['term']} vs {t.name} ({t.type})", act["term"] == t.name
-              and t.type == "joint_position_offset" and tuple(act["joint_names"]) == t.joint_names)  # fmt: skip
+        check(
+            f"action term {act['term']} vs {t.name} ({t.type})",
+            act["term"] == t.name and t.type == "joint_position_offset" and tuple(act["joint_names"]) == t.joint_names,
+        )
         for key in ("scale", "offset", "clip_min", "clip_max"):
-            check(f"actions.{key}", _close(act[key], [math.inf * (1 if "max" in key else -1) if v is None else v
-                                                      for v in t.params[key]]))  # fmt: skip
+            check(
+                f"actions.{key}",
+                _close(act[key], [math.inf * (1 if "max" in key else -1) if v is None else v for v in t.params[key]]),
+            )
     check(
         f"actions.raw_clip {act.get('raw_clip')} vs {meta.actions.raw_clip}",
         act.get("raw_clip") == meta.actions.raw_clip,
@@ -105,8 +114,20 @@ def compare_v1(v1: Mapping[str, Any], meta: PolicyMetadata, mjcf_file_sha256: st
     check("rates", v1["rates"] == meta.rates.to_dict())
     obs = v1["observations"]
     check(f"observations.dim {obs['dim']} vs {meta.obs_dim}", obs["dim"] == meta.obs_dim)
-    keys = ("name", "group", "func", "start", "stop", "scale", "clip", "noise", "joint_names", "history_length",
-            "delay_lag", "has_modifiers")  # fmt: skip
+    keys = (
+        "name",
+        "group",
+        "func",
+        "start",
+        "stop",
+        "scale",
+        "clip",
+        "noise",
+        "joint_names",
+        "history_length",
+        "delay_lag",
+        "has_modifiers",
+    )
     new_terms = [t.to_dict() for t in meta.observations]
     for term in new_terms:
         term["noise"] = term["noise"] and term["noise"]["cfg"]
@@ -166,9 +187,16 @@ def upgrade_export(folder: str | Path, device: str = "cpu") -> PolicyMetadata:
     mjcf_sha = hashlib.sha256(ROBOTS[name].mjcf_path().read_bytes()).hexdigest()
     groups = list(dict.fromkeys(t["group"] for t in v1["observations"]["terms"]))
     before = graph_sha256(model)
-    upgrade = {"from": FORMAT_V1, "to": FORMAT, "at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-               "git": git_state(), "command": f"scripts/export.py --upgrade {folder}", "onnx_graph_sha256": before,
-               "onnx_graph": "unchanged: only metadata_props were rewritten", "derived": list(DERIVED)}  # fmt: skip
+    upgrade = {
+        "from": FORMAT_V1,
+        "to": FORMAT,
+        "at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "git": git_state(),
+        "command": f"scripts/export.py --upgrade {folder}",
+        "onnx_graph_sha256": before,
+        "onnx_graph": "unchanged: only metadata_props were rewritten",
+        "derived": list(DERIVED),
+    }
     training = relative_training(dict(v1.get("training", {})))
     training["upgrades"] = [*training.get("upgrades", []), upgrade]
     env_cfg, _ = load_cfgs(task, device, num_envs=1)
@@ -180,8 +208,10 @@ def upgrade_export(folder: str | Path, device: str = "cpu") -> PolicyMetadata:
         env.close()
     problems = compare_v1(v1, meta, mjcf_sha)
     if problems:
-        raise ExportError(f"--upgrade {folder}: the task {task} at this commit describes another policy than the "
-                          "v1 metadata, nothing written:\n  - " + "\n  - ".join(problems))  # fmt: skip
+        raise ExportError(
+            f"--upgrade {folder}: the task {task} at this commit describes another policy than the "
+            "v1 metadata, nothing written:\n  - " + "\n  - ".join(problems)
+        )
     text = checked_json(meta)
     del model.metadata_props[:]
     for key, value in onnx_properties(meta).items():
@@ -258,19 +288,29 @@ def refresh_v2(folder: str | Path, device: str = "cpu") -> PolicyMetadata:
         raise ExportError(f"--upgrade {folder}: no policy.json there")
     diff = differences(json.loads(json_path.read_text()), data)
     if diff:
-        raise ExportError(f"--upgrade {folder}: policy.json differs from the metadata in policy.onnx, nothing "
-                          "written:\n  - " + "\n  - ".join(diff))  # fmt: skip
+        raise ExportError(
+            f"--upgrade {folder}: policy.json differs from the metadata in policy.onnx, nothing "
+            "written:\n  - " + "\n  - ".join(diff)
+        )
     training = relative_training(dict(data.get("training", {})))
     scene = _missing_scene(data, device)
     if training == data.get("training") and INTEGRITY_KEY in props and scene is None:
         raise ExportError(f"--upgrade {folder}: already {FORMAT} with relative provenance, a digest and its scene")
     before = graph_sha256(model)
     derived = ["training: paths relative to the repository", "integrity digest and SHA256SUMS"]
-    training["upgrades"] = [*training.get("upgrades", []), {
-        "from": FORMAT, "to": FORMAT, "at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "git": git_state(), "command": f"scripts/export.py --upgrade {folder}", "onnx_graph_sha256": before,
-        "onnx_graph": "unchanged: only metadata_props were rewritten",
-        "derived": derived + (["scene: the task's env config at this commit"] if scene else [])}]  # fmt: skip
+    training["upgrades"] = [
+        *training.get("upgrades", []),
+        {
+            "from": FORMAT,
+            "to": FORMAT,
+            "at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+            "git": git_state(),
+            "command": f"scripts/export.py --upgrade {folder}",
+            "onnx_graph_sha256": before,
+            "onnx_graph": "unchanged: only metadata_props were rewritten",
+            "derived": derived + (["scene: the task's env config at this commit"] if scene else []),
+        },
+    ]
     # Only the training record (and a missing scene) changes: the file keeps its own texts, checked as it reads.
     data = {**data, "training": training} | ({"scene": scene} if scene else {})
     validate(data, str(json_path))

@@ -152,8 +152,10 @@ def _export_onnx(runner: Any, meta: PolicyMetadata, folder: Path) -> Path:
     in_dim = inp.type.tensor_type.shape.dim[-1].dim_value
     out_dim = out.type.tensor_type.shape.dim[-1].dim_value
     if (inp.name, in_dim, out.name, out_dim) != (meta.input_name, meta.obs_dim, meta.output_name, meta.action_dim):
-        raise ExportError(f"the ONNX graph maps {inp.name}[{in_dim}] -> {out.name}[{out_dim}], the metadata says "
-                          f"{meta.input_name}[{meta.obs_dim}] -> {meta.output_name}[{meta.action_dim}]")  # fmt: skip
+        raise ExportError(
+            f"the ONNX graph maps {inp.name}[{in_dim}] -> {out.name}[{out_dim}], the metadata says "
+            f"{meta.input_name}[{meta.obs_dim}] -> {meta.output_name}[{meta.action_dim}]"
+        )
     del model.metadata_props[:]
     for key, value in onnx_properties(meta).items():
         model.metadata_props.add(key=key, value=value)
@@ -209,8 +211,9 @@ def compare_onnx_torch(folder: str | Path, obs: np.ndarray) -> float:
     return worst
 
 
-def export_policy(runner: Any, meta: PolicyMetadata, out_dir: str | Path, *, num_checks: int = 64,
-                  seed: int = 0) -> ExportResult:  # fmt: skip
+def export_policy(
+    runner: Any, meta: PolicyMetadata, out_dir: str | Path, *, num_checks: int = 64, seed: int = 0
+) -> ExportResult:
     """Write ``policy.onnx``, ``policy.pt`` and ``policy.json`` of ``runner``'s actor into ``out_dir``.
 
     Args:
@@ -314,8 +317,9 @@ def export_checkpoint(
         runner.load(str(checkpoint))
         iteration = runner.current_learning_iteration - 1  # load() continues after the saved iteration
         actor_groups = list(runner.alg.get_policy().obs_groups)
-        meta = policy_metadata(env, task, actor_groups, training_record(checkpoint, iteration),
-                               raw_action_clip=agent_cfg.clip_actions)  # fmt: skip
+        meta = policy_metadata(
+            env, task, actor_groups, training_record(checkpoint, iteration), raw_action_clip=agent_cfg.clip_actions
+        )
         result = export_policy(runner, meta, out, num_checks=num_checks)
         env.close()
     return meta, result, iteration

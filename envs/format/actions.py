@@ -97,8 +97,10 @@ class ActionTerm:
             self.type, n
         )
         if self.dim != want:
-            raise MetadataError(f"{who}: spans [{self.start}, {self.stop}) = {self.dim} entries, its type "
-                                f"{self.type} over {n} joints takes {want}")  # fmt: skip
+            raise MetadataError(
+                f"{who}: spans [{self.start}, {self.stop}) = {self.dim} entries, its type "
+                f"{self.type} over {n} joints takes {want}"
+            )
 
     @property
     def dim(self) -> int:

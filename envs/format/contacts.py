@@ -68,15 +68,18 @@ def contact_problems(
         if timeconst <= 0 and not stiffness_form:
             out.append(f"timeconst must be > 0 s (only the positive solref form is supported), got {timeconst}")
         elif timeconst <= 0 and not (timeconst < 0 and dampratio < 0):
-            out.append(f"solref {list(solref)}: (timeconst s, dampratio) must both be > 0 or (-stiffness, -damping) "
-                       "both < 0")  # fmt: skip
+            out.append(
+                f"solref {list(solref)}: (timeconst s, dampratio) must both be > 0 or (-stiffness, -damping) both < 0"
+            )
         elif timeconst > 0:
             if not dampratio > 0:
                 form = " (or both < 0: the stiffness form)" if stiffness_form else ""
                 out.append(f"dampratio must be > 0{form}, got {dampratio}")
             if timestep > 0 and timeconst < 2 * timestep - 1e-12:
-                out.append(f"timeconst {timeconst} s < 2 * timestep ({2 * timestep:g} s): the physics step cannot "
-                           "resolve it (MuJoCo would clamp it)")  # fmt: skip
+                out.append(
+                    f"timeconst {timeconst} s < 2 * timestep ({2 * timestep:g} s): the physics step cannot "
+                    "resolve it (MuJoCo would clamp it)"
+                )
     if values["solimp"] is not None:
         d0, dwidth, width, midpoint, power = solimp
         for name, v in (("d0", d0), ("dwidth", dwidth), ("midpoint", midpoint)):
@@ -103,8 +106,9 @@ def geom_row_problems(row: Mapping[str, Any], timestep: float) -> list[str]:
     missing = [k for k in ROW_KEYS if k not in row]
     if missing:
         return [f"missing {missing}"]
-    problems = contact_problems(row["solref"], row["solimp"], row["friction"], row["condim"], row["margin_m"],
-                                row["gap_m"], timestep)  # fmt: skip
+    problems = contact_problems(
+        row["solref"], row["solimp"], row["friction"], row["condim"], row["margin_m"], row["gap_m"], timestep
+    )
     if isinstance(row["priority"], bool) or not isinstance(row["priority"], int):
         problems.append(f"priority must be an integer, got {row['priority']!r}")
     return problems

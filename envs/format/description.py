@@ -162,11 +162,15 @@ def locate_description(description: Mapping[str, Any]) -> Path:
     try:
         module = importlib.import_module(package)
     except ModuleNotFoundError as err:
-        raise DescriptionError(f"the robot description comes from the Python package '{package}' (PyPI distribution "
-                               f"'{dist}'), which is not installed: pip install '{pin}'") from err  # fmt: skip
+        raise DescriptionError(
+            f"the robot description comes from the Python package '{package}' (PyPI distribution "
+            f"'{dist}'), which is not installed: pip install '{pin}'"
+        ) from err
     root = Path(module.asset_path()) if hasattr(module, "asset_path") else Path(module.__file__).parent
     path = root / description["path"]
     if not path.is_file():
-        raise DescriptionError(f"'{package}' (from {dist}) has no file {description['path']} (looked at {path}); "
-                               f"install the version the policy names: pip install '{pin}'")  # fmt: skip
+        raise DescriptionError(
+            f"'{package}' (from {dist}) has no file {description['path']} (looked at {path}); "
+            f"install the version the policy names: pip install '{pin}'"
+        )
     return path

@@ -19,8 +19,16 @@ from realgap.actuators.spec import ActuatorSpec, check_physics_step
 from realgap.envs.format.schema import DELAY_SCOPE, FRICTION_EQUATIONS, MetadataError, floats, plain
 from realgap.envs.format.stages import GroupStages
 
-_GROUP_ARRAYS = ("kp", "kd", "peak_torque", "continuous_torque", "velocity_limit", "armature", "coulomb_friction",
-                 "viscous_friction")  # fmt: skip
+_GROUP_ARRAYS = (
+    "kp",
+    "kd",
+    "peak_torque",
+    "continuous_torque",
+    "velocity_limit",
+    "armature",
+    "coulomb_friction",
+    "viscous_friction",
+)
 
 
 @dataclass(frozen=True)
@@ -67,13 +75,13 @@ class ActuatorGroup:
         object.__setattr__(self, "joint_names", tuple(self.joint_names))
         for key in _GROUP_ARRAYS:
             object.__setattr__(self, key, floats(getattr(self, key), n, f"{who}.{key}"))
-        object.__setattr__(self, "no_load_speed", floats(self.no_load_speed, n, f"{who}.no_load_speed",
-                                                          nullable=True))  # fmt: skip
+        object.__setattr__(self, "no_load_speed", floats(self.no_load_speed, n, f"{who}.no_load_speed", nullable=True))
         if self.friction_applied_by not in FRICTION_EQUATIONS:
             raise MetadataError(f"{who}.friction.applied_by must be one of {list(FRICTION_EQUATIONS)}")
         if (self.friction_velocity_scale is None) != (self.friction_applied_by == "simulator"):
-            raise MetadataError(f"{who}.friction.velocity_scale is used only (and then needed) when the actuator "
-                                "chain applies friction")  # fmt: skip
+            raise MetadataError(
+                f"{who}.friction.velocity_scale is used only (and then needed) when the actuator chain applies friction"
+            )
         if self.friction_velocity_scale is not None:
             scale = floats(self.friction_velocity_scale, n, f"{who}.friction.velocity_scale")
             object.__setattr__(self, "friction_velocity_scale", scale)
@@ -91,8 +99,9 @@ class ActuatorGroup:
         return self.friction_applied_by == "actuator_chain"
 
     @classmethod
-    def from_specs(cls, name: str, joint_names: Sequence[str], specs: Sequence[ActuatorSpec],
-                   friction_in_chain: bool) -> ActuatorGroup:  # fmt: skip
+    def from_specs(
+        cls, name: str, joint_names: Sequence[str], specs: Sequence[ActuatorSpec], friction_in_chain: bool
+    ) -> ActuatorGroup:
         """The group of one training chain from its per-joint datasheet specs (one latency range: one bus).
 
         Raises:
@@ -102,17 +111,23 @@ class ActuatorGroup:
         if len(ranges) != 1:
             raise MetadataError(f"actuator group '{name}' mixes latency ranges {sorted(ranges)} on one bus")
         return cls(
-            name=name, joint_names=tuple(joint_names), kp=[s.kp for s in specs], kd=[s.kd for s in specs],
-            peak_torque=[s.peak_torque for s in specs], no_load_speed=[s.no_load_speed for s in specs],
-            continuous_torque=[s.continuous_torque for s in specs], velocity_limit=[s.velocity_limit for s in specs],
-            armature=[s.solver_armature for s in specs], coulomb_friction=[s.coulomb_friction for s in specs],
+            name=name,
+            joint_names=tuple(joint_names),
+            kp=[s.kp for s in specs],
+            kd=[s.kd for s in specs],
+            peak_torque=[s.peak_torque for s in specs],
+            no_load_speed=[s.no_load_speed for s in specs],
+            continuous_torque=[s.continuous_torque for s in specs],
+            velocity_limit=[s.velocity_limit for s in specs],
+            armature=[s.solver_armature for s in specs],
+            coulomb_friction=[s.coulomb_friction for s in specs],
             viscous_friction=[s.viscous_friction for s in specs],
             friction_velocity_scale=[s.friction_velocity_scale for s in specs] if friction_in_chain else None,
             friction_applied_by="actuator_chain" if friction_in_chain else "simulator",
             command_delay_s=next(iter(ranges)),
             datasheet={"joint_specs": [s.name for s in specs], "specs": {s.name: s.to_dict() for s in specs}},
             stages=GroupStages.from_specs(specs),
-        )  # fmt: skip
+        )
 
     @property
     def trained_stages(self) -> ChainStages:
@@ -154,8 +169,10 @@ class ActuatorGroup:
             if self.trained_stages.transmission and self.datasheet is not None:
                 check_physics_step([ActuatorSpec.from_dict(s) for s in self.datasheet["specs"].values()], physics_dt)
         except (ValueError, TypeError, KeyError) as err:
-            raise MetadataError(f"actuators.groups '{self.name}'.stages cannot be realized at the training physics "
-                                f"step {physics_dt} s: {err}") from err  # fmt: skip
+            raise MetadataError(
+                f"actuators.groups '{self.name}'.stages cannot be realized at the training physics "
+                f"step {physics_dt} s: {err}"
+            ) from err
 
     def delay_steps(self, physics_dt: float) -> tuple[int, int]:
         """``(min, max)`` command delay in physics steps (``floor(s / dt + 0.5)``)."""
@@ -163,19 +180,34 @@ class ActuatorGroup:
 
     def to_dict(self, physics_dt: float) -> dict[str, Any]:
         """JSON form (``physics_dt`` gives the delay in physics steps)."""
-        return plain({
-            "name": self.name, "joint_names": self.joint_names, "kp": self.kp, "kd": self.kd,
-            "peak_torque": self.peak_torque, "no_load_speed": self.no_load_speed,
-            "continuous_torque": self.continuous_torque, "velocity_limit": self.velocity_limit,
-            "armature": self.armature,
-            "friction": {"applied_by": self.friction_applied_by, "coulomb": self.coulomb_friction,
-                         "viscous": self.viscous_friction, "velocity_scale": self.friction_velocity_scale,
-                         "equation": FRICTION_EQUATIONS[self.friction_applied_by]},
-            "command_delay": {"range_s": self.command_delay_s,
-                              "range_physics_steps": self.delay_steps(physics_dt), "scope": DELAY_SCOPE,
-                              "robot_value_s": 0.0},
-            "datasheet": _without_pd_gains(self.datasheet),
-        } | ({} if self.stages is None else {"stages": self.stages.to_dict()}))  # fmt: skip
+        return plain(
+            {
+                "name": self.name,
+                "joint_names": self.joint_names,
+                "kp": self.kp,
+                "kd": self.kd,
+                "peak_torque": self.peak_torque,
+                "no_load_speed": self.no_load_speed,
+                "continuous_torque": self.continuous_torque,
+                "velocity_limit": self.velocity_limit,
+                "armature": self.armature,
+                "friction": {
+                    "applied_by": self.friction_applied_by,
+                    "coulomb": self.coulomb_friction,
+                    "viscous": self.viscous_friction,
+                    "velocity_scale": self.friction_velocity_scale,
+                    "equation": FRICTION_EQUATIONS[self.friction_applied_by],
+                },
+                "command_delay": {
+                    "range_s": self.command_delay_s,
+                    "range_physics_steps": self.delay_steps(physics_dt),
+                    "scope": DELAY_SCOPE,
+                    "robot_value_s": 0.0,
+                },
+                "datasheet": _without_pd_gains(self.datasheet),
+            }
+            | ({} if self.stages is None else {"stages": self.stages.to_dict()})
+        )
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ActuatorGroup:

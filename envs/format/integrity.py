@@ -90,8 +90,10 @@ def differences(a: Any, b: Any, path: str = "$", limit: int = 5) -> list[str]:
     if isinstance(a, Mapping) and isinstance(b, Mapping):
         for key in sorted(set(a) | set(b)):
             if key not in a or key not in b:
-                out.append(f"{path}.{key}: {'missing' if key not in a else 'present'} vs "
-                           f"{'missing' if key not in b else 'present'}")  # fmt: skip
+                out.append(
+                    f"{path}.{key}: {'missing' if key not in a else 'present'} vs "
+                    f"{'missing' if key not in b else 'present'}"
+                )
             else:
                 out += differences(a[key], b[key], f"{path}.{key}", limit - len(out))
             if len(out) >= limit:
@@ -122,12 +124,16 @@ def check(recorded: Mapping[str, Any], metadata: Mapping[str, Any], graph: bytes
         raise IntegrityError(f"{source}: unknown digest algorithm {recorded.get('algorithm')!r} (expected 'sha256')")
     graph_now, graph_then = now["graph_sha256"], recorded.get("graph_sha256")
     if graph_then != graph_now:
-        raise IntegrityError(f"{source}: the network (ONNX graph: nodes and weights) changed after export: its "
-                             f"SHA-256 is {graph_now}, the export recorded {graph_then}")  # fmt: skip
+        raise IntegrityError(
+            f"{source}: the network (ONNX graph: nodes and weights) changed after export: its "
+            f"SHA-256 is {graph_now}, the export recorded {graph_then}"
+        )
     meta_now, meta_then = now["metadata_sha256"], recorded.get("metadata_sha256")
     if meta_then != meta_now:
-        raise IntegrityError(f"{source}: the metadata embedded in policy.onnx changed after export: its SHA-256 is "
-                             f"{meta_now}, the export recorded {meta_then}")  # fmt: skip
+        raise IntegrityError(
+            f"{source}: the metadata embedded in policy.onnx changed after export: its SHA-256 is "
+            f"{meta_now}, the export recorded {meta_then}"
+        )
 
 
 def sums_text(folder: Path) -> str:

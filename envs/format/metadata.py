@@ -48,8 +48,19 @@ from realgap.envs.format.schema import (
 )
 from realgap.envs.rates import RateSpec
 
-__all__ = ["ACTION_TYPES", "FORMAT", "ONNX_METADATA_KEY", "ActionTerm", "Actions", "ActuatorGroup", "MetadataError",
-           "ObsTerm", "PolicyMetadata", "RobotInfo", "load_metadata"]  # fmt: skip
+__all__ = [
+    "ACTION_TYPES",
+    "FORMAT",
+    "ONNX_METADATA_KEY",
+    "ActionTerm",
+    "Actions",
+    "ActuatorGroup",
+    "MetadataError",
+    "ObsTerm",
+    "PolicyMetadata",
+    "RobotInfo",
+    "load_metadata",
+]
 
 
 @dataclass(frozen=True)
@@ -95,27 +106,48 @@ class RobotInfo:
         return self.description
 
     def to_dict(self) -> dict[str, Any]:
-        rule = ("the root body placed so that the lowest collision geom of the robot, in the default joint pose, "
-                "touches the ground plane z = 0 (MuJoCo signed distance)")  # fmt: skip
-        return plain({
-            "name": self.name, "description": self.description, "fixed_base": self.fixed_base,
-            "root_body": self.root_body,
-            "start_pose": {"root_pos_w": self.start_root_pos, "root_quat_wxyz": self.start_root_quat_wxyz,
-                           "joint_pos": "joints.default_pos", "joint_vel": "joints.default_vel",
-                           "lowest_collider_height_m": self.start_clearance_m,
-                           "rule": "fixed base: the root is welded here" if self.fixed_base else rule},
-            "training_spawn": {"root_pos_w": self.spawn_root_pos, "root_quat_wxyz": self.spawn_root_quat_wxyz,
-                               "note": "training resets placed the root here (plus the reset randomization of "
-                                       "training.randomization) at rest and let it settle; a robot starts from "
-                                       "start_pose"},
-        })  # fmt: skip
+        rule = (
+            "the root body placed so that the lowest collision geom of the robot, in the default joint pose, "
+            "touches the ground plane z = 0 (MuJoCo signed distance)"
+        )
+        return plain(
+            {
+                "name": self.name,
+                "description": self.description,
+                "fixed_base": self.fixed_base,
+                "root_body": self.root_body,
+                "start_pose": {
+                    "root_pos_w": self.start_root_pos,
+                    "root_quat_wxyz": self.start_root_quat_wxyz,
+                    "joint_pos": "joints.default_pos",
+                    "joint_vel": "joints.default_vel",
+                    "lowest_collider_height_m": self.start_clearance_m,
+                    "rule": "fixed base: the root is welded here" if self.fixed_base else rule,
+                },
+                "training_spawn": {
+                    "root_pos_w": self.spawn_root_pos,
+                    "root_quat_wxyz": self.spawn_root_quat_wxyz,
+                    "note": "training resets placed the root here (plus the reset randomization of "
+                    "training.randomization) at rest and let it settle; a robot starts from "
+                    "start_pose",
+                },
+            }
+        )
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> RobotInfo:
         start, spawn = d["start_pose"], d["training_spawn"]
-        return cls(d["name"], d["description"], d["fixed_base"], d["root_body"], start["root_pos_w"],
-                   start["root_quat_wxyz"], spawn["root_pos_w"], spawn["root_quat_wxyz"],
-                   start["lowest_collider_height_m"])  # fmt: skip
+        return cls(
+            d["name"],
+            d["description"],
+            d["fixed_base"],
+            d["root_body"],
+            start["root_pos_w"],
+            start["root_quat_wxyz"],
+            spawn["root_pos_w"],
+            spawn["root_quat_wxyz"],
+            start["lowest_collider_height_m"],
+        )
 
 
 @dataclass(frozen=True)
@@ -190,8 +222,10 @@ class PolicyMetadata:
         pos = 0
         for term in self.observations:
             if term.start != pos or term.stop < term.start:
-                raise MetadataError(f"observation term '{term.name}' spans [{term.start}, {term.stop}) but the "
-                                    f"previous term ends at {pos}")  # fmt: skip
+                raise MetadataError(
+                    f"observation term '{term.name}' spans [{term.start}, {term.stop}) but the "
+                    f"previous term ends at {pos}"
+                )
             pos = term.stop
         if pos != self.obs_dim:
             raise MetadataError(f"observation terms cover {pos} entries, obs_dim is {self.obs_dim}")
@@ -234,33 +268,51 @@ class PolicyMetadata:
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe form (read back by :meth:`from_dict`); follows ``configs/schema/policy.schema.json``."""
         r = self.rates
-        return plain({
-            "format": FORMAT,
-            "task": self.task,
-            "conventions": CONVENTIONS,
-            "robot": self.robot.to_dict(),
-            "joints": {"names": self.joint_names, "types": self.joint_types, "default_pos": self.default_joint_pos,
-                       "default_vel": self.default_joint_vel,
-                       "pos_limits": {"lower": self.joint_pos_lower, "upper": self.joint_pos_upper,
-                                      "enforced_by": "the simulator (joint limit constraints of the MJCF ranges)"}},
-            "actions": {"dim": self.action_dim, "raw_clip": self.actions.raw_clip,
-                        "raw_clip_equation": RAW_CLIP_EQUATION,
-                        "terms": [{f.name: getattr(t, f.name) for f in fields(t)} for t in self.actions.terms],
-                        "unassigned_joints": "joints of no term keep q_target = joints.default_pos, qd_target = 0, "
-                                             "tau_ff = 0"},
-            "actuators": {"law": ACTUATOR_LAW, "groups": [g.to_dict(r.sim_dt) for g in self.actuator_groups]},
-            "rates": r.to_dict() | {"target_mode_equation": TARGET_MODES[r.target_mode]},
-            "observations": {"dim": self.obs_dim, "imu_body": self.imu_body,
-                             "terms": [t.to_dict() for t in self.observations]},
-            "policy": {"input": {"name": self.input_name, "shape": [1, self.obs_dim], "dtype": "float32"},
-                       "output": {"name": self.output_name, "shape": [1, self.action_dim], "dtype": "float32"},
-                       "obs_normalizer": "folded into the graph: feed the raw observation",
-                       "action": "the deterministic (mean) action; no sampling"},
-            "control_loop": CONTROL_LOOP,
-            "simulator": self.simulator,
-            "training": self.training,
-        } | ({"scene": self.scene.to_dict()} if self.scene is not None else {})
-          | ({"protocol": self.protocol.to_dict()} if self.protocol is not None else {}))  # fmt: skip
+        return plain(
+            {
+                "format": FORMAT,
+                "task": self.task,
+                "conventions": CONVENTIONS,
+                "robot": self.robot.to_dict(),
+                "joints": {
+                    "names": self.joint_names,
+                    "types": self.joint_types,
+                    "default_pos": self.default_joint_pos,
+                    "default_vel": self.default_joint_vel,
+                    "pos_limits": {
+                        "lower": self.joint_pos_lower,
+                        "upper": self.joint_pos_upper,
+                        "enforced_by": "the simulator (joint limit constraints of the MJCF ranges)",
+                    },
+                },
+                "actions": {
+                    "dim": self.action_dim,
+                    "raw_clip": self.actions.raw_clip,
+                    "raw_clip_equation": RAW_CLIP_EQUATION,
+                    "terms": [{f.name: getattr(t, f.name) for f in fields(t)} for t in self.actions.terms],
+                    "unassigned_joints": "joints of no term keep q_target = joints.default_pos, qd_target = 0, "
+                    "tau_ff = 0",
+                },
+                "actuators": {"law": ACTUATOR_LAW, "groups": [g.to_dict(r.sim_dt) for g in self.actuator_groups]},
+                "rates": r.to_dict() | {"target_mode_equation": TARGET_MODES[r.target_mode]},
+                "observations": {
+                    "dim": self.obs_dim,
+                    "imu_body": self.imu_body,
+                    "terms": [t.to_dict() for t in self.observations],
+                },
+                "policy": {
+                    "input": {"name": self.input_name, "shape": [1, self.obs_dim], "dtype": "float32"},
+                    "output": {"name": self.output_name, "shape": [1, self.action_dim], "dtype": "float32"},
+                    "obs_normalizer": "folded into the graph: feed the raw observation",
+                    "action": "the deterministic (mean) action; no sampling",
+                },
+                "control_loop": CONTROL_LOOP,
+                "simulator": self.simulator,
+                "training": self.training,
+            }
+            | ({"scene": self.scene.to_dict()} if self.scene is not None else {})
+            | ({"protocol": self.protocol.to_dict()} if self.protocol is not None else {})
+        )
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], source: str = "metadata") -> PolicyMetadata:
@@ -300,8 +352,11 @@ class PolicyMetadata:
             scene=scene,
             protocol=protocol,
         )
-        checks = [("actions.dim", acts["dim"], meta.action_dim), ("policy.output.shape", policy["output"]["shape"][-1],
-                  meta.action_dim), ("policy.input.shape", policy["input"]["shape"][-1], meta.obs_dim)]  # fmt: skip
+        checks = [
+            ("actions.dim", acts["dim"], meta.action_dim),
+            ("policy.output.shape", policy["output"]["shape"][-1], meta.action_dim),
+            ("policy.input.shape", policy["input"]["shape"][-1], meta.obs_dim),
+        ]
         for group, raw in zip(meta.actuator_groups, data["actuators"]["groups"], strict=True):
             steps = tuple(raw["command_delay"]["range_physics_steps"])
             what = f"actuators.groups '{group.name}'.command_delay.range_physics_steps"
@@ -335,8 +390,10 @@ def load_metadata(path: str | Path) -> PolicyMetadata:
         try:
             props = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).get_modelmeta()
         except Exception as err:  # onnxruntime raises its own types for a file that is not an ONNX model
-            raise MetadataError(f"{path} is not a readable ONNX model ({type(err).__name__}: "
-                                f"{str(err).splitlines()[0] if str(err) else ''})") from err  # fmt: skip
+            raise MetadataError(
+                f"{path} is not a readable ONNX model ({type(err).__name__}: "
+                f"{str(err).splitlines()[0] if str(err) else ''})"
+            ) from err
         text = props.custom_metadata_map.get(ONNX_METADATA_KEY)
         if text is None:
             raise MetadataError(f"{path} has no '{ONNX_METADATA_KEY}' metadata (not exported by realgap?)")

@@ -76,17 +76,27 @@ class ObsTerm:
 _JOINT_UNITS = "rad for hinge joints, m for slide joints (joints.types)"
 _JOINT_VEL_UNITS = "rad/s for hinge joints, m/s for slide joints (joints.types)"
 TERM_INFO: dict[str, tuple[str, str, str | None]] = {
-    "base_ang_vel": ("angular velocity of the IMU body relative to the world: a gyro on that body", "rad/s",
-                     "IMU body (observations.imu_body)"),
-    "projected_gravity": ("unit vector along gravity, (0, 0, -1) when the IMU body is level: the accelerometer's "
-                          "gravity direction at rest", "1 (unit vector)", "IMU body (observations.imu_body)"),
+    "base_ang_vel": (
+        "angular velocity of the IMU body relative to the world: a gyro on that body",
+        "rad/s",
+        "IMU body (observations.imu_body)",
+    ),
+    "projected_gravity": (
+        "unit vector along gravity, (0, 0, -1) when the IMU body is level: the accelerometer's "
+        "gravity direction at rest",
+        "1 (unit vector)",
+        "IMU body (observations.imu_body)",
+    ),
     "base_lin_vel": ("linear velocity of the root body origin relative to the world", "m/s", "root body"),
     "base_pos_z": ("height of the root body origin above z = 0", "m", "world"),
     "joint_pos": ("positions of joint_names", _JOINT_UNITS, None),
     "joint_pos_rel": ("positions of joint_names minus their joints.default_pos", _JOINT_UNITS, None),
     "joint_vel": ("velocities of joint_names", _JOINT_VEL_UNITS, None),
     "joint_vel_rel": ("velocities of joint_names minus their joints.default_vel", _JOINT_VEL_UNITS, None),
-    "last_action": ("the action a of the previous policy step after the raw clip (zeros after a reset)",
-                    "action units (actions.terms)", None),
-}  # fmt: skip
+    "last_action": (
+        "the action a of the previous policy step after the raw clip (zeros after a reset)",
+        "action units (actions.terms)",
+        None,
+    ),
+}
 """``(quantity, units, frame)`` of Isaac Lab observation functions, as the exporter writes them into the metadata."""

@@ -106,21 +106,29 @@ class SceneFacts:
         set_(self, "tcp_offset_m", _vec(self.tcp_offset_m, 3, "tcp.offset_m"))
         set_(self, "table_center_m", _vec(self.table_center_m, 3, "table.center_m"))
         set_(self, "table_size_m", _vec(self.table_size_m, 3, "table.size_m", positive=True))
-        for key, what, positive in (("object_size_range_m", "object.size_range_m", True),
-                                    ("object_com_shift_m", "object.com_shift_m", False),
-                                    ("object_position_range_m", "object.position_range_m", False)):  # fmt: skip
+        for key, what, positive in (
+            ("object_size_range_m", "object.size_range_m", True),
+            ("object_com_shift_m", "object.com_shift_m", False),
+            ("object_position_range_m", "object.position_range_m", False),
+        ):
             value = getattr(self, key)
             if not (isinstance(value, Sequence) and len(value) == 3):
                 raise SceneError(f"scene.{what}: need 3 ranges (x, y, z), got {value!r}")
             set_(self, key, tuple(_range(r, f"{what}[{i}]", positive) for i, r in enumerate(value)))
-        for key, what in (("object_mass_scale", "object.mass_scale"), ("object_friction", "object.friction"),
-                          ("pad_friction", "pad_friction")):  # fmt: skip
+        for key, what in (
+            ("object_mass_scale", "object.mass_scale"),
+            ("object_friction", "object.friction"),
+            ("pad_friction", "pad_friction"),
+        ):
             set_(self, key, _range(getattr(self, key), what, positive=True))
         set_(self, "object_yaw_range_rad", _range(self.object_yaw_range_rad, "object.yaw_range_rad"))
         set_(self, "arm_joint_noise_rad", _range(self.arm_joint_noise_rad, "start.arm_joint_noise_rad"))
         set_(self, "object_nominal_xy_m", _vec(self.object_nominal_xy_m, 2, "object.nominal_xy_m"))
-        for key, what in (("object_density_kg_m3", "object.density_kg_m3"), ("episode_s", "episode.length_s"),
-                          ("lift_target_m", "success.lift_target_m")):  # fmt: skip
+        for key, what in (
+            ("object_density_kg_m3", "object.density_kg_m3"),
+            ("episode_s", "episode.length_s"),
+            ("lift_target_m", "success.lift_target_m"),
+        ):
             set_(self, key, _vec([getattr(self, key)], 1, what, positive=True)[0])
         set_(self, "hold_s", _vec([self.hold_s], 1, "success.hold_s")[0])
         set_(self, "object_clearance_m", _vec([self.object_clearance_m], 1, "object.clearance_m")[0])
@@ -131,11 +139,14 @@ class SceneFacts:
             if not (isinstance(getattr(self, key), int) and getattr(self, key) >= 1):
                 raise SceneError(f"scene.{key}: need an integer >= 1, got {getattr(self, key)!r}")
         (tx, ty, _), (sx, sy, _) = self.table_center_m, self.table_size_m
-        for axis, (c, (lo, hi), t, s) in enumerate(zip(self.object_nominal_xy_m, self.object_position_range_m[:2],
-                                                       (tx, ty), (sx, sy), strict=True)):  # fmt: skip
+        for axis, (c, (lo, hi), t, s) in enumerate(
+            zip(self.object_nominal_xy_m, self.object_position_range_m[:2], (tx, ty), (sx, sy), strict=True)
+        ):
             if c + lo < t - s / 2 or c + hi > t + s / 2:
-                raise SceneError(f"scene.object: placements along axis {'xy'[axis]} [{c + lo:g}, {c + hi:g}] m leave "
-                                 f"the table [{t - s / 2:g}, {t + s / 2:g}] m")  # fmt: skip
+                raise SceneError(
+                    f"scene.object: placements along axis {'xy'[axis]} [{c + lo:g}, {c + hi:g}] m leave "
+                    f"the table [{t - s / 2:g}, {t + s / 2:g}] m"
+                )
 
     @property
     def table_top_z_m(self) -> float:
@@ -155,8 +166,10 @@ class SceneFacts:
         Raises:
             SceneError: Naming the field and both values.
         """
-        for what, steps, seconds in (("episode_steps", self.episode_steps, self.episode_s),
-                                     ("hold_steps", self.hold_steps, self.hold_s)):  # fmt: skip
+        for what, steps, seconds in (
+            ("episode_steps", self.episode_steps, self.episode_s),
+            ("hold_steps", self.hold_steps, self.hold_s),
+        ):
             want = max(1, math.ceil(seconds * policy_hz - 1e-9))
             if steps != want:
                 raise SceneError(f"scene: {what} is {steps}, {seconds:g} s at {policy_hz:g} Hz gives {want}")
@@ -165,28 +178,48 @@ class SceneFacts:
         """JSON form (read back by :meth:`from_dict`)."""
         return {
             "frame": SCENE_FRAME,
-            "tcp": {"body": self.tcp_body, "offset_m": list(self.tcp_offset_m),
-                    "note": "the tool centre point the grasp observations (tcp_pos, object_to_tcp) use"},
-            "table": {"shape": "box", "center_m": list(self.table_center_m), "size_m": list(self.table_size_m),
-                      "top_z_m": self.table_top_z_m, "note": "static; its contact parameters: simulator.contacts"},
-            "object": {"shape": "box", "frame": OBJECT_FRAME,
-                       "size_range_m": [list(r) for r in self.object_size_range_m],
-                       "density_kg_m3": self.object_density_kg_m3, "mass_scale": list(self.object_mass_scale),
-                       "com_shift_m": [list(r) for r in self.object_com_shift_m],
-                       "com_moved_fraction": self.object_com_moved_fraction,
-                       "mass_range_kg": list(self.object_mass_range_kg), "mass_rule": MASS_RULE,
-                       "friction": list(self.object_friction), "pad_friction": list(self.pad_friction),
-                       "nominal_xy_m": list(self.object_nominal_xy_m),
-                       "position_range_m": [list(r) for r in self.object_position_range_m],
-                       "yaw_range_rad": list(self.object_yaw_range_rad), "clearance_m": self.object_clearance_m,
-                       "placement": PLACEMENT_RULE},
+            "tcp": {
+                "body": self.tcp_body,
+                "offset_m": list(self.tcp_offset_m),
+                "note": "the tool centre point the grasp observations (tcp_pos, object_to_tcp) use",
+            },
+            "table": {
+                "shape": "box",
+                "center_m": list(self.table_center_m),
+                "size_m": list(self.table_size_m),
+                "top_z_m": self.table_top_z_m,
+                "note": "static; its contact parameters: simulator.contacts",
+            },
+            "object": {
+                "shape": "box",
+                "frame": OBJECT_FRAME,
+                "size_range_m": [list(r) for r in self.object_size_range_m],
+                "density_kg_m3": self.object_density_kg_m3,
+                "mass_scale": list(self.object_mass_scale),
+                "com_shift_m": [list(r) for r in self.object_com_shift_m],
+                "com_moved_fraction": self.object_com_moved_fraction,
+                "mass_range_kg": list(self.object_mass_range_kg),
+                "mass_rule": MASS_RULE,
+                "friction": list(self.object_friction),
+                "pad_friction": list(self.pad_friction),
+                "nominal_xy_m": list(self.object_nominal_xy_m),
+                "position_range_m": [list(r) for r in self.object_position_range_m],
+                "yaw_range_rad": list(self.object_yaw_range_rad),
+                "clearance_m": self.object_clearance_m,
+                "placement": PLACEMENT_RULE,
+            },
             "start": {"arm_joint_noise_rad": list(self.arm_joint_noise_rad), "rule": START_RULE},
             "episode": {"length_s": self.episode_s, "steps": self.episode_steps},
-            "success": {"lift_target_m": self.lift_target_m, "hold_s": self.hold_s, "hold_steps": self.hold_steps,
-                        "equation": SUCCESS_EQUATION, "drop_below_z_m": self.drop_below_z_m,
-                        "drop_rule": "training ended the episode (a failure) when the object's centre fell below "
-                                     "drop_below_z_m"},
-        }  # fmt: skip
+            "success": {
+                "lift_target_m": self.lift_target_m,
+                "hold_s": self.hold_s,
+                "hold_steps": self.hold_steps,
+                "equation": SUCCESS_EQUATION,
+                "drop_below_z_m": self.drop_below_z_m,
+                "drop_rule": "training ended the episode (a failure) when the object's centre fell below "
+                "drop_below_z_m",
+            },
+        }
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> SceneFacts:
@@ -198,24 +231,39 @@ class SceneFacts:
         try:
             obj, succ = d["object"], d["success"]
             facts = cls(
-                tcp_body=d["tcp"]["body"], tcp_offset_m=d["tcp"]["offset_m"], table_center_m=d["table"]["center_m"],
-                table_size_m=d["table"]["size_m"], object_size_range_m=obj["size_range_m"],
-                object_density_kg_m3=obj["density_kg_m3"], object_mass_scale=obj["mass_scale"],
-                object_com_shift_m=obj["com_shift_m"], object_com_moved_fraction=obj["com_moved_fraction"],
-                object_friction=obj["friction"], pad_friction=obj["pad_friction"],
-                object_nominal_xy_m=obj["nominal_xy_m"], object_position_range_m=obj["position_range_m"],
-                object_yaw_range_rad=obj["yaw_range_rad"], object_clearance_m=obj["clearance_m"],
-                arm_joint_noise_rad=d["start"]["arm_joint_noise_rad"], episode_s=d["episode"]["length_s"],
-                episode_steps=d["episode"]["steps"], lift_target_m=succ["lift_target_m"], hold_s=succ["hold_s"],
-                hold_steps=succ["hold_steps"], drop_below_z_m=succ["drop_below_z_m"],
-            )  # fmt: skip
+                tcp_body=d["tcp"]["body"],
+                tcp_offset_m=d["tcp"]["offset_m"],
+                table_center_m=d["table"]["center_m"],
+                table_size_m=d["table"]["size_m"],
+                object_size_range_m=obj["size_range_m"],
+                object_density_kg_m3=obj["density_kg_m3"],
+                object_mass_scale=obj["mass_scale"],
+                object_com_shift_m=obj["com_shift_m"],
+                object_com_moved_fraction=obj["com_moved_fraction"],
+                object_friction=obj["friction"],
+                pad_friction=obj["pad_friction"],
+                object_nominal_xy_m=obj["nominal_xy_m"],
+                object_position_range_m=obj["position_range_m"],
+                object_yaw_range_rad=obj["yaw_range_rad"],
+                object_clearance_m=obj["clearance_m"],
+                arm_joint_noise_rad=d["start"]["arm_joint_noise_rad"],
+                episode_s=d["episode"]["length_s"],
+                episode_steps=d["episode"]["steps"],
+                lift_target_m=succ["lift_target_m"],
+                hold_s=succ["hold_s"],
+                hold_steps=succ["hold_steps"],
+                drop_below_z_m=succ["drop_below_z_m"],
+            )
         except (KeyError, TypeError) as err:
             raise SceneError(f"scene: missing or malformed field {err}") from err
-        derived = (("table.top_z_m", d["table"].get("top_z_m"), facts.table_top_z_m),
-                   ("object.mass_range_kg", obj.get("mass_range_kg"), list(facts.object_mass_range_kg)))  # fmt: skip
+        derived = (
+            ("table.top_z_m", d["table"].get("top_z_m"), facts.table_top_z_m),
+            ("object.mass_range_kg", obj.get("mass_range_kg"), list(facts.object_mass_range_kg)),
+        )
         for what, got, want in derived:
-            if got is None or not all(math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
-                                      for a, b in zip(_flat(got), _flat(want), strict=True)):  # fmt: skip
+            if got is None or not all(
+                math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12) for a, b in zip(_flat(got), _flat(want), strict=True)
+            ):
                 raise SceneError(f"scene.{what} is {got}, the rest of the scene gives {want}")
         return facts
 

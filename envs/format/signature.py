@@ -79,8 +79,7 @@ def generate_key(private_path: str | Path) -> tuple[Path, Path]:
         if path.exists() or path.is_symlink():
             raise FileExistsError(f"'{path}' exists; a key is never overwritten (move it away or pick another path)")
     key = _ed25519().Ed25519PrivateKey.generate()
-    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                            serialization.NoEncryption())  # fmt: skip
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
     private_path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(private_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_KEY_MODE)
     with os.fdopen(fd, "wb") as fh:
@@ -113,9 +112,14 @@ def sign(digest: Mapping[str, Any], private_key: str | Path) -> dict[str, str]:
     """The ``policy.sig`` record of an export with integrity record ``digest``, signed with ``private_key`` (PEM)."""
     key = _load_private(Path(private_key))
     signature = key.sign(signed_message(digest))
-    return {"format": SIGNATURE_FORMAT, "algorithm": "ed25519", "key_id": key_id(_raw_public(key.public_key())),
-            "metadata_sha256": str(digest["metadata_sha256"]), "graph_sha256": str(digest["graph_sha256"]),
-            "signature": base64.b64encode(signature).decode()}  # fmt: skip
+    return {
+        "format": SIGNATURE_FORMAT,
+        "algorithm": "ed25519",
+        "key_id": key_id(_raw_public(key.public_key())),
+        "metadata_sha256": str(digest["metadata_sha256"]),
+        "graph_sha256": str(digest["graph_sha256"]),
+        "signature": base64.b64encode(signature).decode(),
+    }
 
 
 @dataclass(frozen=True)
@@ -176,8 +180,10 @@ def read_signature(folder: Path) -> dict[str, Any] | None:
     if not isinstance(record, dict) or any(not isinstance(record.get(k), str) for k in need):
         raise SignatureError(f"{path} is not a signature record (a JSON object with string fields {', '.join(need)})")
     if record["format"] != SIGNATURE_FORMAT or record["algorithm"] != "ed25519":
-        raise SignatureError(f"{path}: format {record['format']!r} / algorithm {record['algorithm']!r}, expected "
-                             f"{SIGNATURE_FORMAT!r} / 'ed25519'")  # fmt: skip
+        raise SignatureError(
+            f"{path}: format {record['format']!r} / algorithm {record['algorithm']!r}, expected "
+            f"{SIGNATURE_FORMAT!r} / 'ed25519'"
+        )
     return record
 
 
@@ -197,19 +203,25 @@ def check_signature(folder: Path, digest: Mapping[str, Any], trust: TrustStore |
     record = read_signature(folder)
     if record is None:
         if require:
-            raise SignatureError(f"{folder} is not signed (no {SIGNATURE_FILE}) and --require_signature is set: sign "
-                                 "it on the training side with scripts/sign_export.py sign")  # fmt: skip
+            raise SignatureError(
+                f"{folder} is not signed (no {SIGNATURE_FILE}) and --require_signature is set: sign "
+                "it on the training side with scripts/sign_export.py sign"
+            )
         return f"{folder}: unsigned (no {SIGNATURE_FILE}); its digest guards against accidents, not forgery"
     for field in ("metadata_sha256", "graph_sha256"):
         if record[field] != digest.get(field):
-            raise SignatureError(f"{path} signs {field} {record[field]}, but the export's is {digest.get(field)}: "
-                                 "the export changed after it was signed")  # fmt: skip
+            raise SignatureError(
+                f"{path} signs {field} {record[field]}, but the export's is {digest.get(field)}: "
+                "the export changed after it was signed"
+            )
     if trust is None:
         return f"{folder}: signed by key {record['key_id']}, NOT verified (no --trust given)"
     key = trust.keys.get(record["key_id"])
     if key is None:
-        raise SignatureError(f"{path} is signed by key {record['key_id']}, which is not in the trust store "
-                             f"(trusted: {', '.join(sorted(trust.keys))})")  # fmt: skip
+        raise SignatureError(
+            f"{path} is signed by key {record['key_id']}, which is not in the trust store "
+            f"(trusted: {', '.join(sorted(trust.keys))})"
+        )
     try:
         key.verify(base64.b64decode(record["signature"], validate=True), signed_message(digest))
     except Exception as err:  # InvalidSignature, or a signature that is not base64 / not 64 bytes

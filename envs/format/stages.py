@@ -102,9 +102,10 @@ class GroupStages:
             transmission_stiffness=tuple(s.transmission_stiffness for s in specs),
             transmission_damping=tuple(s.transmission_damping for s in specs),
             backlash=tuple(s.backlash for s in specs),
-            motor_inertia=tuple(0.0 if s.transmission_stiffness is None else s.transmission_motor_inertia
-                                for s in specs),
-        )  # fmt: skip
+            motor_inertia=tuple(
+                0.0 if s.transmission_stiffness is None else s.transmission_motor_inertia for s in specs
+            ),
+        )
         return stages if stages.trained() != ChainStages() else None
 
     def trained(self) -> ChainStages:

@@ -64,11 +64,17 @@ def gravity_feed_forward(source: str | None) -> dict[str, Any] | None:
     if source == "simulator":
         model = "the simulated (possibly randomized) robot's own inverse dynamics"
     else:
-        model = (f"the nominal robot model (the robot's URDF in example-robot-data, computed with {source}), which "
-                 "knows no payload or randomization")  # fmt: skip
-    return {"type": "gravity", "source": source, "model": model,
-            "equation": "tau_ff = g(q): the gravity torque of the term's joints at the measured q, recomputed every "
-                        "physics step"}  # fmt: skip
+        model = (
+            f"the nominal robot model (the robot's URDF in example-robot-data, computed with {source}), which "
+            "knows no payload or randomization"
+        )
+    return {
+        "type": "gravity",
+        "source": source,
+        "model": model,
+        "equation": "tau_ff = g(q): the gravity torque of the term's joints at the measured q, recomputed every "
+        "physics step",
+    }
 
 
 def _tau(feed_forward: dict[str, Any] | None) -> str:
@@ -83,15 +89,33 @@ def body_offset(offset: Any) -> dict[str, list[float]]:
     return {"pos": [f32(v) for v in offset.pos], "quat_wxyz": [w, x, y, z]}
 
 
-def description(type: str, joint_names: Sequence[str], params: dict[str, Any], equation: str, units: str,
-                feed_forward: dict[str, Any] | None) -> dict[str, Any]:  # fmt: skip
+def description(
+    type: str,
+    joint_names: Sequence[str],
+    params: dict[str, Any],
+    equation: str,
+    units: str,
+    feed_forward: dict[str, Any] | None,
+) -> dict[str, Any]:
     """What ``export_description()`` returns: the fields of the format's action term but its name and slice."""
-    return {"type": type, "joint_names": tuple(joint_names), "params": params, "equation": equation, "units": units,
-            "feed_forward": feed_forward}  # fmt: skip
+    return {
+        "type": type,
+        "joint_names": tuple(joint_names),
+        "params": params,
+        "equation": equation,
+        "units": units,
+        "feed_forward": feed_forward,
+    }
 
 
-def joint_position_offset(joint_names: Sequence[str], scale: Any, offset: Any, clip: Any,
-                          feed_forward: dict[str, Any] | None, ramp_s: float = 0.0) -> dict[str, Any]:  # fmt: skip
+def joint_position_offset(
+    joint_names: Sequence[str],
+    scale: Any,
+    offset: Any,
+    clip: Any,
+    feed_forward: dict[str, Any] | None,
+    ramp_s: float = 0.0,
+) -> dict[str, Any]:
     """``joint_position_offset``: q_target = clip(offset + scale·a), with ``ramp_s`` > 0 reached from the default pose
     over ``ramp_s`` seconds."""
     n = len(joint_names)
@@ -101,47 +125,65 @@ def joint_position_offset(joint_names: Sequence[str], scale: Any, offset: Any, c
     eq = f"q_target[j] = clip(offset[j] + scale[j] * {_A}, clip_min[j], clip_max[j]); qd_target[j] = 0; {tau}"
     if ramp_s > 0:
         params["ramp_s"] = ramp_s
-        eq += ("; for the first ramp_s after the start offset[j] is replaced by default_pos[j] + (offset[j] - "
-               "default_pos[j]) * min(1, k * policy_dt / ramp_s), k policy steps in")  # fmt: skip
+        eq += (
+            "; for the first ramp_s after the start offset[j] is replaced by default_pos[j] + (offset[j] - "
+            "default_pos[j]) * min(1, k * policy_dt / ramp_s), k policy steps in"
+        )
     return description("joint_position_offset", joint_names, params, eq, JOINT_UNITS, feed_forward)
 
 
-def rate_limited_params(n: int, scale: Any, offset: Any, clip: Any, v_max: Any, a_max: Any,
-                        max_error: Any) -> dict[str, Any]:  # fmt: skip
+def rate_limited_params(
+    n: int, scale: Any, offset: Any, clip: Any, v_max: Any, a_max: Any, max_error: Any
+) -> dict[str, Any]:
     """Parameters of an absolute joint target followed by the motion generator (``realgap.actuators.motion``)."""
     lo, hi = clip_bounds(clip, n)
-    return {"scale": per_joint(scale, n), "offset": per_joint(offset, n), "clip_min": lo, "clip_max": hi,
-            "max_velocity": per_joint(v_max, n), "max_acceleration": per_joint(a_max, n),
-            "max_following_error": optional_per_joint(max_error, n)}  # fmt: skip
+    return {
+        "scale": per_joint(scale, n),
+        "offset": per_joint(offset, n),
+        "clip_min": lo,
+        "clip_max": hi,
+        "max_velocity": per_joint(v_max, n),
+        "max_acceleration": per_joint(a_max, n),
+        "max_following_error": optional_per_joint(max_error, n),
+    }
 
 
-def joint_position_rate_limited(joint_names: Sequence[str], params: dict[str, Any],
-                                feed_forward: dict[str, Any] | None) -> dict[str, Any]:  # fmt: skip
+def joint_position_rate_limited(
+    joint_names: Sequence[str], params: dict[str, Any], feed_forward: dict[str, Any] | None
+) -> dict[str, Any]:
     """``joint_position_rate_limited``: the setpoint follows q* within the motion generator's limits each physics
     step (``params`` from :func:`rate_limited_params`)."""
-    eq = (f"q*[j] = clip(offset[j] + scale[j] * {_A}, clip_min[j], clip_max[j]) each policy step; each physics "
-          "step the setpoint s[j] follows q*[j] with |ds/dt| <= max_velocity[j], |d2s/dt2| <= max_acceleration[j] "
-          f"{_BOUND}(realgap.actuators.motion.limit_rate), at rest at the measured q after a reset; q_target[j] = "
-          f"s[j]; qd_target[j] = 0; {_tau(feed_forward)}")  # fmt: skip
+    eq = (
+        f"q*[j] = clip(offset[j] + scale[j] * {_A}, clip_min[j], clip_max[j]) each policy step; each physics "
+        "step the setpoint s[j] follows q*[j] with |ds/dt| <= max_velocity[j], |d2s/dt2| <= max_acceleration[j] "
+        f"{_BOUND}(realgap.actuators.motion.limit_rate), at rest at the measured q after a reset; q_target[j] = "
+        f"s[j]; qd_target[j] = 0; {_tau(feed_forward)}"
+    )
     return description("joint_position_rate_limited", joint_names, params, eq, JOINT_UNITS, feed_forward)
 
 
-def joint_position_delta(joint_names: Sequence[str], scale: Any, soft_limits: Any,
-                         feed_forward: dict[str, Any] | None) -> dict[str, Any]:  # fmt: skip
+def joint_position_delta(
+    joint_names: Sequence[str], scale: Any, soft_limits: Any, feed_forward: dict[str, Any] | None
+) -> dict[str, Any]:
     """``joint_position_delta``: increments integrated on the previous target, clipped to ``soft_limits`` (``(n, 2)``
     of env 0)."""
     n = len(joint_names)
-    params = {"scale": per_joint(scale, n),
-              "clip_min": [json_bound(f32(v)) for v in soft_limits[:, 0].tolist()],
-              "clip_max": [json_bound(f32(v)) for v in soft_limits[:, 1].tolist()],
-              "initial_target": "the measured joint positions at the reset"}  # fmt: skip
-    eq = (f"q_target_k[j] = clip(q_target_(k-1)[j] + scale[j] * {_A}, clip_min[j], clip_max[j]) at each policy "
-          f"step k (q_target_0 = initial_target); qd_target[j] = 0; {_tau(feed_forward)}")  # fmt: skip
+    params = {
+        "scale": per_joint(scale, n),
+        "clip_min": [json_bound(f32(v)) for v in soft_limits[:, 0].tolist()],
+        "clip_max": [json_bound(f32(v)) for v in soft_limits[:, 1].tolist()],
+        "initial_target": "the measured joint positions at the reset",
+    }
+    eq = (
+        f"q_target_k[j] = clip(q_target_(k-1)[j] + scale[j] * {_A}, clip_min[j], clip_max[j]) at each policy "
+        f"step k (q_target_0 = initial_target); qd_target[j] = 0; {_tau(feed_forward)}"
+    )
     return description("joint_position_delta", joint_names, params, eq, JOINT_UNITS, feed_forward)
 
 
-def joint_velocity(joint_names: Sequence[str], scale: Any, offset: Any,
-                   feed_forward: dict[str, Any] | None) -> dict[str, Any]:  # fmt: skip
+def joint_velocity(
+    joint_names: Sequence[str], scale: Any, offset: Any, feed_forward: dict[str, Any] | None
+) -> dict[str, Any]:
     """``joint_velocity``: qd_target = offset + scale·a."""
     n = len(joint_names)
     params = {"scale": per_joint(scale, n), "offset": per_joint(offset, n)}
@@ -149,8 +191,9 @@ def joint_velocity(joint_names: Sequence[str], scale: Any, offset: Any,
     return description("joint_velocity", joint_names, params, eq, VELOCITY_UNITS, feed_forward)
 
 
-def joint_effort(joint_names: Sequence[str], scale: Any, offset: Any,
-                 feed_forward: dict[str, Any] | None) -> dict[str, Any]:  # fmt: skip
+def joint_effort(
+    joint_names: Sequence[str], scale: Any, offset: Any, feed_forward: dict[str, Any] | None
+) -> dict[str, Any]:
     """``joint_effort``: tau_ff = offset + scale·a (+ the feed-forward)."""
     n = len(joint_names)
     params = {"scale": per_joint(scale, n), "offset": per_joint(offset, n)}
@@ -174,19 +217,32 @@ def binary_joint_position(
     """
     if clipped:
         raise TermDescriptionError("a clipped binary action is not part of the format")
-    params = {"open": [f32(v) for v in open_command.tolist()], "close": [f32(v) for v in close_command.tolist()],
-              "threshold": 0.0}  # fmt: skip
+    params = {
+        "open": [f32(v) for v in open_command.tolist()],
+        "close": [f32(v) for v in close_command.tolist()],
+        "threshold": 0.0,
+    }
     eq = "q_target[j] = close[j] if a[start] < threshold else open[j]; qd_target[j] = 0; tau_ff[j] = 0"
     if speed is not None:
         params["speed"] = [f32(v) for v in speed]
-        eq = ("goal[j] = close[j] if a[start] < threshold else open[j]; every physics step q_target[j] += "
-              "clip(goal[j] - q_target[j], -speed[j]*physics_dt, speed[j]*physics_dt), starting at the measured q[j] "
-              "after a reset; qd_target[j] = 0; tau_ff[j] = 0")  # fmt: skip
+        eq = (
+            "goal[j] = close[j] if a[start] < threshold else open[j]; every physics step q_target[j] += "
+            "clip(goal[j] - q_target[j], -speed[j]*physics_dt, speed[j]*physics_dt), starting at the measured q[j] "
+            "after a reset; qd_target[j] = 0; tau_ff[j] = 0"
+        )
     return description("binary_joint_position", joint_names, params, eq, JOINT_UNITS, None)
 
 
-def ee_pose_delta(joint_names: Sequence[str], body: str, offset_cfg: Any, scale: Any, offset: Any, dim: int,
-                  controller: dict[str, Any], feed_forward: dict[str, Any] | None) -> dict[str, Any]:  # fmt: skip
+def ee_pose_delta(
+    joint_names: Sequence[str],
+    body: str,
+    offset_cfg: Any,
+    scale: Any,
+    offset: Any,
+    dim: int,
+    controller: dict[str, Any],
+    feed_forward: dict[str, Any] | None,
+) -> dict[str, Any]:
     """``ee_pose_delta``: relative pose commands of the controlled frame, differential IK every physics step.
 
     Args:
@@ -196,43 +252,59 @@ def ee_pose_delta(joint_names: Sequence[str], body: str, offset_cfg: Any, scale:
         TermDescriptionError: Absolute or position-only commands.
     """
     if controller["command_type"] != "pose" or not controller["use_relative_mode"]:
-        raise TermDescriptionError(f"differential IK with command_type {controller['command_type']!r}, "
-                                   f"relative={controller['use_relative_mode']} is not part of the format "
-                                   "(only relative pose commands)")  # fmt: skip
+        raise TermDescriptionError(
+            f"differential IK with command_type {controller['command_type']!r}, "
+            f"relative={controller['use_relative_mode']} is not part of the format "
+            "(only relative pose commands)"
+        )
     method, ik_params = controller["ik_method"], controller["ik_params"] or {}
     rest = {k: v for k, v in controller.items() if k not in ("class_type", "ik_method", "ik_params")}
     params = {
         "body": body,
         "body_offset": body_offset(offset_cfg),
         "frame": "the robot's root body frame (robot.root_body): positions and rotations of the controlled frame "
-                 "(body + body_offset, the tool centre point) relative to the root body",
+        "(body + body_offset, the tool centre point) relative to the root body",
         "command": "pose increment: d = offset + scale * a[start:stop]; d[0:3] translation (m), d[3:6] rotation "
-                   "vector (axis · angle, rad), both in the root body frame",
-        "scale": per_joint(scale, dim), "offset": per_joint(offset, dim),
+        "vector (axis · angle, rad), both in the root body frame",
+        "scale": per_joint(scale, dim),
+        "offset": per_joint(offset, dim),
         "ik": {"method": method, "params": dict(ik_params), "controller": rest},
         "rate": "the target pose is set once per policy step from the controlled frame's pose then; the IK step "
-                "runs every physics step from the measured q and the frame's geometric Jacobian",
-    }  # fmt: skip
+        "runs every physics step from the measured q and the frame's geometric Jacobian",
+    }
     lam = ik_params.get("lambda_val")
-    solve = (f"dq = J^T (J J^T + lambda^2 I)^-1 e with lambda = {lam:g}" if method == "dls" and lam is not None
-             else f"dq from e and J by Isaac Lab's DifferentialIKController, method '{method}'")  # fmt: skip
-    eq = ("each policy step: p* = p + d[0:3], R* = Exp(d[3:6]) · R (p, R: the controlled frame's pose in the root "
-          "frame); each physics step: e = (p* - p, Log(R* · R^T)), J = the frame's 6 x n geometric Jacobian in the "
-          f"root frame, {solve}; q_target = q + dq; qd_target = 0; {_tau(feed_forward)}")  # fmt: skip
+    solve = (
+        f"dq = J^T (J J^T + lambda^2 I)^-1 e with lambda = {lam:g}"
+        if method == "dls" and lam is not None
+        else f"dq from e and J by Isaac Lab's DifferentialIKController, method '{method}'"
+    )
+    eq = (
+        "each policy step: p* = p + d[0:3], R* = Exp(d[3:6]) · R (p, R: the controlled frame's pose in the root "
+        "frame); each physics step: e = (p* - p, Log(R* · R^T)), J = the frame's 6 x n geometric Jacobian in the "
+        f"root frame, {solve}; q_target = q + dq; qd_target = 0; {_tau(feed_forward)}"
+    )
     units = "d: m (translation), rad (rotation vector); q_target: rad for hinge joints, m for slide joints"
     return description("ee_pose_delta", joint_names, params, eq, units, feed_forward)
 
 
-def joint_computed_torque(joint_names: Sequence[str], params: dict[str, Any], kp: float, kd: float, coriolis: bool,
-                          feed_forward: dict[str, Any] | None) -> dict[str, Any]:  # fmt: skip
+def joint_computed_torque(
+    joint_names: Sequence[str],
+    params: dict[str, Any],
+    kp: float,
+    kd: float,
+    coriolis: bool,
+    feed_forward: dict[str, Any] | None,
+) -> dict[str, Any]:
     """``joint_computed_torque`` (the deploy runtime refuses it: it needs the robot's dynamics model); ``params`` from
     :func:`rate_limited_params`."""
     h = "C(q, qd)·qd + g(q)" if coriolis else "g(q)"
     params = {**params, "kp": f32(kp), "kd": f32(kd), "model": SIMULATOR_MODEL}
-    eq = ("q* = clip(offset + scale * a[start:stop], clip_min, clip_max) each policy step; each physics step the "
-          "setpoint s follows q* within max_velocity, max_acceleration and max_following_error (as "
-          "joint_position_rate_limited); "
-          f"tau = M(q) (kp (s - q) - kd qd) + {h}; q_target, qd_target unused (the arm's kp = kd = 0)")  # fmt: skip
+    eq = (
+        "q* = clip(offset + scale * a[start:stop], clip_min, clip_max) each policy step; each physics step the "
+        "setpoint s follows q* within max_velocity, max_acceleration and max_following_error (as "
+        "joint_position_rate_limited); "
+        f"tau = M(q) (kp (s - q) - kd qd) + {h}; q_target, qd_target unused (the arm's kp = kd = 0)"
+    )
     return description("joint_computed_torque", joint_names, params, eq, TORQUE_UNITS, feed_forward)
 
 
@@ -244,16 +316,22 @@ def ee_impedance(
     params = {
         "body": body,
         "body_offset": body_offset(cfg.body_offset),
-        "position_scale": f32(cfg.position_scale), "orientation_scale": f32(cfg.orientation_scale),
+        "position_scale": f32(cfg.position_scale),
+        "orientation_scale": f32(cfg.orientation_scale),
         "stiffness": [f32(v) for v in ctrl.motion_stiffness_task],
         "damping_ratio": [f32(v) for v in ctrl.motion_damping_ratio_task],
-        "nullspace": {"control": ctrl.nullspace_control, "stiffness": f32(ctrl.nullspace_stiffness),
-                      "damping_ratio": f32(ctrl.nullspace_damping_ratio),
-                      "target": cfg.nullspace_joint_pos_target},
+        "nullspace": {
+            "control": ctrl.nullspace_control,
+            "stiffness": f32(ctrl.nullspace_stiffness),
+            "damping_ratio": f32(ctrl.nullspace_damping_ratio),
+            "target": cfg.nullspace_joint_pos_target,
+        },
         "model": SIMULATOR_MODEL,
-    }  # fmt: skip
-    eq = ("each policy step: x* = x (+) (position_scale * a[0:3], orientation_scale * a[3:6]) (the controlled frame's "
-          "pose in the root frame); each physics step: e = (p* - p, axis-angle of R* R^T), "
-          "tau = J^T (Kx e - Dx xd) + g(q) + (I - J^T J^+T) M(q) (kn (q0 - q) - dn qd), Kx = diag(stiffness), "
-          "Dx = 2 damping_ratio sqrt(Kx) (Isaac Lab's OperationalSpaceController, no inertial decoupling)")  # fmt: skip
+    }
+    eq = (
+        "each policy step: x* = x (+) (position_scale * a[0:3], orientation_scale * a[3:6]) (the controlled frame's "
+        "pose in the root frame); each physics step: e = (p* - p, axis-angle of R* R^T), "
+        "tau = J^T (Kx e - Dx xd) + g(q) + (I - J^T J^+T) M(q) (kn (q0 - q) - dn qd), Kx = diag(stiffness), "
+        "Dx = 2 damping_ratio sqrt(Kx) (Isaac Lab's OperationalSpaceController, no inertial decoupling)"
+    )
     return description("ee_impedance", joint_names, params, eq, TORQUE_UNITS, feed_forward)

@@ -53,8 +53,11 @@ def physical_problems(meta: PolicyMetadata) -> list[str]:
     """What in ``meta`` no physical robot can have: gains, torques and limits, each named by its field and joint."""
     out = []
     for g in meta.actuator_groups:
-        for what, values, ok in (("kp", g.kp, lambda v: v > 0), ("kd", g.kd, lambda v: v >= 0),
-                                 ("peak_torque", g.peak_torque, lambda v: v > 0)):  # fmt: skip
+        for what, values, ok in (
+            ("kp", g.kp, lambda v: v > 0),
+            ("kd", g.kd, lambda v: v >= 0),
+            ("peak_torque", g.peak_torque, lambda v: v > 0),
+        ):
             for joint, v in zip(g.joint_names, values, strict=True):
                 if not (math.isfinite(v) and ok(v)):
                     sign = ">= 0" if what == "kd" else "> 0"
@@ -90,8 +93,10 @@ def load_verified(path: str | Path) -> tuple[PolicyMetadata, Path]:
     folder = path if path.is_dir() else path.parent
     onnx_path, json_path = folder / ONNX_FILE, folder / JSON_FILE
     if not onnx_path.is_file():
-        raise FileNotFoundError(f"no policy.onnx at {folder}: an export folder holds policy.onnx and policy.json "
-                                "(scripts/export.py writes both)")  # fmt: skip
+        raise FileNotFoundError(
+            f"no policy.onnx at {folder}: an export folder holds policy.onnx and policy.json "
+            "(scripts/export.py writes both)"
+        )
     try:
         props = ort.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"]).get_modelmeta()
     except Exception as err:  # onnxruntime raises its own types for a file that is not an ONNX model
@@ -103,19 +108,27 @@ def load_verified(path: str | Path) -> tuple[PolicyMetadata, Path]:
     embedded = _json(embedded_text, f"the metadata embedded in {onnx_path}")
     check_format(embedded, str(onnx_path))  # an old format gets the upgrade command, not a list of differences
     if not json_path.is_file():
-        raise FileNotFoundError(f"no policy.json at {folder}: an export folder holds policy.onnx and policy.json "
-                                "(scripts/export.py writes both)")  # fmt: skip
+        raise FileNotFoundError(
+            f"no policy.json at {folder}: an export folder holds policy.onnx and policy.json "
+            "(scripts/export.py writes both)"
+        )
     from_json = _json(json_path.read_text(), str(json_path))
     diff = differences(from_json, embedded)
     if diff:
-        raise ExportIntegrityError(f"{json_path} differs from the metadata embedded in {onnx_path} "
-                                   "(policy.json vs policy.onnx):\n  - " + "\n  - ".join(diff))  # fmt: skip
+        raise ExportIntegrityError(
+            f"{json_path} differs from the metadata embedded in {onnx_path} "
+            "(policy.json vs policy.onnx):\n  - " + "\n  - ".join(diff)
+        )
     recorded = props.custom_metadata_map.get(INTEGRITY_KEY)
     if recorded is None:
         raise ExportIntegrityError(f"{onnx_path} carries no integrity digest ('{INTEGRITY_KEY}'): {UPGRADE_HINT}")
     try:
-        check(_json(recorded, f"'{INTEGRITY_KEY}' of {onnx_path}"), embedded, onnx_graph_bytes(onnx_path.read_bytes()),
-              str(onnx_path))  # fmt: skip
+        check(
+            _json(recorded, f"'{INTEGRITY_KEY}' of {onnx_path}"),
+            embedded,
+            onnx_graph_bytes(onnx_path.read_bytes()),
+            str(onnx_path),
+        )
         check_sums(folder)
     except IntegrityError as err:
         raise ExportIntegrityError(str(err)) from err
@@ -189,7 +202,8 @@ def load_policy(path: str | Path) -> tuple[PolicyMetadata, OnnxPolicy]:
     path = Path(path)
     onnx_path = path / "policy.onnx" if path.is_dir() else path
     if not onnx_path.is_file():
-        raise FileNotFoundError(f"no policy at {path}: expected an export folder with policy.onnx (and policy.json), "
-                                "or a policy.onnx file")  # fmt: skip
+        raise FileNotFoundError(
+            f"no policy at {path}: expected an export folder with policy.onnx (and policy.json), or a policy.onnx file"
+        )
     meta, onnx_path = load_verified(onnx_path)  # policy.json, policy.onnx and their digest must agree
     return meta, OnnxPolicy(onnx_path)

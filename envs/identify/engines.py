@@ -54,15 +54,17 @@ def run_family(seed: int, joints: Sequence[str], drives: str, max_iters: int) ->
 
     meta, _ = load_verified("configs/policies/balance_g1")
     robot = HiddenRobot(meta, seed=seed, drives=drives)
-    plan = ExcitationPlan(tuple(joints), step_rad=tuple(0.08 for _ in joints), step_hold_s=0.3, chirp_s=2.0,
-                          rest_s=0.2)  # fmt: skip
+    plan = ExcitationPlan(tuple(joints), step_rad=tuple(0.08 for _ in joints), step_hold_s=0.3, chirp_s=2.0, rest_s=0.2)
     log = run_excitation(meta, robot, plan, root_pos_w=robot.root_pos_w)
     t = robot.truth
     truth = {}
     for name in joints:
         i = meta.joint_names.index(name)
-        truth[name] = {"armature": float(t.armature[i]), "coulomb": float(t.coulomb_nm[i]),
-                       "viscous": float(t.viscous_nms[i])}  # fmt: skip
+        truth[name] = {
+            "armature": float(t.armature[i]),
+            "coulomb": float(t.coulomb_nm[i]),
+            "viscous": float(t.viscous_nms[i]),
+        }
     return compare_engines(log, truth, max_iters=max_iters)
 
 
@@ -78,12 +80,22 @@ def markdown(report: Mapping[str, Any]) -> str:
     lines = []
     for family, r in report["families"].items():
         head = "| joint | parameter | truth | realgap | error | mujoco.sysid | error |"
-        lines += [f"**{family} drives** (hidden G1 seed {report['seed']}, {r['samples']} samples)", "", head,
-                  "|---|---|---|---|---|---|---|"]  # fmt: skip
+        lines += [
+            f"**{family} drives** (hidden G1 seed {report['seed']}, {r['samples']} samples)",
+            "",
+            head,
+            "|---|---|---|---|---|---|---|",
+        ]
         for row in r["rows"]:
-            lines.append(f"| {row['joint']} | {row['parameter']} | {num(row['truth'])} | {num(row['realgap'])} | "
-                         f"{pct(row['realgap_rel_error'])} | {num(row['mujoco_sysid'])} | "
-                         f"{pct(row['mujoco_sysid_rel_error'])} |")  # fmt: skip
-        lines += ["", f"Fit time: realgap {r['realgap_fit_s']:.1f} s, mujoco.sysid {r['mujoco_sysid_fit_s']:.1f} s "
-                  f"(final residual RMS {r['mujoco_sysid_residual_rms']:.3g}).", ""]  # fmt: skip
+            lines.append(
+                f"| {row['joint']} | {row['parameter']} | {num(row['truth'])} | {num(row['realgap'])} | "
+                f"{pct(row['realgap_rel_error'])} | {num(row['mujoco_sysid'])} | "
+                f"{pct(row['mujoco_sysid_rel_error'])} |"
+            )
+        lines += [
+            "",
+            f"Fit time: realgap {r['realgap_fit_s']:.1f} s, mujoco.sysid {r['mujoco_sysid_fit_s']:.1f} s "
+            f"(final residual RMS {r['mujoco_sysid_residual_rms']:.3g}).",
+            "",
+        ]
     return "\n".join(lines)

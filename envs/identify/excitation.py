@@ -93,8 +93,10 @@ def excitation_targets(meta: PolicyMetadata, plan: ExcitationPlan) -> tuple[np.n
     if min(plan.step_hold_s, plan.chirp_s, plan.rest_s) <= 0 or not 0 < plan.chirp_f0_hz <= plan.chirp_f1_hz:
         raise ValueError("excitation: durations must be > 0 s and 0 < chirp_f0_hz <= chirp_f1_hz")
     if plan.chirp_f1_hz > 0.25 / dt:
-        raise ValueError(f"excitation: chirp_f1_hz {plan.chirp_f1_hz:g} Hz is above a quarter of the policy rate "
-                         f"({0.25 / dt:g} Hz); the held targets could not follow it")  # fmt: skip
+        raise ValueError(
+            f"excitation: chirp_f1_hz {plan.chirp_f1_hz:g} Hz is above a quarter of the policy rate "
+            f"({0.25 / dt:g} Hz); the held targets could not follow it"
+        )
     default = np.asarray(meta.default_joint_pos, dtype=float)
     steps_a, chirp_a = plan.amplitudes("step_rad"), plan.amplitudes("chirp_rad")
     rest, hold = round(plan.rest_s / dt), round(plan.step_hold_s / dt)
@@ -111,8 +113,16 @@ def excitation_targets(meta: PolicyMetadata, plan: ExcitationPlan) -> tuple[np.n
                 f"excitation of '{joint}': amplitude {amp:g} rad does not fit its range around the "
                 f"default {default[j]:g} rad (room {room:g} rad after the {plan.margin_rad:g} rad margin)"
             )
-        offsets = np.concatenate([np.zeros(rest), np.full(hold, steps_a[k]), np.full(hold, -steps_a[k]), np.zeros(hold),
-                                  chirp_a[k] * chirp, np.zeros(rest)])  # fmt: skip
+        offsets = np.concatenate(
+            [
+                np.zeros(rest),
+                np.full(hold, steps_a[k]),
+                np.full(hold, -steps_a[k]),
+                np.zeros(hold),
+                chirp_a[k] * chirp,
+                np.zeros(rest),
+            ]
+        )
         q = np.tile(default, (offsets.size, 1))
         q[:, j] += offsets
         rows.append(q)
@@ -131,8 +141,14 @@ def implied_action(meta: PolicyMetadata, q_target: np.ndarray) -> np.ndarray:
     return action
 
 
-def run_excitation(meta: PolicyMetadata, robot: Robot, plan: ExcitationPlan, *, fixed_base: bool = True,
-                   root_pos_w: Sequence[float] | None = None) -> RobotLog:  # fmt: skip
+def run_excitation(
+    meta: PolicyMetadata,
+    robot: Robot,
+    plan: ExcitationPlan,
+    *,
+    fixed_base: bool = True,
+    root_pos_w: Sequence[float] | None = None,
+) -> RobotLog:
     """Drive ``robot`` through the plan with the deploy runtime (its command path, rates and log) and return the log.
 
     The policy is bypassed: each policy period the plan's targets are written where the action terms would write
@@ -143,8 +159,15 @@ def run_excitation(meta: PolicyMetadata, robot: Robot, plan: ExcitationPlan, *, 
     tau_source = "commanded" if robot.command_mode == "torque" else "measured"
     if robot.command_mode != "torque" and robot.read_torque() is None:
         tau_source = "none"
-    recorder = LogRecorder(meta, robot.control_dt, robot.command_mode, tau_source, source="excitation",
-                           fixed_base=fixed_base, root_pos_w=root_pos_w)  # fmt: skip
+    recorder = LogRecorder(
+        meta,
+        robot.control_dt,
+        robot.command_mode,
+        tau_source,
+        source="excitation",
+        fixed_base=fixed_base,
+        root_pos_w=root_pos_w,
+    )
     runtime = DeployRuntime(meta, robot, None, command_delay=False, log=recorder)
     for q_target, seg in zip(q_plan, segment, strict=True):
         runtime.q_target[:] = q_target

@@ -73,9 +73,15 @@ def _unit_chain_response(log: RobotLog, delay: int, kp: float, kd: float) -> np.
     ``delay``-step bus, against the logged ``q``, ``q̇``. Shape: ``(T, J)`` torques."""
     n = len(log.joint_names)
     inf = np.full(n, np.inf)
-    params = JointParams(kp=np.full(n, kp), kd=np.full(n, kd), peak_torque=inf, no_load_speed=inf,
-                         coulomb_friction=np.zeros(n), viscous_friction=np.zeros(n),
-                         friction_velocity_scale=np.ones(n))  # fmt: skip
+    params = JointParams(
+        kp=np.full(n, kp),
+        kd=np.full(n, kd),
+        peak_torque=inf,
+        no_load_speed=inf,
+        coulomb_friction=np.zeros(n),
+        viscous_friction=np.zeros(n),
+        friction_velocity_scale=np.ones(n),
+    )
     chain = ActuatorChain(params, ChainTiming(log.control_dt), 1, delay_steps=(delay, delay))
     zeros = np.zeros((1, n))
     out = np.empty_like(log.q)
@@ -103,8 +109,10 @@ def _lowpass(x: np.ndarray, samples: np.ndarray, filter_hz: float | None, dt: fl
 def check_filter(filter_hz: float | None, dt: float) -> None:
     """Refuse a corner that is not a positive frequency below the log's Nyquist rate (names both)."""
     if filter_hz is not None and not (np.isfinite(filter_hz) and 0 < filter_hz < 0.5 / dt):
-        raise ValueError(f"filter_hz {filter_hz:g} Hz: give a corner above 0 and below the log's Nyquist rate "
-                         f"{0.5 / dt:g} Hz (samples every {dt:g} s)")  # fmt: skip
+        raise ValueError(
+            f"filter_hz {filter_hz:g} Hz: give a corner above 0 and below the log's Nyquist rate "
+            f"{0.5 / dt:g} Hz (samples every {dt:g} s)"
+        )
 
 
 def _ols(x: np.ndarray, y: np.ndarray, correlated: float = 1.0) -> tuple[np.ndarray, np.ndarray, float]:
@@ -129,8 +137,9 @@ def _envelope(qd: np.ndarray, sign: np.ndarray, no_load_speed: float) -> np.ndar
     return np.where(sign > 0, np.clip(1.0 - r, 0.0, 1.0), np.clip(-1.0 - r, -1.0, 0.0))
 
 
-def _gains_and_limit(fit: JointFit, log: RobotLog, e: np.ndarray, no_load_speed: float,
-                     filter_hz: float | None = None) -> float:  # fmt: skip
+def _gains_and_limit(
+    fit: JointFit, log: RobotLog, e: np.ndarray, no_load_speed: float, filter_hz: float | None = None
+) -> float:
     """kp, kd (OLS on unsaturated samples) and the torque limit (saturated samples) of one joint; returns the RSS."""
     j, s = fit.index, fit.samples
     tau, x = log.tau[s, j], np.stack([e[s, j], -log.qd[s, j]], axis=1)
@@ -163,8 +172,9 @@ def _gains_and_limit(fit: JointFit, log: RobotLog, e: np.ndarray, no_load_speed:
     fit.estimates["kp"] = Estimate(float(beta[0]), float(std[0]), "N·m/rad", f"OLS on τ (commanded {cmd_kp:g})")
     fit.estimates["kd"] = Estimate(float(beta[1]), float(std[1]), "N·m·s/rad", f"OLS on τ (commanded {cmd_kd:g})")
     if n_sat >= 3:
-        fit.estimates["torque_limit"] = Estimate(limit, float(np.std(peaks) / np.sqrt(n_sat)), "N·m",
-                                                 f"{n_sat} saturated samples")  # fmt: skip
+        fit.estimates["torque_limit"] = Estimate(
+            limit, float(np.std(peaks) / np.sqrt(n_sat)), "N·m", f"{n_sat} saturated samples"
+        )
         fit.tau_predicted[s] = np.clip(x @ beta, -limit, limit)
     else:
         fit.estimates["torque_limit"] = Estimate.missing(
@@ -185,8 +195,10 @@ def _plant(fit: JointFit, log: RobotLog, tau_rb: np.ndarray, filter_hz: float | 
     pos, neg = int((moving & (qd_next > 0)).sum()), int((moving & (qd_next < 0)).sum())
     y = y_all[moving]
     if min(pos, neg) < MIN_REVERSALS:
-        reason = (f"velocity above {MIN_VELOCITY} rad/s in one direction only ({pos} samples > 0, {neg} < 0): Coulomb "
-                  "friction and a torque offset cannot be told apart")  # fmt: skip
+        reason = (
+            f"velocity above {MIN_VELOCITY} rad/s in one direction only ({pos} samples > 0, {neg} < 0): Coulomb "
+            "friction and a torque offset cannot be told apart"
+        )
         fit.estimates["coulomb"] = Estimate.missing("N·m", reason)
         x = np.stack([qdd[moving], qd_next[moving]], axis=1)
         names = ("armature", "viscous")
@@ -202,17 +214,25 @@ def _plant(fit: JointFit, log: RobotLog, tau_rb: np.ndarray, filter_hz: float | 
                 f"too little excitation: {b:.3g} ± {sd:.2g} {units[name]} (std above {MAX_REL_STD:.0%} of the value)",
             )
         else:
-            fit.estimates[name] = Estimate(float(b), float(sd), units[name], f"OLS on τ − τ_rb, {int(moving.sum())} "
-                                           "sliding samples")  # fmt: skip
+            fit.estimates[name] = Estimate(
+                float(b), float(sd), units[name], f"OLS on τ − τ_rb, {int(moving.sum())} sliding samples"
+            )
 
 
 def _plant_missing(fit: JointFit, reason: str) -> None:
-    fit.estimates |= {k: Estimate.missing(u, reason) for k, u in (("armature", "kg·m²"), ("coulomb", "N·m"),
-                                                                    ("viscous", "N·m·s/rad"))}  # fmt: skip
+    fit.estimates |= {
+        k: Estimate.missing(u, reason) for k, u in (("armature", "kg·m²"), ("coulomb", "N·m"), ("viscous", "N·m·s/rad"))
+    }
 
 
-def identify(log: RobotLog, joints: Sequence[str] | None = None, *, max_delay_steps: int = 6,
-             replay: bool = True, filter_hz: float | None = None) -> Identification:  # fmt: skip
+def identify(
+    log: RobotLog,
+    joints: Sequence[str] | None = None,
+    *,
+    max_delay_steps: int = 6,
+    replay: bool = True,
+    filter_hz: float | None = None,
+) -> Identification:
     """Identify the actuator parameters of ``joints`` (default: every joint the log excited, else every joint).
 
     ``filter_hz``: corner of the zero-phase low-pass applied to both sides of the torque regressions (noisy sensors;
@@ -254,8 +274,12 @@ def identify(log: RobotLog, joints: Sequence[str] | None = None, *, max_delay_st
         ranked = sorted(rss_by_delay, key=rss_by_delay.get)
         best = ranked[0]
         ratio = rss_by_delay[ranked[1]] / max(rss_by_delay[best], 1e-300)
-        delay = Estimate(float(best), 0.0, "physics steps", f"discrete search 0..{max_delay_steps}; next best d="
-                         f"{ranked[1]} has {ratio:.3g}× the residual")  # fmt: skip
+        delay = Estimate(
+            float(best),
+            0.0,
+            "physics steps",
+            f"discrete search 0..{max_delay_steps}; next best d={ranked[1]} has {ratio:.3g}× the residual",
+        )
         e = _unit_chain_response(log, best, 1.0, 0.0)
         for fit in fits:
             _gains_and_limit(fit, log, e, no_load[fit.joint], filter_hz)
@@ -266,8 +290,11 @@ def identify(log: RobotLog, joints: Sequence[str] | None = None, *, max_delay_st
                 _plant(fit, log, tau_rb, filter_hz)
         else:
             for fit in fits:
-                _plant_missing(fit, "floating base: contact forces and the base state are not logged, so the "
-                                    "rigid-body torque is unknown")  # fmt: skip
+                _plant_missing(
+                    fit,
+                    "floating base: contact forces and the base state are not logged, so the "
+                    "rigid-body torque is unknown",
+                )
     else:
         delay = Estimate.missing("physics steps", "set by the replay fit below")
         notes.append("no torque channel: every parameter comes from the replay fit of q (kd includes viscous friction)")
@@ -276,8 +303,10 @@ def identify(log: RobotLog, joints: Sequence[str] | None = None, *, max_delay_st
     elif log.tau is None:
         delay = Estimate.missing("physics steps", "no torque channel and no welded base: neither fit applies")
     if abs(log.control_dt - log.physics_dt) > 1e-9:
-        notes.append(f"log sampled every {log.control_dt:g} s, training physics step {log.physics_dt:g} s: the delay "
-                     "is in log samples")  # fmt: skip
+        notes.append(
+            f"log sampled every {log.control_dt:g} s, training physics step {log.physics_dt:g} s: the delay "
+            "is in log samples"
+        )
     return Identification(delay, rss_by_delay, fits, log.control_dt, notes)
 
 

@@ -58,9 +58,11 @@ class LogQuality:
     def line(self) -> str:
         """One line for the command's output."""
         share = self.inconsistent / max(self.moving, 1)
-        return (f"log timing: {self.rate_hz:g} Hz (export: {self.expected_hz or 'n/a'} Hz), {self.moving} moving "
-                f"samples, {self.repeated} repeated, {self.inconsistent} ({share:.2%}) with a position step that "
-                "disagrees with the velocity")  # fmt: skip
+        return (
+            f"log timing: {self.rate_hz:g} Hz (export: {self.expected_hz or 'n/a'} Hz), {self.moving} moving "
+            f"samples, {self.repeated} repeated, {self.inconsistent} ({share:.2%}) with a position step that "
+            "disagrees with the velocity"
+        )
 
 
 def log_quality(log: RobotLog, bounds: LogBounds = DEFAULT_BOUNDS) -> LogQuality:
@@ -92,9 +94,11 @@ def log_quality(log: RobotLog, bounds: LogBounds = DEFAULT_BOUNDS) -> LogQuality
         )
     n = int(moving.sum())
     if n and inconsistent > bounds.max_inconsistent_fraction * n:
-        problems.append(f"{inconsistent} of {n} moving samples ({inconsistent / n:.1%}; at most "
-                        f"{bounds.max_inconsistent_fraction:.1%}) move by another distance than their velocity says: "
-                        "skipped or late samples")  # fmt: skip
+        problems.append(
+            f"{inconsistent} of {n} moving samples ({inconsistent / n:.1%}; at most "
+            f"{bounds.max_inconsistent_fraction:.1%}) move by another distance than their velocity says: "
+            "skipped or late samples"
+        )
     return LogQuality(n, repeated, inconsistent, 1.0 / dt, expected, tuple(problems))
 
 
@@ -117,8 +121,10 @@ def check_log_quality(log: RobotLog, source: str, bounds: LogBounds = DEFAULT_BO
     """
     quality = log_quality(log, bounds)
     if quality.problems:
-        raise LogQualityError(f"{source}: the log's timing cannot be trusted for a fit:\n  - "
-                              + "\n  - ".join(quality.problems)
-                              + "\n(record it again on a quieter machine, or pass --accept_log_problems to fit it "
-                              "anyway with the problems recorded in the spec)")  # fmt: skip
+        raise LogQualityError(
+            f"{source}: the log's timing cannot be trusted for a fit:\n  - "
+            + "\n  - ".join(quality.problems)
+            + "\n(record it again on a quieter machine, or pass --accept_log_problems to fit it "
+            "anyway with the problems recorded in the spec)"
+        )
     return quality

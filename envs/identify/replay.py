@@ -37,19 +37,36 @@ class ReplayModel:
         self.robot = MujocoRobot.for_policy(meta, fixed_base=True, hang_m=hang)
         m = self.robot.model
         self.vadr, self.qadr = self.robot.dof_adr, self.robot.qpos_adr
-        self.nominal = {"armature": m.dof_armature[self.vadr].copy(), "coulomb": m.dof_frictionloss[self.vadr].copy(),
-                        "viscous": m.dof_damping[self.vadr].copy()}  # fmt: skip
+        self.nominal = {
+            "armature": m.dof_armature[self.vadr].copy(),
+            "coulomb": m.dof_frictionloss[self.vadr].copy(),
+            "viscous": m.dof_damping[self.vadr].copy(),
+        }
         self.params = dataclasses.replace(
             meta.actuator_groups[0].joint_params(),
-            **{k: np.concatenate([getattr(g.joint_params(), k) for g in meta.actuator_groups])
-               for k in ("kp", "kd", "peak_torque", "no_load_speed", "coulomb_friction", "viscous_friction",
-                         "friction_velocity_scale")},
-        )  # fmt: skip
+            **{
+                k: np.concatenate([getattr(g.joint_params(), k) for g in meta.actuator_groups])
+                for k in (
+                    "kp",
+                    "kd",
+                    "peak_torque",
+                    "no_load_speed",
+                    "coulomb_friction",
+                    "viscous_friction",
+                    "friction_velocity_scale",
+                )
+            },
+        )
         order = [j for g in meta.actuator_groups for j in g.joint_names]
         perm = np.array([order.index(j) for j in log.joint_names])
-        self.params = dataclasses.replace(self.params, **{f.name: getattr(self.params, f.name)[perm]
-                                                          for f in dataclasses.fields(self.params)
-                                                          if getattr(self.params, f.name) is not None})  # fmt: skip
+        self.params = dataclasses.replace(
+            self.params,
+            **{
+                f.name: getattr(self.params, f.name)[perm]
+                for f in dataclasses.fields(self.params)
+                if getattr(self.params, f.name) is not None
+            },
+        )
 
 
 def rigid_body_torque(model: ReplayModel, log: RobotLog) -> np.ndarray:
@@ -71,8 +88,15 @@ def rigid_body_torque(model: ReplayModel, log: RobotLog) -> np.ndarray:
     return out
 
 
-def replay(model: ReplayModel, log: RobotLog, fit: JointFit, theta: dict[str, float], delay: int,
-           kp_scale: np.ndarray, kd_scale: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+def replay(
+    model: ReplayModel,
+    log: RobotLog,
+    fit: JointFit,
+    theta: dict[str, float],
+    delay: int,
+    kp_scale: np.ndarray,
+    kd_scale: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
     """Simulate ``fit``'s segment with its joint's parameters ``theta`` (kp, kd, armature, coulomb, viscous, and
     optionally torque_limit); the other joints keep the commanded gains × ``kp_scale``/``kd_scale`` and the
     datasheet plant. Returns the joint's ``q`` and ``τ`` over the segment."""
@@ -125,9 +149,14 @@ def fit_replay(log: RobotLog, fits: list[JointFit], delay: Estimate, max_delay: 
     if log.tau is not None:
         kp_s, kd_s = _scales(log, fits)
         for f in fits:
-            theta = {k: (f.estimates[k].value if f.estimates.get(k) and f.estimates[k].identifiable else
-                         model.nominal.get(k, [0.0] * (f.index + 1))[f.index])
-                     for k in ("kp", "kd", "armature", "coulomb", "viscous")}  # fmt: skip
+            theta = {
+                k: (
+                    f.estimates[k].value
+                    if f.estimates.get(k) and f.estimates[k].identifiable
+                    else model.nominal.get(k, [0.0] * (f.index + 1))[f.index]
+                )
+                for k in ("kp", "kd", "armature", "coulomb", "viscous")
+            }
             if f.estimates["torque_limit"].identifiable:
                 theta["torque_limit"] = f.estimates["torque_limit"].value
             q, _ = replay(model, log, f, theta, int(delay.value), kp_s, kd_s)
@@ -151,8 +180,14 @@ def fit_replay(log: RobotLog, fits: list[JointFit], delay: Estimate, max_delay: 
                 q, _ = replay(model, log, f, theta, d, kp_s, kd_s)
                 return (q - log.q[f.samples, f.index]) / Q_SCALE
 
-            res = least_squares(residual, x0, bounds=(np.zeros(4), np.full(4, np.inf)), x_scale=np.abs(x0) + 1e-3,
-                                diff_step=1e-3, max_nfev=40)  # fmt: skip
+            res = least_squares(
+                residual,
+                x0,
+                bounds=(np.zeros(4), np.full(4, np.inf)),
+                x_scale=np.abs(x0) + 1e-3,
+                diff_step=1e-3,
+                max_nfev=40,
+            )
             total += float(np.sum(res.fun**2))
             results.append(res)
         best_by_delay[d] = (total, results)
@@ -164,13 +199,18 @@ def fit_replay(log: RobotLog, fits: list[JointFit], delay: Estimate, max_delay: 
         for name, unit, value, sd in zip(names, units, res.x, std, strict=True):
             label = "kd (+ viscous)" if name == "kd" else name
             f.estimates[name] = Estimate(float(value), float(sd), unit, f"least_squares replay of q: {label}")
-        f.estimates["viscous"] = Estimate.missing("N·m·s/rad", "no torque logged: viscous friction acts on q exactly "
-                                                  "as kd does (q̇* = 0); kd holds their sum")  # fmt: skip
+        f.estimates["viscous"] = Estimate.missing(
+            "N·m·s/rad", "no torque logged: viscous friction acts on q exactly as kd does (q̇* = 0); kd holds their sum"
+        )
         f.estimates["torque_limit"] = Estimate.missing("N·m", "no torque logged (the replay fit does not search it)")
         theta = dict(zip(names, res.x, strict=True)) | {"viscous": 0.0}
         f.q_replayed = np.full(log.num_samples, np.nan)
         f.q_replayed[f.samples] = replay(model, log, f, theta, best, kp_s, kd_s)[0]
     ranked = sorted(best_by_delay, key=lambda d: best_by_delay[d][0])
     ratio = best_by_delay[ranked[1]][0] / max(best_by_delay[best][0], 1e-300)
-    return Estimate(float(best), 0.0, "physics steps", f"least_squares replay for d = 0..{max_delay}; next best "
-                    f"d={ranked[1]} has {ratio:.3g}× the residual")  # fmt: skip
+    return Estimate(
+        float(best),
+        0.0,
+        "physics steps",
+        f"least_squares replay for d = 0..{max_delay}; next best d={ranked[1]} has {ratio:.3g}× the residual",
+    )

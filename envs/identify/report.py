@@ -38,8 +38,14 @@ def _datasheet(log: RobotLog) -> dict[str, dict[str, float]]:
     out = {}
     for g in meta.actuator_groups:
         for k, j in enumerate(g.joint_names):
-            out[j] = {"kp": g.kp[k], "kd": g.kd[k], "armature": g.armature[k], "coulomb": g.coulomb_friction[k],
-                      "viscous": g.viscous_friction[k], "torque_limit": g.peak_torque[k]}  # fmt: skip
+            out[j] = {
+                "kp": g.kp[k],
+                "kd": g.kd[k],
+                "armature": g.armature[k],
+                "coulomb": g.coulomb_friction[k],
+                "viscous": g.viscous_friction[k],
+                "torque_limit": g.peak_torque[k],
+            }
     return out
 
 
@@ -48,23 +54,32 @@ def spec_dict(ident: Identification, log: RobotLog, log_path: str, dr_path: str 
     sheet = _datasheet(log)
     joints = {}
     for f in ident.joints:
-        joints[f.joint] = {name: _estimate_dict(e) | {"datasheet": float(sheet[f.joint][name])}
-                           for name, e in f.estimates.items()}  # fmt: skip
+        joints[f.joint] = {
+            name: _estimate_dict(e) | {"datasheet": float(sheet[f.joint][name])} for name, e in f.estimates.items()
+        }
     delay = _estimate_dict(ident.delay_steps)
     if ident.delay_steps.identifiable:
         delay["value_s"] = ident.delay_steps.value * ident.dt
     return {
         "format": FORMAT,
-        "log": {"path": log_path, "metadata_sha256": log.metadata_sha256, "source": log.source,
-                "samples": log.num_samples, "control_dt_s": log.control_dt, "tau_source": log.tau_source,
-                "fixed_base": log.fixed_base},
+        "log": {
+            "path": log_path,
+            "metadata_sha256": log.metadata_sha256,
+            "source": log.source,
+            "samples": log.num_samples,
+            "control_dt_s": log.control_dt,
+            "tau_source": log.tau_source,
+            "fixed_base": log.fixed_base,
+        },
         "command_delay_steps": delay,
         "joints": joints,
         "dr_profile": dr_path,
-        "not_in_dr_profile": ["armature (the DR profile format has no armature field; use the identified value as "
-                              "the simulator's joint armature)"],
+        "not_in_dr_profile": [
+            "armature (the DR profile format has no armature field; use the identified value as "
+            "the simulator's joint armature)"
+        ],
         "notes": list(ident.notes),
-    }  # fmt: skip
+    }
 
 
 def _range(value: float, std: float, k_sigma: float, floor: float, lo_bound: float = 0.0) -> list[float]:
@@ -79,13 +94,16 @@ def _rest(group: dict[str, Any], identified: str, joint_names: tuple[str, ...]) 
     return group | {"joints": kept} if kept else None
 
 
-def dr_profile_dict(ident: Identification, log: RobotLog, name: str, base: str = "nominal", *, k_sigma: float = 3.0,
-                    floor: float = 0.05) -> dict[str, Any]:  # fmt: skip
+def dr_profile_dict(
+    ident: Identification, log: RobotLog, name: str, base: str = "nominal", *, k_sigma: float = 3.0, floor: float = 0.05
+) -> dict[str, Any]:
     """A DR profile: ``base`` with the identified joints' friction, gains, torque limit and the delay replaced."""
     data = load_dr_profile(base).to_dict()
     data["name"] = name
-    data["description"] = (f"Centred on the actuator parameters identified from log {log.metadata_sha256[:12]} "
-                           f"(± {k_sigma:g} σ, at least ± {floor:.0%}); everything else from '{base}'.")  # fmt: skip
+    data["description"] = (
+        f"Centred on the actuator parameters identified from log {log.metadata_sha256[:12]} "
+        f"(± {k_sigma:g} σ, at least ± {floor:.0%}); everything else from '{base}'."
+    )
     ok = {f.joint: f for f in ident.joints}
     pattern = "|".join(re.escape(j) for j in ok)
     # the base ranges keep applying to the joints not identified (a lookahead excludes the identified ones); a base
@@ -107,8 +125,9 @@ def dr_profile_dict(ident: Identification, log: RobotLog, name: str, base: str =
                 act[f"{key}_scale"] = _range(e[key].value / cmd, e[key].std / cmd, k_sigma, floor, 1e-6)
         sheet = _datasheet(log)[joint]["torque_limit"]
         if e["torque_limit"].identifiable:
-            act["torque_limit_scale"] = _range(e["torque_limit"].value / sheet, e["torque_limit"].std / sheet, k_sigma,
-                                               floor, 1e-6)  # fmt: skip
+            act["torque_limit_scale"] = _range(
+                e["torque_limit"].value / sheet, e["torque_limit"].std / sheet, k_sigma, floor, 1e-6
+            )
         if len(act) > 2:
             actuator.append(act)
     data["joint_friction"], data["actuator"] = friction, actuator
@@ -119,8 +138,15 @@ def dr_profile_dict(ident: Identification, log: RobotLog, name: str, base: str =
     return data
 
 
-def write_outputs(ident: Identification, log: RobotLog, log_path: str, out: str | Path, *,
-                  base_profile: str = "nominal", plot: bool = True) -> dict[str, Path]:  # fmt: skip
+def write_outputs(
+    ident: Identification,
+    log: RobotLog,
+    log_path: str,
+    out: str | Path,
+    *,
+    base_profile: str = "nominal",
+    plot: bool = True,
+) -> dict[str, Path]:
     """Write the spec YAML, the DR profile and the plot next to each other; returns their paths.
 
     Raises:
@@ -193,8 +219,10 @@ def plot_fit(ident: Identification, log: RobotLog, path: Path) -> Path:
     for ax in axes[-1]:
         ax.set_xlabel("time, s")
     delay = ident.delay_steps
-    fig.suptitle(f"identified delay {'n/a' if delay.value is None else int(delay.value)} steps "
-                 f"({'' if delay.value is None else f'{delay.value * ident.dt * 1e3:.3g} ms'})")  # fmt: skip
+    fig.suptitle(
+        f"identified delay {'n/a' if delay.value is None else int(delay.value)} steps "
+        f"({'' if delay.value is None else f'{delay.value * ident.dt * 1e3:.3g} ms'})"
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)
@@ -204,11 +232,17 @@ def plot_fit(ident: Identification, log: RobotLog, path: Path) -> Path:
 def summary_lines(ident: Identification) -> list[str]:
     """One line per joint and parameter, for the console."""
     d = ident.delay_steps
-    lines = [f"command delay: {d.reason}" if d.value is None else
-             f"command delay: {int(d.value)} steps ({d.value * ident.dt * 1e3:.3g} ms; {d.method})"]  # fmt: skip
+    lines = [
+        f"command delay: {d.reason}"
+        if d.value is None
+        else f"command delay: {int(d.value)} steps ({d.value * ident.dt * 1e3:.3g} ms; {d.method})"
+    ]
     for f in ident.joints:
         for name, e in f.estimates.items():
-            text = (f"not identifiable: {e.reason}" if not e.identifiable else
-                    f"{e.value:.5g} ± {e.std:.2g} {e.unit}" + ("" if math.isfinite(e.std) else ""))  # fmt: skip
+            text = (
+                f"not identifiable: {e.reason}"
+                if not e.identifiable
+                else f"{e.value:.5g} ± {e.std:.2g} {e.unit}" + ("" if math.isfinite(e.std) else "")
+            )
             lines.append(f"  {f.joint:28s} {name:13s} {text}")
     return lines + [f"note: {n}" for n in ident.notes]

@@ -76,11 +76,13 @@ def _spec(log: RobotLog):
     for name in log.joint_names:
         spec.add_actuator(name=name, target=name, trntype=mujoco.mjtTrn.mjTRN_JOINT)
     for name in log.joint_names:
-        spec.add_sensor(name=f"{name}_pos", type=mujoco.mjtSensor.mjSENS_JOINTPOS, objtype=mujoco.mjtObj.mjOBJ_JOINT,
-                        objname=name)  # fmt: skip
+        spec.add_sensor(
+            name=f"{name}_pos", type=mujoco.mjtSensor.mjSENS_JOINTPOS, objtype=mujoco.mjtObj.mjOBJ_JOINT, objname=name
+        )
     for name in log.joint_names:
-        spec.add_sensor(name=f"{name}_vel", type=mujoco.mjtSensor.mjSENS_JOINTVEL, objtype=mujoco.mjtObj.mjOBJ_JOINT,
-                        objname=name)  # fmt: skip
+        spec.add_sensor(
+            name=f"{name}_vel", type=mujoco.mjtSensor.mjSENS_JOINTVEL, objtype=mujoco.mjtObj.mjOBJ_JOINT, objname=name
+        )
     spec.option.timestep = float(log.control_dt)
     return spec
 
@@ -148,8 +150,9 @@ def fit_plant(
                 value = float(p.value[0])
                 setattr(s.joint(n), a, [value, 0.0, 0.0] if a == "damping" else value)
 
-            params.add(sysid.Parameter(f"{name}:{what}", nominal=start, min_value=0.0, max_value=upper,
-                                       modifier=modify))  # fmt: skip
+            params.add(
+                sysid.Parameter(f"{name}:{what}", nominal=start, min_value=0.0, max_value=upper, modifier=modify)
+            )
     sequences = sysid.ModelSequences(log.metadata().robot.name, spec, names, inits, controls, sensors)
     # only the fitted joints' sensors count: the others' plant stays at the datasheet, so their error is not theirs
     weights = {f"{n}_{s}": float(n in joints) for n in log.joint_names for s in ("pos", "vel")}
@@ -194,14 +197,25 @@ def compare_engines(log: RobotLog, truth: dict[str, dict[str, float]], *, max_it
         for what in PARAMETERS:
             want = truth[fit.joint][what]
             a, b = fit.estimates[what].value, theirs.values[fit.joint][what]
-            rows.append({
-                "joint": fit.joint, "parameter": what, "truth": want, "realgap": a, "mujoco_sysid": b,
-                "realgap_rel_error": None if a is None else (a - want) / want,
-                "mujoco_sysid_rel_error": (b - want) / want,
-                "mujoco_sysid_ci95": list(theirs.intervals[fit.joint][what]),
-            })  # fmt: skip
-    return {"rows": rows, "realgap_fit_s": ours_s, "mujoco_sysid_fit_s": theirs.fit_s,
-            "mujoco_sysid_residual_rms": theirs.residual_rms, "samples": log.num_samples}  # fmt: skip
+            rows.append(
+                {
+                    "joint": fit.joint,
+                    "parameter": what,
+                    "truth": want,
+                    "realgap": a,
+                    "mujoco_sysid": b,
+                    "realgap_rel_error": None if a is None else (a - want) / want,
+                    "mujoco_sysid_rel_error": (b - want) / want,
+                    "mujoco_sysid_ci95": list(theirs.intervals[fit.joint][what]),
+                }
+            )
+    return {
+        "rows": rows,
+        "realgap_fit_s": ours_s,
+        "mujoco_sysid_fit_s": theirs.fit_s,
+        "mujoco_sysid_residual_rms": theirs.residual_rms,
+        "samples": log.num_samples,
+    }
 
 
 UNITS = {"armature": "kg·m²", "coulomb": "N·m", "viscous": "N·m·s/rad"}

@@ -13,16 +13,36 @@ from realgap.actuators.spec import ActuatorSpec, BandwidthGains, Gearbox, PDGain
 from realgap.envs.robots.base import RobotSource, SweepTargets
 
 G1_JOINT_NAMES: tuple[str, ...] = (
-    "left_hip_pitch_joint", "left_hip_roll_joint", "left_hip_yaw_joint", "left_knee_joint",
-    "left_ankle_pitch_joint", "left_ankle_roll_joint",
-    "right_hip_pitch_joint", "right_hip_roll_joint", "right_hip_yaw_joint", "right_knee_joint",
-    "right_ankle_pitch_joint", "right_ankle_roll_joint",
-    "waist_yaw_joint", "waist_roll_joint", "waist_pitch_joint",
-    "left_shoulder_pitch_joint", "left_shoulder_roll_joint", "left_shoulder_yaw_joint", "left_elbow_joint",
-    "left_wrist_roll_joint", "left_wrist_pitch_joint", "left_wrist_yaw_joint",
-    "right_shoulder_pitch_joint", "right_shoulder_roll_joint", "right_shoulder_yaw_joint", "right_elbow_joint",
-    "right_wrist_roll_joint", "right_wrist_pitch_joint", "right_wrist_yaw_joint",
-)  # fmt: skip
+    "left_hip_pitch_joint",
+    "left_hip_roll_joint",
+    "left_hip_yaw_joint",
+    "left_knee_joint",
+    "left_ankle_pitch_joint",
+    "left_ankle_roll_joint",
+    "right_hip_pitch_joint",
+    "right_hip_roll_joint",
+    "right_hip_yaw_joint",
+    "right_knee_joint",
+    "right_ankle_pitch_joint",
+    "right_ankle_roll_joint",
+    "waist_yaw_joint",
+    "waist_roll_joint",
+    "waist_pitch_joint",
+    "left_shoulder_pitch_joint",
+    "left_shoulder_roll_joint",
+    "left_shoulder_yaw_joint",
+    "left_elbow_joint",
+    "left_wrist_roll_joint",
+    "left_wrist_pitch_joint",
+    "left_wrist_yaw_joint",
+    "right_shoulder_pitch_joint",
+    "right_shoulder_roll_joint",
+    "right_shoulder_yaw_joint",
+    "right_elbow_joint",
+    "right_wrist_roll_joint",
+    "right_wrist_pitch_joint",
+    "right_wrist_yaw_joint",
+)
 
 # Knees-bent stance (the pose Unitree's and mjlab's G1 controllers stand in): a crouch leaves ankle and hip range to
 # recover from pushes, which a straight-legged stance does not. Arms slightly forward and out, elbows bent.
@@ -45,11 +65,17 @@ G1_DEFAULT_JOINT_POS: dict[str, float] = {
 # knee -28 N*m -> -0.093 rad, ankle +5.1 -> +0.017, hip +0.5 -> +0.002) so that the PD servos hold the crouch
 # instead of sagging out of it behind the ankles.
 G1_CROUCH_JOINT_POS: dict[str, float] = {
-    **G1_DEFAULT_JOINT_POS, ".*_hip_pitch_joint": -0.838, ".*_knee_joint": 1.669, ".*_ankle_pitch_joint": -0.837,
-}  # fmt: skip
+    **G1_DEFAULT_JOINT_POS,
+    ".*_hip_pitch_joint": -0.838,
+    ".*_knee_joint": 1.669,
+    ".*_ankle_pitch_joint": -0.837,
+}
 G1_CROUCH_TARGETS: dict[str, float] = {
-    **G1_DEFAULT_JOINT_POS, ".*_hip_pitch_joint": -0.836, ".*_knee_joint": 1.576, ".*_ankle_pitch_joint": -0.820,
-}  # fmt: skip
+    **G1_DEFAULT_JOINT_POS,
+    ".*_hip_pitch_joint": -0.836,
+    ".*_knee_joint": 1.576,
+    ".*_ankle_pitch_joint": -0.820,
+}
 G1_CROUCH_ROOT_HEIGHT = 0.583
 """Pelvis height in :data:`G1_CROUCH_JOINT_POS` with the foot spheres touching z = 0, m."""
 
@@ -62,8 +88,11 @@ G1_FOOT_BODIES: tuple[str, str] = ("left_ankle_roll_link", "right_ankle_roll_lin
 # class "foot": heel at x = -0.05 m, toe at x = 0.12 m, 3 cm below the frame), the same on both feet. The support
 # polygon is the convex hull of those in contact (tests/unit/test_support_polygon.py checks them against the MJCF).
 G1_SOLE_POINTS_B: tuple[tuple[float, float, float], ...] = (
-    (-0.05, 0.025, -0.03), (-0.05, -0.025, -0.03), (0.12, 0.03, -0.03), (0.12, -0.03, -0.03),
-)  # fmt: skip
+    (-0.05, 0.025, -0.03),
+    (-0.05, -0.025, -0.03),
+    (0.12, 0.03, -0.03),
+    (0.12, -0.03, -0.03),
+)
 G1_SOLE_RADIUS = 0.005
 """Radius of the sole's collision spheres, m."""
 G1_TORSO_BODY = "torso_link"
@@ -157,8 +186,9 @@ G1_ANKLE_GAINS = PDGains(kp=300.0, kd=2.0)
 G1_ARM_GAINS = PDGains(kp=100.0, kd=1.0)
 
 
-def _g1(name: str, exprs: tuple[str, ...], gearbox: Gearbox, peak: float, vel: float, gains: PDGains,
-        link: float) -> ActuatorSpec:  # fmt: skip
+def _g1(
+    name: str, exprs: tuple[str, ...], gearbox: Gearbox, peak: float, vel: float, gains: PDGains, link: float
+) -> ActuatorSpec:
     return ActuatorSpec(
         name=name,
         joint_names_expr=exprs,
@@ -182,30 +212,54 @@ def _g1(name: str, exprs: tuple[str, ...], gearbox: Gearbox, peak: float, vel: f
 # 2×5020 joints: 50 N·m from mjlab (2 × 25) and Menagerie; that URDF says 35 N·m, 30 rad/s (we keep its 30 rad/s).
 G1_ACTUATORS: dict[str, ActuatorSpec] = {
     "hip_pitch_yaw_waist_yaw": _g1(
-        "g1_7520_14", (".*_hip_pitch_joint", ".*_hip_yaw_joint", "waist_yaw_joint"),
-        GEARBOX_7520_14, 88.0, 32.0, G1_LEG_GAINS, link=0.0048,
+        "g1_7520_14",
+        (".*_hip_pitch_joint", ".*_hip_yaw_joint", "waist_yaw_joint"),
+        GEARBOX_7520_14,
+        88.0,
+        32.0,
+        G1_LEG_GAINS,
+        link=0.0048,
     ),
     "hip_roll_knee": _g1(
-        "g1_7520_22", (".*_hip_roll_joint", ".*_knee_joint"), GEARBOX_7520_22, 139.0, 20.0, G1_LEG_GAINS, link=0.0289,
+        "g1_7520_22", (".*_hip_roll_joint", ".*_knee_joint"), GEARBOX_7520_22, 139.0, 20.0, G1_LEG_GAINS, link=0.0289
     ),
     "waist_roll_pitch": _g1(
-        "g1_2x5020_waist", ("waist_roll_joint", "waist_pitch_joint"), GEARBOX_2X5020, 50.0, 30.0, G1_LEG_GAINS,
+        "g1_2x5020_waist",
+        ("waist_roll_joint", "waist_pitch_joint"),
+        GEARBOX_2X5020,
+        50.0,
+        30.0,
+        G1_LEG_GAINS,
         link=0.0268,
     ),
     "ankles": _g1(
-        "g1_2x5020_ankle", (".*_ankle_pitch_joint", ".*_ankle_roll_joint"), GEARBOX_2X5020, 50.0, 30.0,
-        G1_ANKLE_GAINS, link=0.00028,
+        "g1_2x5020_ankle",
+        (".*_ankle_pitch_joint", ".*_ankle_roll_joint"),
+        GEARBOX_2X5020,
+        50.0,
+        30.0,
+        G1_ANKLE_GAINS,
+        link=0.00028,
     ),
     "arms": _g1(
-        "g1_5020", (".*_shoulder_pitch_joint", ".*_shoulder_roll_joint", ".*_shoulder_yaw_joint", ".*_elbow_joint",
-                    ".*_wrist_roll_joint"),
-        GEARBOX_5020, 25.0, 37.0, G1_ARM_GAINS, link=0.00034,
+        "g1_5020",
+        (
+            ".*_shoulder_pitch_joint",
+            ".*_shoulder_roll_joint",
+            ".*_shoulder_yaw_joint",
+            ".*_elbow_joint",
+            ".*_wrist_roll_joint",
+        ),
+        GEARBOX_5020,
+        25.0,
+        37.0,
+        G1_ARM_GAINS,
+        link=0.00034,
     ),
     "wrists": _g1(
-        "g1_4010", (".*_wrist_pitch_joint", ".*_wrist_yaw_joint"), GEARBOX_4010, 5.0, 22.0, G1_ARM_GAINS,
-        link=0.00066,
+        "g1_4010", (".*_wrist_pitch_joint", ".*_wrist_yaw_joint"), GEARBOX_4010, 5.0, 22.0, G1_ARM_GAINS, link=0.00066
     ),
-}  # fmt: skip
+}
 """G1 29-DoF actuators by group; keys are group names, ``joint_names_expr`` selects the joints."""
 
 # mjlab's gain rule: natural frequency 10 Hz, damping ratio 2 on the reflected inertia (kp = J·ω², kd = 2ζJω).

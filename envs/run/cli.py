@@ -79,8 +79,9 @@ class CliParser(argparse.ArgumentParser):
 def parser(doc: str | None, *parents: argparse.ArgumentParser) -> CliParser:
     """A script's parser: its module docstring as the description (examples kept as written) and the shared flags
     of ``parents`` (:func:`shared_flags`); flags are spelled out (no abbreviations), so one never shadows another."""
-    return CliParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter, parents=list(parents),
-                     allow_abbrev=False)  # fmt: skip
+    return CliParser(
+        description=doc, formatter_class=argparse.RawDescriptionHelpFormatter, parents=list(parents), allow_abbrev=False
+    )
 
 
 def given_flags(argv: list[str]) -> set[str]:
@@ -166,8 +167,13 @@ class _Deterministic(argparse.Action):
     def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
         super().__init__(option_strings, dest, nargs=0, **kwargs)
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:  # fmt: skip
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
         setattr(namespace, self.dest, True)
         os.environ[DETERMINISTIC_ENV] = "1"
 
@@ -185,7 +191,7 @@ FLAGS: dict[str, dict[str, Any]] = {
         default=False,
         help="CUDA: bit-exact runs on one GPU model (Newton run_to_run, torch deterministic "
         "algorithms), slower; refused on the CPU, which is exact anyway (docs/gpu.md)",
-    ),  # fmt: skip
+    ),
 }
 """The shared flags: type (with its range check), default and help, each defined once."""
 

@@ -108,9 +108,12 @@ def main(argv: list[str] | None = None) -> int:
     except ModuleNotFoundError as err:
         if (err.name or "realgap").split(".")[0] == "realgap":
             raise  # a module of realgap itself missing is a broken install, not a usage error: the traceback says where
-        print(f"error: realgap {job} needs the package '{err.name}', which is not installed here ({err}); training, "
-              "evaluation and export need the train extra (README 'Setup'), the robot jobs the deploy extra "
-              "(docs/getting_started.md)", file=sys.stderr)  # fmt: skip
+        print(
+            f"error: realgap {job} needs the package '{err.name}', which is not installed here ({err}); training, "
+            "evaluation and export need the train extra (README 'Setup'), the robot jobs the deploy extra "
+            "(docs/getting_started.md)",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     finally:
         sys.argv = saved

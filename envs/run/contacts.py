@@ -34,10 +34,15 @@ def contact_geoms(env: Any) -> list[dict[str, Any]]:
         name = m.geom(g).name or f"geom {g}"
         if not (m.geom_contype[g] or m.geom_conaffinity[g]) or ("/envs/" in name and "/env_0/" not in name):
             continue
-        values = {"friction": m.geom_friction[g].round(6).tolist(), "priority": int(m.geom_priority[g]),
-                  "condim": int(m.geom_condim[g]), "solref": m.geom_solref[g].round(6).tolist(),
-                  "solimp": m.geom_solimp[g].round(6).tolist(), "margin_m": round(float(m.geom_margin[g]), 6),
-                  "gap_m": round(float(m.geom_gap[g]), 6)}  # fmt: skip
+        values = {
+            "friction": m.geom_friction[g].round(6).tolist(),
+            "priority": int(m.geom_priority[g]),
+            "condim": int(m.geom_condim[g]),
+            "solref": m.geom_solref[g].round(6).tolist(),
+            "solimp": m.geom_solimp[g].round(6).tolist(),
+            "margin_m": round(float(m.geom_margin[g]), 6),
+            "gap_m": round(float(m.geom_gap[g]), 6),
+        }
         parts = [p for p in name.split("/") if p]  # /World/envs/env_0/Robot/..., /World/ground/...
         owner = parts[parts.index("env_0") + 1] if "env_0" in parts[:-1] else parts[min(1, len(parts) - 1)]
         key = (owner,) + tuple(str(v) for v in values.values())

@@ -69,8 +69,9 @@ from realgap.envs.run.paths import check_output_file
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="realgap deploy", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    p = argparse.ArgumentParser(
+        prog="realgap deploy", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     add_policy_flag(p, required=True)
     p.add_argument(
         "--robot",
@@ -133,9 +134,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--excite", nargs="+", default=None, metavar="JOINT", help="run the identification motion")
     p.add_argument("--hang_m", type=float, default=0.5, help="--excite: base welded this far above the start pose, m")
     p.add_argument("--hidden_seed", type=int, default=0, help="--robot hidden: seed of the hidden parameters")
-    p.add_argument("--hidden_drives", default="default",
-                   help="--robot hidden: the family the hidden drives are drawn from (default, worn: "
-                        "hidden_robot.DRIVE_FAMILIES)")  # fmt: skip
+    p.add_argument(
+        "--hidden_drives",
+        default="default",
+        help="--robot hidden: the family the hidden drives are drawn from (default, worn: hidden_robot.DRIVE_FAMILIES)",
+    )
     p.add_argument(
         "--sensor_noise",
         choices=["none", "typical"],
@@ -204,9 +207,12 @@ def main(argv: list[str] | None = None) -> int:
         else protocol_from_flags(args, meta.balance_protocol, args.duration_s)
     )
     r = meta.rates
-    print(f"[realgap] {args.policy}: {meta.task} on '{meta.robot.name}' ({meta.robot.description['path']}), obs "
-          f"{meta.obs_dim} -> actions {meta.action_dim}; physics {r.physics_hz:g} Hz, servo {r.control_hz:g} Hz, "
-          f"policy {r.policy_hz:g} Hz ({r.target_mode})", flush=True)  # fmt: skip
+    print(
+        f"[realgap] {args.policy}: {meta.task} on '{meta.robot.name}' ({meta.robot.description['path']}), obs "
+        f"{meta.obs_dim} -> actions {meta.action_dim}; physics {r.physics_hz:g} Hz, servo {r.control_hz:g} Hz, "
+        f"policy {r.policy_hz:g} Hz ({r.target_mode})",
+        flush=True,
+    )
     if args.sensor_noise != "none" and args.robot != "hidden":
         raise ValueError(f"--sensor_noise {args.sensor_noise} is a property of the hidden robot: add --robot hidden")
     if args.robot == "suite" and (args.excite is None or args.suite is None):
@@ -235,8 +241,10 @@ def main(argv: list[str] | None = None) -> int:
     if meta.scene is not None and args.robot == "mujoco":
         return _grasp(args, meta, policy)
     if meta.robot.fixed_base:
-        raise ValueError(f"--robot {args.robot} runs push-and-fall episodes, which need a floating base; robot "
-                         f"'{meta.robot.name}' of {meta.task} is fixed to the world")  # fmt: skip
+        raise ValueError(
+            f"--robot {args.robot} runs push-and-fall episodes, which need a floating base; robot "
+            f"'{meta.robot.name}' of {meta.task} is fixed to the world"
+        )
     try:
         from realgap.envs.deploy.mujoco_robot import MujocoRobot
     except ModuleNotFoundError as err:
@@ -250,8 +258,10 @@ def main(argv: list[str] | None = None) -> int:
         noise = SENSOR_NOISE[args.sensor_noise]
         robot = HiddenRobot(meta, args.hidden_seed, fixed_base=False, noise=noise, drives=args.hidden_drives)
         tau_source = "measured"
-        where = (f"hidden G1 ({args.hidden_drives} drives, seed {args.hidden_seed}, command delay "
-                 f"{robot.truth.delay_steps} steps), free base")  # fmt: skip
+        where = (
+            f"hidden G1 ({args.hidden_drives} drives, seed {args.hidden_seed}, command delay "
+            f"{robot.truth.delay_steps} steps), free base"
+        )
     else:
         robot, tau_source = MujocoRobot.for_policy(meta), "commanded"
         where = f"{robot.mjcf_path}"
@@ -259,9 +269,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.zero_action:  # the task's zero action: hold the stance, whatever nominal pose the policy acts around
         meta, policy = stance_metadata(meta), ZeroPolicy(meta.action_dim)
     runtime = DeployRuntime(meta, robot, policy, seed=args.seed, log=recorder)
-    print(f"[realgap] MuJoCo robot: {where} (description sha256 {robot.description_hash[:12]}… = the "
-          f"policy's), start pose root height {meta.robot.start_root_pos[2]:.3f} m, "
-          f"{'zero action' if args.zero_action else 'policy.onnx on onnxruntime'}", flush=True)  # fmt: skip
+    print(
+        f"[realgap] MuJoCo robot: {where} (description sha256 {robot.description_hash[:12]}… = the "
+        f"policy's), start pose root height {meta.robot.start_root_pos[2]:.3f} m, "
+        f"{'zero action' if args.zero_action else 'policy.onnx on onnxruntime'}",
+        flush=True,
+    )
     results = []
     for k, pushes in enumerate(schedules(args.episodes, protocol, args.seed)):
         res = run_episode(runtime, robot, pushes, protocol)
@@ -271,12 +284,17 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[realgap] log: {recorder.save(path)} ({len(recorder.to_log().t)} samples)", flush=True)
             recorder = LogRecorder(meta, robot.control_dt, robot.command_mode, tau_source)
             runtime.log = recorder
-        print(f"episode {k + 1}/{args.episodes}: time up {res.time_up_s:.2f} s, {'fell' if res.fell else 'no fall'}, "
-              f"{res.pushes} pushes", flush=True)  # fmt: skip
+        print(
+            f"episode {k + 1}/{args.episodes}: time up {res.time_up_s:.2f} s, {'fell' if res.fell else 'no fall'}, "
+            f"{res.pushes} pushes",
+            flush=True,
+        )
     falls = sum(r.fell for r in results)
     lo, hi = protocol.push_mps
-    print(f"[realgap] {len(results)} episodes of {protocol.episode_s:g} s, pushes {lo:g}-{hi:g} m/s: "
-          f"mean time up {statistics.mean(r.time_up_s for r in results):.2f} s, falls {falls}")  # fmt: skip
+    print(
+        f"[realgap] {len(results)} episodes of {protocol.episode_s:g} s, pushes {lo:g}-{hi:g} m/s: "
+        f"mean time up {statistics.mean(r.time_up_s for r in results):.2f} s, falls {falls}"
+    )
     return 0
 
 
@@ -289,8 +307,10 @@ def _grasp(args: argparse.Namespace, meta, policy) -> int:
         policy = ZeroPolicy(meta.action_dim)
     rep = grasp_report(meta, policy, args.episodes, args.seed, progress=True)
     lo, hi = rep["wilson95"]
-    print(f"[realgap] {rep['episodes']} grasp episodes on MuJoCo (scene from the metadata): success "
-          f"{rep['success_rate']:.3f} (Wilson 95 % {lo:.3f}-{hi:.3f}), endings {rep['endings']}")  # fmt: skip
+    print(
+        f"[realgap] {rep['episodes']} grasp episodes on MuJoCo (scene from the metadata): success "
+        f"{rep['success_rate']:.3f} (Wilson 95 % {lo:.3f}-{hi:.3f}), endings {rep['endings']}"
+    )
     return 0
 
 
@@ -323,8 +343,10 @@ def _excite(args: argparse.Namespace, meta) -> int:
         robot = MujocoRobot.for_policy(meta, fixed_base=True, hang_m=args.hang_m)
         root = robot.start_root_pos_w
     log = run_excitation(meta, robot, ExcitationPlan(tuple(args.excite)), root_pos_w=root)
-    print(f"[realgap] excitation of {len(args.excite)} joints, {log.num_samples} samples "
-          f"({log.t[-1]:.1f} s), torque {log.tau_source}: {log.save(args.log)}")  # fmt: skip
+    print(
+        f"[realgap] excitation of {len(args.excite)} joints, {log.num_samples} samples "
+        f"({log.t[-1]:.1f} s), torque {log.tau_source}: {log.save(args.log)}"
+    )
     return 0
 
 
@@ -333,7 +355,16 @@ def cli() -> None:
 
     try:
         sys.exit(main())
-    except (MetadataError, MetadataMismatchError, UnsupportedActionError, UnsupportedObservationError,
-            DescriptionError, FileNotFoundError, ValueError, ModuleNotFoundError, TimeoutError) as err:  # fmt: skip
+    except (
+        MetadataError,
+        MetadataMismatchError,
+        UnsupportedActionError,
+        UnsupportedObservationError,
+        DescriptionError,
+        FileNotFoundError,
+        ValueError,
+        ModuleNotFoundError,
+        TimeoutError,
+    ) as err:
         print(f"error: {err}", file=sys.stderr)
         sys.exit(2)

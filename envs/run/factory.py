@@ -59,11 +59,15 @@ def check_rates(env_cfg: Any) -> RateSpec:
     rates = RateSpec.from_dict(env_cfg.rates)
     how = "change rates with --rates (a profile in configs/rates/), which sets all of them"
     if abs(env_cfg.sim.dt - rates.sim_dt) > 1e-12:
-        raise ValueError(f"sim.dt = {env_cfg.sim.dt} s but the rate spec says physics {rates.physics_hz} Hz "
-                         f"(dt {rates.sim_dt} s); {how}")  # fmt: skip
+        raise ValueError(
+            f"sim.dt = {env_cfg.sim.dt} s but the rate spec says physics {rates.physics_hz} Hz "
+            f"(dt {rates.sim_dt} s); {how}"
+        )
     if env_cfg.decimation != rates.decimation:
-        raise ValueError(f"decimation = {env_cfg.decimation} but the rate spec says {rates.decimation} "
-                         f"(physics {rates.physics_hz} Hz / policy {rates.policy_hz} Hz); {how}")  # fmt: skip
+        raise ValueError(
+            f"decimation = {env_cfg.decimation} but the rate spec says {rates.decimation} "
+            f"(physics {rates.physics_hz} Hz / policy {rates.policy_hz} Hz); {how}"
+        )
     for act in _realgap_actuator_cfgs(env_cfg):
         if RateSpec.from_dict(act.rates) != rates:
             raise ValueError(f"an actuator chain was built for rates {act.rates}, the env runs {rates.to_dict()}")

@@ -50,8 +50,10 @@ class Verdict:
 
 def facts_verdict(facts: GpuFacts) -> Verdict:
     """The driver / torch / warp line: PASS with the versions, FAIL with the cause and fix, or NO GPU."""
-    versions = (f"driver {facts.driver_version or '-'} (CUDA {facts.driver_cuda or '-'}), torch {facts.torch_version} "
-                f"(CUDA {facts.torch_cuda or 'none'}), warp CUDA devices {facts.warp_cuda_count}")  # fmt: skip
+    versions = (
+        f"driver {facts.driver_version or '-'} (CUDA {facts.driver_cuda or '-'}), torch {facts.torch_version} "
+        f"(CUDA {facts.torch_cuda or 'none'}), warp CUDA devices {facts.warp_cuda_count}"
+    )
     reason = unusable_gpu_reason(facts)
     if reason is not None:
         return Verdict("driver/torch/warp", "FAIL", reason)
@@ -65,29 +67,83 @@ def facts_verdict(facts: GpuFacts) -> Verdict:
 def plan(work: Path, python: str = sys.executable) -> list[Step]:
     """The steps after the facts check, as commands run from the repository root; outputs go under ``work``."""
     run_dir = work / "train_run"
-    train = (python, "scripts/train.py", "--task", TASKS[0], "--device", "cuda", "--num_envs", "64",
-             "--save_interval", "1", "--run_dir", str(run_dir))  # fmt: skip
+    train = (
+        python,
+        "scripts/train.py",
+        "--task",
+        TASKS[0],
+        "--device",
+        "cuda",
+        "--num_envs",
+        "64",
+        "--save_interval",
+        "1",
+        "--run_dir",
+        str(run_dir),
+    )
     steps = [
         Step(
             "gpu tier",
             (python, "-m", "pytest", "-m", "gpu", "-n", "0", "-p", "no:cacheprovider", "tests/gpu"),
             BUDGET_S["gpu tier"],
-        ),  # fmt: skip
+        ),
         Step("train 2 iterations", (*train, "--max_iterations", "2"), BUDGET_S["train 2 iterations"]),
         Step(
             "resume",
             (python, "scripts/train.py", "--resume", str(run_dir), "--max_iterations", "3"),
             BUDGET_S["resume"],
-        ),  # fmt: skip
+        ),
     ]
     for task in TASKS:
-        steps.append(Step(f"throughput {task}", (python, "scripts/benchmark.py", "--sections", "env,ppo", "--tasks",
-                          task, "--num_envs", str(THROUGHPUT_ENVS), "--steps", "50", "--ppo_iterations", "3",
-                          "--ppo_layouts", "one_process", "--device", "cuda", "--json",
-                          str(work / f"throughput_{task}.json")), BUDGET_S["throughput"]))  # fmt: skip
-    steps.append(Step(DETERMINISTIC, (python, "scripts/benchmark.py", "--sections", "env", "--tasks", TASKS[0],
-                      "--num_envs", str(THROUGHPUT_ENVS), "--steps", "50", "--device", "cuda", "--deterministic",
-                      "--json", str(work / "throughput_deterministic.json")), BUDGET_S["deterministic"]))  # fmt: skip
+        steps.append(
+            Step(
+                f"throughput {task}",
+                (
+                    python,
+                    "scripts/benchmark.py",
+                    "--sections",
+                    "env,ppo",
+                    "--tasks",
+                    task,
+                    "--num_envs",
+                    str(THROUGHPUT_ENVS),
+                    "--steps",
+                    "50",
+                    "--ppo_iterations",
+                    "3",
+                    "--ppo_layouts",
+                    "one_process",
+                    "--device",
+                    "cuda",
+                    "--json",
+                    str(work / f"throughput_{task}.json"),
+                ),
+                BUDGET_S["throughput"],
+            )
+        )
+    steps.append(
+        Step(
+            DETERMINISTIC,
+            (
+                python,
+                "scripts/benchmark.py",
+                "--sections",
+                "env",
+                "--tasks",
+                TASKS[0],
+                "--num_envs",
+                str(THROUGHPUT_ENVS),
+                "--steps",
+                "50",
+                "--device",
+                "cuda",
+                "--deterministic",
+                "--json",
+                str(work / "throughput_deterministic.json"),
+            ),
+            BUDGET_S["deterministic"],
+        )
+    )
     return steps
 
 
@@ -101,8 +157,10 @@ def deterministic_cost(work: Path) -> str | None:
         exact = json.loads((work / "throughput_deterministic.json").read_text())[TASKS[0]]["env"]["policy_steps_per_s"]
     except (OSError, KeyError, TypeError, ValueError):
         return None
-    return (f"{TASKS[0]} at {THROUGHPUT_ENVS} envs: {exact:.0f} policy steps/s deterministic vs {fast:.0f} default "
-            f"(x{exact / fast:.2f})")  # fmt: skip
+    return (
+        f"{TASKS[0]} at {THROUGHPUT_ENVS} envs: {exact:.0f} policy steps/s deterministic vs {fast:.0f} default "
+        f"(x{exact / fast:.2f})"
+    )
 
 
 def run_step(step: Step, log: Path) -> Verdict:
@@ -121,8 +179,9 @@ def run_step(step: Step, log: Path) -> Verdict:
     return Verdict(step.name, verdict, f"exit {rc} in {took}; last line: {tail[0][:160]} (log: {log})")
 
 
-def gpu_check(work: Path, facts: GpuFacts | None = None,
-              runner: Callable[[Step, Path], Verdict] = run_step) -> list[Verdict]:  # fmt: skip
+def gpu_check(
+    work: Path, facts: GpuFacts | None = None, runner: Callable[[Step, Path], Verdict] = run_step
+) -> list[Verdict]:
     """Run the whole check, write ``work/report.txt`` and return the verdicts (the first is the facts line).
 
     Without a usable GPU every later step is ``NOT RUN`` with the reason: nothing is run on the CPU in its place.

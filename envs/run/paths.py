@@ -105,6 +105,8 @@ def check_writable(folder: str | Path, flag: str) -> Path:
         with tempfile.TemporaryFile(dir=probe):
             pass
     except OSError as err:
-        raise PathRefused(f"{flag}: cannot write in '{probe}' ({err.strerror or err}): free space or fix its "
-                          "permissions (an immutable folder: chattr -i), then run again") from None  # fmt: skip
+        raise PathRefused(
+            f"{flag}: cannot write in '{probe}' ({err.strerror or err}): free space or fix its "
+            "permissions (an immutable folder: chattr -i), then run again"
+        ) from None
     return folder

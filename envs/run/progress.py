@@ -59,9 +59,17 @@ class Progress:
         bar: Draw a tqdm bar on a terminal; False keeps plain lines (for output that prints blocks of its own).
     """
 
-    def __init__(self, desc: str, total: int, unit: str = "it", budget_s: float | None = None,
-                 interval_s: float = 30.0, stream: TextIO | None = None, initial: int = 0,
-                 bar: bool = True) -> None:  # fmt: skip
+    def __init__(
+        self,
+        desc: str,
+        total: int,
+        unit: str = "it",
+        budget_s: float | None = None,
+        interval_s: float = 30.0,
+        stream: TextIO | None = None,
+        initial: int = 0,
+        bar: bool = True,
+    ) -> None:
         if total < 1:
             raise ValueError(f"progress total must be >= 1, got {total}")
         self.desc, self.unit, self.total, self.budget_s = desc, unit, total, budget_s
@@ -95,9 +103,15 @@ class Progress:
         elapsed = self.elapsed()
         done = self.n - self.initial
         return tqdm.format_meter(
-            self.n, self.expected_total(), elapsed, prefix=self.desc, unit=self.unit, bar_format=LINE_FORMAT,
-            rate=done / elapsed if done and elapsed > 0 else None, postfix=self._postfix() or None,
-        )  # fmt: skip
+            self.n,
+            self.expected_total(),
+            elapsed,
+            prefix=self.desc,
+            unit=self.unit,
+            bar_format=LINE_FORMAT,
+            rate=done / elapsed if done and elapsed > 0 else None,
+            postfix=self._postfix() or None,
+        )
 
     def update(self, n: int = 1, **fields: Any) -> None:
         """``n`` more steps done; ``fields`` (name=value) are shown after the counts."""

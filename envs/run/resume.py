@@ -89,8 +89,10 @@ def restore_flags(args: argparse.Namespace, record: dict[str, Any], from_iterati
     notes: list[str] = []
 
     def refuse(flag: str, given: Any, recorded: Any) -> None:
-        raise ValueError(f"--{flag} {given} cannot change a resumed run, which recorded --{flag} {recorded}; "
-                         f"drop --{flag} to continue it, or start a new run")  # fmt: skip
+        raise ValueError(
+            f"--{flag} {given} cannot change a resumed run, which recorded --{flag} {recorded}; "
+            f"drop --{flag} to continue it, or start a new run"
+        )
 
     same = {"task": "task", "num_envs": "num_envs_total", "num_procs": "num_procs"}
     for flag, key in same.items():
@@ -113,20 +115,26 @@ def restore_flags(args: argparse.Namespace, record: dict[str, Any], from_iterati
 
         given = bool(getattr(args, "deterministic", False)) or deterministic_requested()
         if given and not record["deterministic"]:
-            raise ValueError("--deterministic cannot change a resumed run, which was trained without it; drop "
-                             "--deterministic to continue it, or start a new run")  # fmt: skip
+            raise ValueError(
+                "--deterministic cannot change a resumed run, which was trained without it; drop "
+                "--deterministic to continue it, or start a new run"
+            )
         if record["deterministic"] and not given:
             os.environ[DETERMINISTIC_ENV] = "1"
             notes.append("--deterministic restored from the run's record")
         args.deterministic = bool(record["deterministic"])
     recorded = record.get("max_iterations")
     if args.max_iterations is None and None not in (recorded, from_iteration) and recorded <= from_iteration:
-        raise ValueError(f"the run is complete: its checkpoint ends iteration {from_iteration - 1} of its recorded "
-                         f"--max_iterations {recorded}, so resuming trains nothing; give --max_iterations N > "
-                         f"{from_iteration} to train it further")  # fmt: skip
+        raise ValueError(
+            f"the run is complete: its checkpoint ends iteration {from_iteration - 1} of its recorded "
+            f"--max_iterations {recorded}, so resuming trains nothing; give --max_iterations N > "
+            f"{from_iteration} to train it further"
+        )
     if args.max_iterations is not None and from_iteration is not None and args.max_iterations <= from_iteration:
-        raise ValueError(f"--max_iterations {args.max_iterations} leaves nothing to train: the checkpoint continues "
-                         f"at iteration {from_iteration}; give more, or drop it (the run's: {recorded})")  # fmt: skip
+        raise ValueError(
+            f"--max_iterations {args.max_iterations} leaves nothing to train: the checkpoint continues "
+            f"at iteration {from_iteration}; give more, or drop it (the run's: {recorded})"
+        )
     if recorded is not None:
         if args.max_iterations is not None and args.max_iterations != recorded:
             how = "extends" if args.max_iterations > recorded else "shortens"
@@ -141,10 +149,21 @@ def restore_flags(args: argparse.Namespace, record: dict[str, Any], from_iterati
 
 
 RECORD_KEYS: dict[str, tuple[type, ...]] = {
-    "argv": (list,), "git": (dict,), "task": (str,), "device": (str,), "num_procs": (int,), "num_envs_total": (int,),
-    "rates": (dict, type(None)), "dr_profile": (str,), "overrides": (list,), "seed": (int, type(None)),
-    "max_iterations": (int,), "save_interval": (int,), "deterministic": (bool,), "resumes": (list,),
-}  # fmt: skip
+    "argv": (list,),
+    "git": (dict,),
+    "task": (str,),
+    "device": (str,),
+    "num_procs": (int,),
+    "num_envs_total": (int,),
+    "rates": (dict, type(None)),
+    "dr_profile": (str,),
+    "overrides": (list,),
+    "seed": (int, type(None)),
+    "max_iterations": (int,),
+    "save_interval": (int,),
+    "deterministic": (bool,),
+    "resumes": (list,),
+}
 """Every key ``params/run.json`` holds (:func:`realgap.envs.run.training.record_new_run` writes them) and its JSON
 type."""
 RECORD_MINIMUM = {"num_procs": 1, "num_envs_total": 1, "max_iterations": 1, "save_interval": 1, "seed": 0}
@@ -159,8 +178,10 @@ def check_record(record: dict[str, Any], path: Path) -> None:
         CheckpointError: An unknown key, a value of another type or out of range (names the file, key and value).
     """
     if unknown := sorted(set(record) - set(RECORD_KEYS)):
-        raise CheckpointError(f"'{path}' holds unknown keys {unknown}: a record this code did not write (edited, or "
-                              f"from a newer version); known keys: {', '.join(RECORD_KEYS)}")  # fmt: skip
+        raise CheckpointError(
+            f"'{path}' holds unknown keys {unknown}: a record this code did not write (edited, or "
+            f"from a newer version); known keys: {', '.join(RECORD_KEYS)}"
+        )
     for key, value in record.items():
         kinds = RECORD_KEYS[key]
         wrong_kind = not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds)
@@ -168,8 +189,10 @@ def check_record(record: dict[str, Any], path: Path) -> None:
             want = " or ".join(k.__name__ for k in kinds) + (
                 f" >= {RECORD_MINIMUM[key]}" if key in RECORD_MINIMUM else ""
             )
-            raise CheckpointError(f"'{path}': {key} = {value!r} is not a valid record (expected {want}); the record "
-                                  "was edited or corrupted: restore it, or start a new run")  # fmt: skip
+            raise CheckpointError(
+                f"'{path}': {key} = {value!r} is not a valid record (expected {want}); the record "
+                "was edited or corrupted: restore it, or start a new run"
+            )
 
 
 def prepare_resume(args: argparse.Namespace) -> Resume:

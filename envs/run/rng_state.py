@@ -17,8 +17,12 @@ import torch
 
 def capture_rng(device: str) -> dict[str, Any]:
     """The RNG states a resume needs, with ``device`` recorded; ``"cuda"`` only when ``device`` is a CUDA device."""
-    state: dict[str, Any] = {"python": random.getstate(), "numpy": np.random.get_state(),
-                             "torch": torch.get_rng_state(), "device": str(device)}  # fmt: skip
+    state: dict[str, Any] = {
+        "python": random.getstate(),
+        "numpy": np.random.get_state(),
+        "torch": torch.get_rng_state(),
+        "device": str(device),
+    }
     if str(device).startswith("cuda"):
         state["cuda"] = torch.cuda.get_rng_state(torch.device(device))
     return state
@@ -41,8 +45,10 @@ def restore_rng(state: dict[str, Any], device: str) -> list[str]:
     saved_on = str(state.get("device", "cuda:0" if "cuda" in state else "cpu"))
     notes: list[str] = []
     if saved_on.split(":")[0] != str(device).split(":")[0]:
-        notes.append(f"the checkpoint was written on {saved_on} and this run is on {device}: the {device} generator "
-                     "starts from the run's seed, not from the checkpoint")  # fmt: skip
+        notes.append(
+            f"the checkpoint was written on {saved_on} and this run is on {device}: the {device} generator "
+            "starts from the run's seed, not from the checkpoint"
+        )
         return notes
     cuda = state.get("cuda")
     if cuda is None or not str(device).startswith("cuda"):

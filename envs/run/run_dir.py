@@ -123,8 +123,10 @@ def run_task(checkpoint: str | Path) -> str:
             )
         if isinstance(task := record.get("task"), str):
             return task
-    raise CheckpointError(f"the run of '{checkpoint}' names no task: neither realgap's record '{ours}' nor Isaac "
-                          f"Lab's '{isaaclab}' gives one; pass --task ID")  # fmt: skip
+    raise CheckpointError(
+        f"the run of '{checkpoint}' names no task: neither realgap's record '{ours}' nor Isaac "
+        f"Lab's '{isaaclab}' gives one; pass --task ID"
+    )
 
 
 def new_run_dir(log_root: str | Path, experiment: str, run_name: str = "") -> Path:
@@ -154,8 +156,12 @@ def git_state(repo: Path = REPO_ROOT) -> dict[str, Any]:
     if not commit:
         return {}
     status = git("status", "--porcelain", "--untracked-files=no")
-    return {"commit": commit, "branch": git("rev-parse", "--abbrev-ref", "HEAD"), "dirty": bool(status),
-            "changed_files": status.splitlines()}  # fmt: skip
+    return {
+        "commit": commit,
+        "branch": git("rev-parse", "--abbrev-ref", "HEAD"),
+        "dirty": bool(status),
+        "changed_files": status.splitlines(),
+    }
 
 
 def write_params(run_dir: Path, env_cfg: Any, agent_cfg: Any, extra: dict[str, Any] | None = None) -> None:
@@ -189,8 +195,10 @@ def record_resume(run_dir: str | Path, from_iteration: int) -> dict[str, Any]:
     """
     path = Path(run_dir) / "params" / "run.json"
     record = json.loads(path.read_text()) if path.is_file() else {}
-    entry = _command() | {"from_iteration": from_iteration,
-                          "at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")}  # fmt: skip
+    entry = _command() | {
+        "from_iteration": from_iteration,
+        "at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+    }
     record.setdefault("resumes", []).append(entry)
     path.parent.mkdir(parents=True, exist_ok=True)
     _write_json(path, record)

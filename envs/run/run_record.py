@@ -71,8 +71,10 @@ def recorded_rates(run_dir: str | Path, record: dict[str, Any]) -> Any:
     }
     for key, (got, want) in recorded.items():
         if got is not None and abs(got - want) > 1e-9 * max(abs(want), 1.0):
-            raise CheckpointError(f"'{env_yaml}': {key} = {got} disagrees with the run's recorded rates "
-                                  f"{spec.to_dict()}, which give {want}: the record is inconsistent")  # fmt: skip
+            raise CheckpointError(
+                f"'{env_yaml}': {key} = {got} disagrees with the run's recorded rates "
+                f"{spec.to_dict()}, which give {want}: the record is inconsistent"
+            )
     return spec
 
 
@@ -119,11 +121,15 @@ def recorded_contacts(run_dir: str | Path, rates: Any = None) -> dict[str, Any] 
     if not (isinstance(dt, int | float) and dt > 0):
         raise CheckpointError(f"'{path}': physics_dt must be a step > 0 s, got {dt!r}")
     if rates is not None and abs(dt - rates.sim_dt) > 1e-9 * max(rates.sim_dt, 1.0):
-        raise CheckpointError(f"'{path}': physics_dt = {dt} s disagrees with the run's recorded rates "
-                              f"(sim_dt {rates.sim_dt} s): the record is inconsistent")  # fmt: skip
+        raise CheckpointError(
+            f"'{path}': physics_dt = {dt} s disagrees with the run's recorded rates "
+            f"(sim_dt {rates.sim_dt} s): the record is inconsistent"
+        )
     step = solver_step({"solver": {"num_substeps": record.get("num_substeps")}}, dt)
     problems = recorded_contact_problems(record["geoms"], step, "geoms")
     if problems:
-        raise CheckpointError(f"'{path}': recorded contact parameters the engine would not simulate as written:\n  - "
-                              + "\n  - ".join(problems))  # fmt: skip
+        raise CheckpointError(
+            f"'{path}': recorded contact parameters the engine would not simulate as written:\n  - "
+            + "\n  - ".join(problems)
+        )
     return record

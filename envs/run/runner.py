@@ -109,8 +109,10 @@ def action_joint_names(env: Any) -> list[str]:
         term = manager.get_term(term_name)
         joint_names = getattr(term, "_joint_names", None)
         if joint_names is None or len(joint_names) != term.action_dim:
-            raise ValueError(f"action term '{term_name}' does not command one joint per action; "
-                             "a per-joint exploration std needs joint actions")  # fmt: skip
+            raise ValueError(
+                f"action term '{term_name}' does not command one joint per action; "
+                "a per-joint exploration std needs joint actions"
+            )
         names.extend(joint_names)
     return names
 
@@ -188,8 +190,14 @@ class RealgapRunner(OnPolicyRunner):
         """rsl-rl's learning loop, stopped early (with a final checkpoint) when :attr:`max_seconds` is used up."""
         self._deadline = None if self.max_seconds is None else time.monotonic() + self.max_seconds
         start = self.current_learning_iteration
-        self._progress = Progress("[realgap] train", start + num_learning_iterations, budget_s=self.max_seconds,
-                                  interval_s=0.0, initial=start, bar=False)  # fmt: skip
+        self._progress = Progress(
+            "[realgap] train",
+            start + num_learning_iterations,
+            budget_s=self.max_seconds,
+            interval_s=0.0,
+            initial=start,
+            bar=False,
+        )
         try:
             super().learn(num_learning_iterations, init_at_random_ep_len)
         except _BudgetReached:
@@ -197,8 +205,11 @@ class RealgapRunner(OnPolicyRunner):
                 self.save(os.path.join(self.logger.log_dir, f"model_{self.current_learning_iteration}.pt"))
                 self.logger.stop_logging_writer()
             if not self.logger.disable_logs:
-                print(f"[realgap] wall-clock budget of {self.max_seconds / 60:.1f} min used up after iteration "
-                      f"{self.current_learning_iteration}", flush=True)  # fmt: skip
+                print(
+                    f"[realgap] wall-clock budget of {self.max_seconds / 60:.1f} min used up after iteration "
+                    f"{self.current_learning_iteration}",
+                    flush=True,
+                )
 
     # -- multi-process CPU training ----------------------------------------------------------------------------
     def _configure_multi_gpu(self) -> None:
@@ -216,8 +227,11 @@ class RealgapRunner(OnPolicyRunner):
         self.is_distributed = True
         self.gpu_local_rank = int(os.getenv("LOCAL_RANK", "0"))
         self.gpu_global_rank = int(os.getenv("RANK", "0"))
-        self.cfg["multi_gpu"] = {"global_rank": self.gpu_global_rank, "local_rank": self.gpu_local_rank,
-                                 "world_size": world_size}  # fmt: skip
+        self.cfg["multi_gpu"] = {
+            "global_rank": self.gpu_global_rank,
+            "local_rank": self.gpu_local_rank,
+            "world_size": world_size,
+        }
         if not torch.distributed.is_initialized():
             torch.distributed.init_process_group(backend="gloo", rank=self.gpu_global_rank, world_size=world_size)
 
@@ -238,8 +252,14 @@ class RealgapRunner(OnPolicyRunner):
         write_checkpoint(saved, path, env_state)
         self.logger.save_model(path, self.current_learning_iteration)
 
-    def load(self, path: str, load_cfg: dict | None = None, strict: bool = True, map_location: str | None = None,
-             resume: bool = False):  # fmt: skip
+    def load(
+        self,
+        path: str,
+        load_cfg: dict | None = None,
+        strict: bool = True,
+        map_location: str | None = None,
+        resume: bool = False,
+    ):
         """Load a checkpoint; training continues with the iteration after the saved one.
 
         With ``resume`` (continuing a training run) the RNG states are restored too; evaluation and export leave them
@@ -272,8 +292,11 @@ class RealgapRunner(OnPolicyRunner):
         state = env_state_path(checkpoint)
         if self.is_distributed or not state.is_file():
             why = "a multi-process run" if self.is_distributed else f"no {state.name} beside it (not the newest)"
-            print(f"[realgap] resuming from {checkpoint.name}: {why}, so the envs start from a reset (the "
-                  "continuation is not exact)", flush=True)  # fmt: skip
+            print(
+                f"[realgap] resuming from {checkpoint.name}: {why}, so the envs start from a reset (the "
+                "continuation is not exact)",
+                flush=True,
+            )
             return
         try:
             saved = torch.load(state, weights_only=False, map_location="cpu")
@@ -286,8 +309,10 @@ class RealgapRunner(OnPolicyRunner):
         elif deterministic_requested():
             exact = "an exact continuation on the same GPU model (--deterministic; docs/gpu.md)"
         else:
-            exact = ("the same state, but on CUDA not a bitwise continuation (MuJoCo-Warp atomics and torch CUDA "
-                     "scatters are not deterministic without --deterministic; docs/gpu.md)")  # fmt: skip
+            exact = (
+                "the same state, but on CUDA not a bitwise continuation (MuJoCo-Warp atomics and torch CUDA "
+                "scatters are not deterministic without --deterministic; docs/gpu.md)"
+            )
         print(f"[realgap] env state restored from {state.name} ({count} values): {exact}", flush=True)
 
     def _trim_progress(self) -> None:
@@ -319,8 +344,12 @@ class RealgapRunner(OnPolicyRunner):
                 row[progress_column(key)] = statistics.mean(values) if values else math.nan
             progress = self._update_progress(row)
             # rsl-rl's block counts its ETA to total_it: give it the end the wall-clock budget predicts, if sooner
-            original(it=it, collect_time=collect_time, learn_time=learn_time,
-                     **(kwargs | {"total_it": progress.expected_total()}))  # fmt: skip
+            original(
+                it=it,
+                collect_time=collect_time,
+                learn_time=learn_time,
+                **(kwargs | {"total_it": progress.expected_total()}),
+            )
             self._append_progress(row)
             if not self.logger.disable_logs:
                 print(progress.line(), flush=True)

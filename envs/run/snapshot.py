@@ -30,8 +30,21 @@ import warp as wp
 
 STATEFUL_MODULES = ("isaaclab", "realgap", "newton", "mujoco_warp", "rsl_rl")
 """Objects of these packages are walked into; anything else is a leaf or skipped."""
-SKIP_ATTRS = frozenset({"cfg", "_cfg", "writer", "stage", "_stage", "_sim", "sim", "_physics_sim_view", "unwrapped",
-                        "git_status_repos", "log_dir"})  # fmt: skip
+SKIP_ATTRS = frozenset(
+    {
+        "cfg",
+        "_cfg",
+        "writer",
+        "stage",
+        "_stage",
+        "_sim",
+        "sim",
+        "_physics_sim_view",
+        "unwrapped",
+        "git_status_repos",
+        "log_dir",
+    }
+)
 """Attributes never walked: configs (immutable), the TensorBoard writer, the USD stage, back-references."""
 MAX_DEPTH = 12
 LEAVES = (torch.Tensor, wp.array, np.ndarray, torch.Generator, bool, int, float, deque)
@@ -155,8 +168,12 @@ def _describe(value: Any) -> str:
 def _roots(env: Any, runner: Any | None) -> dict[str, Any]:
     from isaaclab_newton.physics import NewtonManager
 
-    roots = {"env": getattr(env, "unwrapped", env), "backend": NewtonManager.backend, "solver": NewtonManager._solver,
-             "contacts": NewtonManager._contacts}  # fmt: skip
+    roots = {
+        "env": getattr(env, "unwrapped", env),
+        "backend": NewtonManager.backend,
+        "solver": NewtonManager._solver,
+        "contacts": NewtonManager._contacts,
+    }
     if runner is not None:
         roots["logger"] = runner.logger  # rsl-rl's episode reward / length buffers
     return roots

@@ -44,8 +44,9 @@ class RealgapActuator(ActuatorBase):
     cfg: RealgapActuatorCfg
     is_implicit_model = False
 
-    def __init__(self, cfg: RealgapActuatorCfg, joint_names: list[str], joint_ids, num_envs: int, device: str,
-                 **kwargs: Any):  # fmt: skip
+    def __init__(
+        self, cfg: RealgapActuatorCfg, joint_names: list[str], joint_ids, num_envs: int, device: str, **kwargs: Any
+    ):
         kwargs.pop("stiffness", None)
         kwargs.pop("damping", None)
         super().__init__(cfg, joint_names, joint_ids, num_envs, device, **kwargs)
@@ -91,9 +92,12 @@ class RealgapActuator(ActuatorBase):
     ) -> ArticulationActions:
         torch.maximum(self._peak_speed, joint_vel.abs(), out=self._peak_speed)  # every physics step (pop_peak_speed)
         out = self.chain.compute(
-            control_action.joint_positions, control_action.joint_velocities, joint_pos, joint_vel,
+            control_action.joint_positions,
+            control_action.joint_velocities,
+            joint_pos,
+            joint_vel,
             control_action.joint_efforts,
-        )  # fmt: skip
+        )
         self.computed_effort = out.tau_computed
         self.applied_effort = out.tau_applied
         control_action.joint_efforts = out.tau_applied

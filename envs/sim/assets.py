@@ -93,8 +93,11 @@ def robot_usd(robot: RobotSource) -> Path:
         if wrapper.is_file():  # another process finished it while we waited
             return wrapper
         tmp = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=final.parent))
-        print(f"[realgap] first use of the {robot.name} robot: converting {robot.mjcf_path().name} to USD in "
-              f"{final} (once)", flush=True)  # fmt: skip
+        print(
+            f"[realgap] first use of the {robot.name} robot: converting {robot.mjcf_path().name} to USD in "
+            f"{final} (once)",
+            flush=True,
+        )
         try:
             with _output_to(tmp / "convert.log"):
                 converted = _convert(robot.mjcf_path(), tmp / "converted")
@@ -106,8 +109,11 @@ def robot_usd(robot: RobotSource) -> Path:
         finally:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
-        print(f"[realgap] converted; the converter's messages (notes on MJCF elements USD does not carry, such as "
-              f"lights and sensors) are in {final / 'convert.log'}", flush=True)  # fmt: skip
+        print(
+            f"[realgap] converted; the converter's messages (notes on MJCF elements USD does not carry, such as "
+            f"lights and sensors) are in {final / 'convert.log'}",
+            flush=True,
+        )
     return wrapper
 
 
@@ -127,8 +133,10 @@ def _check_layers(folder: Path) -> None:
         else:
             why = "it does not open"
         if layer is None:
-            raise OSError(f"the USD conversion wrote a corrupt layer '{path}' ({why}); is the disk full? Nothing was "
-                          "cached: free space and run again")  # fmt: skip
+            raise OSError(
+                f"the USD conversion wrote a corrupt layer '{path}' ({why}); is the disk full? Nothing was "
+                "cached: free space and run again"
+            )
 
 
 @contextlib.contextmanager

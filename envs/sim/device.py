@@ -70,21 +70,27 @@ def unusable_gpu_reason(facts: GpuFacts) -> str | None:
         f"A GPU is present ({seen}) but torch {facts.torch_version} cannot use it (torch.cuda.is_available() is False)"
     )
     if facts.torch_cuda is None:
-        return (f"{head}: this torch wheel is CPU-only. Fix: install a CUDA build of torch matching the driver "
-                "(pip install torch --index-url https://download.pytorch.org/whl/cu128 for driver >= 570; see "
-                "docs/gpu.md).")  # fmt: skip
+        return (
+            f"{head}: this torch wheel is CPU-only. Fix: install a CUDA build of torch matching the driver "
+            "(pip install torch --index-url https://download.pytorch.org/whl/cu128 for driver >= 570; see "
+            "docs/gpu.md)."
+        )
     wheel, driver = _version_tuple(facts.torch_cuda), _version_tuple(facts.driver_cuda)
     if wheel is not None and driver is not None and wheel > driver:
         need = DRIVER_FOR_CUDA.get(wheel[:2])
         need_txt = f"R{need} or newer" if need else f"one that supports CUDA {facts.torch_cuda}"
-        return (f"{head}: the wheel is built for CUDA {facts.torch_cuda} but the driver {facts.driver_version} "
-                f"supports CUDA {facts.driver_cuda} at most. Fix: upgrade the driver to {need_txt}, or install a torch "
-                f"wheel for CUDA <= {facts.driver_cuda} (e.g. --index-url https://download.pytorch.org/whl/cu"
-                f"{facts.driver_cuda.replace('.', '')}); see docs/gpu.md.")  # fmt: skip
-    return (f"{head}: the wheel's CUDA ({facts.torch_cuda}) fits the driver's ({facts.driver_cuda or 'unknown'}), so "
-            "the driver or the device is at fault (CUDA_VISIBLE_DEVICES empty, a driver/library version mismatch after "
-            "an upgrade, or the device in an error state). Fix: run nvidia-smi and python -c 'import torch; "
-            "torch.cuda.init()' to read the driver's error; reboot after a driver upgrade.")  # fmt: skip
+        return (
+            f"{head}: the wheel is built for CUDA {facts.torch_cuda} but the driver {facts.driver_version} "
+            f"supports CUDA {facts.driver_cuda} at most. Fix: upgrade the driver to {need_txt}, or install a torch "
+            f"wheel for CUDA <= {facts.driver_cuda} (e.g. --index-url https://download.pytorch.org/whl/cu"
+            f"{facts.driver_cuda.replace('.', '')}); see docs/gpu.md."
+        )
+    return (
+        f"{head}: the wheel's CUDA ({facts.torch_cuda}) fits the driver's ({facts.driver_cuda or 'unknown'}), so "
+        "the driver or the device is at fault (CUDA_VISIBLE_DEVICES empty, a driver/library version mismatch after "
+        "an upgrade, or the device in an error state). Fix: run nvidia-smi and python -c 'import torch; "
+        "torch.cuda.init()' to read the driver's error; reboot after a driver upgrade."
+    )
 
 
 def choose_device(facts: GpuFacts, requested: str | None, allow_cpu: bool = False) -> str:
@@ -108,8 +114,10 @@ def choose_device(facts: GpuFacts, requested: str | None, allow_cpu: bool = Fals
     if requested is None:
         return "cuda:0" if facts.torch_cuda_available else "cpu"
     if not facts.torch_cuda_available:
-        raise UnusableGpuError(f"--device {requested} was requested but this machine has no GPU that torch sees "
-                               f"(torch {facts.torch_version}, CUDA {facts.torch_cuda}); use --device cpu")  # fmt: skip
+        raise UnusableGpuError(
+            f"--device {requested} was requested but this machine has no GPU that torch sees "
+            f"(torch {facts.torch_version}, CUDA {facts.torch_cuda}); use --device cpu"
+        )
     index = int(requested.split(":")[1]) if ":" in requested else 0
     if index >= facts.torch_device_count:
         raise UnusableGpuError(f"--device {requested}: only {facts.torch_device_count} CUDA device(s) visible")
@@ -144,8 +152,16 @@ def probe(ask_warp: bool = False) -> GpuFacts:
         wp.init()
         warp_count = wp.get_cuda_device_count()
     available = torch.cuda.is_available()
-    return GpuFacts(gpus, driver, driver_cuda, torch.__version__, torch.version.cuda, available,
-                    torch.cuda.device_count() if available else 0, warp_count)  # fmt: skip
+    return GpuFacts(
+        gpus,
+        driver,
+        driver_cuda,
+        torch.__version__,
+        torch.version.cuda,
+        available,
+        torch.cuda.device_count() if available else 0,
+        warp_count,
+    )
 
 
 def allow_cpu_from_env() -> bool:

@@ -132,8 +132,17 @@ class TorchGravity:
             com.append(model.inertias[i].lever)
         parents = [model.parents[i] - 1 for i in range(1, model.njoints)]  # universe (0) → -1
         columns = [names.index(bare(n)) for n in joint_names]
-        return cls(parents, np.stack(rot), np.stack(pos), np.stack(axis), np.array(prismatic), np.array(mass),
-                   np.stack(com), np.asarray(model.gravity.linear), columns)  # fmt: skip
+        return cls(
+            parents,
+            np.stack(rot),
+            np.stack(pos),
+            np.stack(axis),
+            np.array(prismatic),
+            np.array(mass),
+            np.stack(com),
+            np.asarray(model.gravity.linear),
+            columns,
+        )
 
     def _on(self, like: Tensor) -> dict[str, Tensor]:
         key = (like.dtype, like.device)

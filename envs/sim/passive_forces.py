@@ -78,7 +78,7 @@ class PassiveForces:
                 data.joint_ordering.user_to_backend if data.has_joint_ordering else None,
                 data._num_base_dofs,
                 data.has_joint_ordering,
-            ],  # fmt: skip
+            ],
             outputs=[out],
             device=data.device,
         )

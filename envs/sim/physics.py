@@ -155,12 +155,16 @@ def apply_deterministic(env_cfg: Any, device: str) -> None:
             physics is not Newton (no ``deterministic_mode``).
     """
     if not device.startswith("cuda"):
-        raise ValueError("--deterministic applies to CUDA runs: on the CPU every run is already exact (warp runs each "
-                         "kernel serially); drop the flag, or run with --device cuda")  # fmt: skip
+        raise ValueError(
+            "--deterministic applies to CUDA runs: on the CPU every run is already exact (warp runs each "
+            "kernel serially); drop the flag, or run with --device cuda"
+        )
     physics = getattr(env_cfg.sim, "physics", None)
     if physics is None or not hasattr(physics, "deterministic_mode"):
-        raise ValueError(f"--deterministic needs Newton physics (NewtonCfg.deterministic_mode); this task's physics is "
-                         f"{type(physics).__name__}")  # fmt: skip
+        raise ValueError(
+            f"--deterministic needs Newton physics (NewtonCfg.deterministic_mode); this task's physics is "
+            f"{type(physics).__name__}"
+        )
     physics.deterministic_mode = "run_to_run"
     physics.solver_cfg.disable_sensors = True  # Newton refuses the mode while MuJoCo-Warp's sensor stage runs
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # cuBLAS reductions in a fixed order

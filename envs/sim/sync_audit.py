@@ -29,18 +29,46 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
-HOST_READS = frozenset({
-    "item", "tolist", "__bool__", "__float__", "__int__", "__index__", "__complex__", "__format__", "__repr__",
-    "nonzero", "argwhere", "numpy", "cpu", "unique", "unique_consecutive", "masked_select", "equal", "allclose",
-    "is_nonzero", "bincount",
-})  # fmt: skip
+HOST_READS = frozenset(
+    {
+        "item",
+        "tolist",
+        "__bool__",
+        "__float__",
+        "__int__",
+        "__index__",
+        "__complex__",
+        "__format__",
+        "__repr__",
+        "nonzero",
+        "argwhere",
+        "numpy",
+        "cpu",
+        "unique",
+        "unique_consecutive",
+        "masked_select",
+        "equal",
+        "allclose",
+        "is_nonzero",
+        "bincount",
+    }
+)
 """Tensor operations that read device values on the host (or size their output by them): a sync on CUDA."""
 LIBRARIES = ("isaaclab", "rsl_rl", "newton", "warp", "mujoco_warp", "tensordict", "gymnasium")
 """Top-level packages whose frames are a library's (their syncs are theirs); ``isaaclab_*`` packages included."""
-RESET_VALIDATION = frozenset({
-    "consistency_verdict", "box_inertia_c", "_require_positive", "perturb_log_cholesky", "attach_payload",
-    "combine_bodies", "cast_consistent", "log_cholesky_from_body", "set_body",
-})  # fmt: skip
+RESET_VALIDATION = frozenset(
+    {
+        "consistency_verdict",
+        "box_inertia_c",
+        "_require_positive",
+        "perturb_log_cholesky",
+        "attach_payload",
+        "combine_bodies",
+        "cast_consistent",
+        "log_cholesky_from_body",
+        "set_body",
+    }
+)
 """Functions of :mod:`realgap.envs.dr` that check every body drawn at a reset (physically consistent, positive) and
 raise a clear error before an impossible body reaches the solver: one host read per check, at resets only. They are
 the reads the per-step audit still reports; :func:`HostRead.validation` tells them apart."""
@@ -92,8 +120,9 @@ def _classify(op: str, frame: FrameType | None) -> HostRead:
     """The read ``op`` made with ``frame`` innermost, attributed by :func:`owner`."""
     stack = []
     while frame is not None:
-        stack.append((frame.f_globals.get("__name__", ""), frame.f_code.co_name, frame.f_code.co_filename,
-                      frame.f_lineno))  # fmt: skip
+        stack.append(
+            (frame.f_globals.get("__name__", ""), frame.f_code.co_name, frame.f_code.co_filename, frame.f_lineno)
+        )
         frame = frame.f_back
     stack.reverse()  # outermost first
     kinds = [frame_kind(module) for module, *_ in stack]
@@ -133,8 +162,11 @@ class HostReadAudit(TorchFunctionMode):
         if name in ("__getitem__", "__setitem__") and len(args) > 1:
             hit = _bool_index(args[1])
             name = f"{name}[bool mask]"
-        elif name in ("tensor", "as_tensor") and "device" in kwargs and not isinstance(args[0] if args else None,
-                                                                                        torch.Tensor):  # fmt: skip
+        elif (
+            name in ("tensor", "as_tensor")
+            and "device" in kwargs
+            and not isinstance(args[0] if args else None, torch.Tensor)
+        ):
             hit = True
         elif name == "where" and len(args) == 1 and not kwargs:
             hit = True

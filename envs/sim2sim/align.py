@@ -57,8 +57,12 @@ def robot_specs(robot: str) -> dict[str, ActuatorSpec]:
     """The datasheet specs of ``robot`` made passive: no PD, no friction, no delay (armature and limits kept)."""
 
     specs = {"g1": G1_ACTUATORS, "panda": PANDA_ACTUATORS}[robot]
-    return {k: dataclasses.replace(s, gains=PDGains(0.0, 0.0), coulomb_friction=0.0, viscous_friction=0.0,
-                                   latency_range_s=(0.0, 0.0)) for k, s in specs.items()}  # fmt: skip
+    return {
+        k: dataclasses.replace(
+            s, gains=PDGains(0.0, 0.0), coulomb_friction=0.0, viscous_friction=0.0, latency_range_s=(0.0, 0.0)
+        )
+        for k, s in specs.items()
+    }
 
 
 def root_pos(robot: RobotSource) -> tuple[float, float, float]:
@@ -95,12 +99,18 @@ def mujoco_open_loop(robot: str, tau: np.ndarray, dt: float) -> Trajectory:
     names = list(source.joint_names)
     specs = resolve_joint_specs(names, robot_specs(robot))
     zero = dict.fromkeys(names, 0.0)
-    bot = MujocoRobot(source.mjcf_path(), dt, joint_names=names,
-                      armature={n: s.reflected_inertia for n, s in zip(names, specs, strict=True)},
-                      frictionloss=zero, damping=zero,
-                      effort_limit={n: s.peak_torque for n, s in zip(names, specs, strict=True)},
-                      init_root_pos=root_pos(source), fixed_base=True,
-                      init_joint_pos=dict(zip(names, source.default_pose(), strict=True)))  # fmt: skip
+    bot = MujocoRobot(
+        source.mjcf_path(),
+        dt,
+        joint_names=names,
+        armature={n: s.reflected_inertia for n, s in zip(names, specs, strict=True)},
+        frictionloss=zero,
+        damping=zero,
+        effort_limit={n: s.peak_torque for n, s in zip(names, specs, strict=True)},
+        init_root_pos=root_pos(source),
+        fixed_base=True,
+        init_joint_pos=dict(zip(names, source.default_pose(), strict=True)),
+    )
     m, d = bot.model, bot.data
     m.opt.enableflags |= mujoco.mjtEnableBit.mjENBL_ENERGY
     qs, energy, rows = [], [], 0
@@ -126,11 +136,19 @@ def _mujoco_model(m: Any, names: list[str]) -> dict[str, Any]:
         rot = rot.reshape(3, 3)
         inertia.append(rot @ np.diag(m.body_inertia[i]) @ rot.T)  # about the CoM, body axes
     dof = [m.jnt_dofadr[m.joint(n).id] for n in names]
-    return {"bodies": bodies, "mass": m.body_mass[1:].copy(), "com": m.body_ipos[1:].copy(),
-            "inertia": np.array(inertia), "armature": m.dof_armature[dof].copy(),
-            "frictionloss": m.dof_frictionloss[dof].copy(), "damping": m.dof_damping[dof].copy(),
-            "gravity": m.opt.gravity.copy(), "timestep": float(m.opt.timestep), "integrator": int(m.opt.integrator),
-            "cone": int(m.opt.cone)}  # fmt: skip
+    return {
+        "bodies": bodies,
+        "mass": m.body_mass[1:].copy(),
+        "com": m.body_ipos[1:].copy(),
+        "inertia": np.array(inertia),
+        "armature": m.dof_armature[dof].copy(),
+        "frictionloss": m.dof_frictionloss[dof].copy(),
+        "damping": m.dof_damping[dof].copy(),
+        "gravity": m.opt.gravity.copy(),
+        "timestep": float(m.opt.timestep),
+        "integrator": int(m.opt.integrator),
+        "cone": int(m.opt.cone),
+    }
 
 
 def isaac_open_loop(robot: str, tau: np.ndarray, dt: float) -> Trajectory:
@@ -194,14 +212,19 @@ def _isaac_model(asset: Any, solver: Any, cols: list[int]) -> dict[str, Any]:
 
     data = asset.data
     opt = solver.mjw_model.opt
-    return {"bodies": list(asset.body_names), "mass": data.body_mass.torch[0].double().numpy(),
-            "com": data.body_com_pos_b.torch[0].double().numpy(),
-            "inertia": data.body_inertia.torch[0].double().reshape(-1, 3, 3).numpy(),
-            "armature": data.joint_armature.torch[0, cols].double().numpy(),
-            "frictionloss": data.joint_friction_coeff.torch[0, cols].double().numpy(),
-            "damping": data.joint_viscous_friction_coeff.torch[0, cols].double().numpy(),
-            "gravity": wp.to_torch(opt.gravity)[0].double().numpy(), "timestep": float(wp.to_torch(opt.timestep)[0]),
-            "integrator": int(opt.integrator), "cone": int(opt.cone)}  # fmt: skip
+    return {
+        "bodies": list(asset.body_names),
+        "mass": data.body_mass.torch[0].double().numpy(),
+        "com": data.body_com_pos_b.torch[0].double().numpy(),
+        "inertia": data.body_inertia.torch[0].double().reshape(-1, 3, 3).numpy(),
+        "armature": data.joint_armature.torch[0, cols].double().numpy(),
+        "frictionloss": data.joint_friction_coeff.torch[0, cols].double().numpy(),
+        "damping": data.joint_viscous_friction_coeff.torch[0, cols].double().numpy(),
+        "gravity": wp.to_torch(opt.gravity)[0].double().numpy(),
+        "timestep": float(wp.to_torch(opt.timestep)[0]),
+        "integrator": int(opt.integrator),
+        "cone": int(opt.cone),
+    }
 
 
 def model_alignment(isaac: dict[str, Any], mujoco: dict[str, Any]) -> dict[str, Any]:
@@ -213,8 +236,10 @@ def model_alignment(isaac: dict[str, Any], mujoco: dict[str, Any]) -> dict[str, 
     if sorted(isaac["bodies"]) != sorted(mujoco["bodies"]):
         raise ValueError(f"body sets differ: {sorted(set(isaac['bodies']) ^ set(mujoco['bodies']))}")
     idx = [isaac["bodies"].index(b) for b in mujoco["bodies"]]
-    d_inertia = [np.linalg.norm(isaac["inertia"][i] - mujoco["inertia"][j]) / np.linalg.norm(mujoco["inertia"][j])
-                 for j, i in enumerate(idx)]  # fmt: skip
+    d_inertia = [
+        np.linalg.norm(isaac["inertia"][i] - mujoco["inertia"][j]) / np.linalg.norm(mujoco["inertia"][j])
+        for j, i in enumerate(idx)
+    ]
     return {
         "max_mass_diff_kg": float(np.abs(isaac["mass"][idx] - mujoco["mass"]).max()),
         "max_com_diff_m": float(np.abs(isaac["com"][idx] - mujoco["com"]).max()),

@@ -26,8 +26,9 @@ from realgap.envs.format.metadata import PolicyMetadata
 from realgap.envs.format.protocol import BalanceProtocol
 
 
-def mujoco_episodes(meta: PolicyMetadata, policy: Policy, plan: Sequence[Sequence[Push]], protocol: BalanceProtocol,
-                    seed: int = 0) -> list[EpisodeResult]:  # fmt: skip
+def mujoco_episodes(
+    meta: PolicyMetadata, policy: Policy, plan: Sequence[Sequence[Push]], protocol: BalanceProtocol, seed: int = 0
+) -> list[EpisodeResult]:
     """Run every scheduled episode on the MuJoCo C robot through the deploy runtime."""
     from realgap.envs.deploy.mujoco_robot import MujocoRobot
 
@@ -90,24 +91,36 @@ def isaac_episodes(
                     results[e] = EpisodeResult((k + 1) * env.step_dt, fell, applied[e])
             if all(r is not None for r in results):
                 break
-    return [r if r is not None else EpisodeResult(env.max_episode_length * env.step_dt, False, a)
-            for r, a in zip(results, applied, strict=True)]  # fmt: skip
+    return [
+        r if r is not None else EpisodeResult(env.max_episode_length * env.step_dt, False, a)
+        for r, a in zip(results, applied, strict=True)
+    ]
 
 
-def compare(isaac: Sequence[EpisodeResult], mujoco: Sequence[EpisodeResult],
-            plan: Sequence[Sequence[Push]]) -> dict[str, Any]:  # fmt: skip
+def compare(
+    isaac: Sequence[EpisodeResult], mujoco: Sequence[EpisodeResult], plan: Sequence[Sequence[Push]]
+) -> dict[str, Any]:
     """Side-by-side metrics: survival, time up (mean, and of falls), outcome agreement, and each episode
     (``per_episode``: its pushes and both engines' results)."""
 
     def summary(results: Sequence[EpisodeResult]) -> dict[str, float]:
         n = len(results)
         falls = [r.time_up_s for r in results if r.fell]
-        return {"survival_rate": sum(not r.fell for r in results) / n,
-                "mean_time_up_s": sum(r.time_up_s for r in results) / n,
-                "mean_time_to_fall_s": sum(falls) / len(falls) if falls else math.nan, "falls": len(falls)}  # fmt: skip
+        return {
+            "survival_rate": sum(not r.fell for r in results) / n,
+            "mean_time_up_s": sum(r.time_up_s for r in results) / n,
+            "mean_time_to_fall_s": sum(falls) / len(falls) if falls else math.nan,
+            "falls": len(falls),
+        }
 
     same = sum(a.fell == b.fell for a, b in zip(isaac, mujoco, strict=True))
-    per_episode = [{"pushes": [{"time_s": p.time_s, "dv_xy": list(p.dv_xy)} for p in s], "isaac": asdict(a),
-                 "mujoco": asdict(b)} for s, a, b in zip(plan, isaac, mujoco, strict=True)]  # fmt: skip
-    return {"isaac": summary(isaac), "mujoco": summary(mujoco), "same_outcome_rate": same / len(isaac),
-            "per_episode": per_episode}  # fmt: skip
+    per_episode = [
+        {"pushes": [{"time_s": p.time_s, "dv_xy": list(p.dv_xy)} for p in s], "isaac": asdict(a), "mujoco": asdict(b)}
+        for s, a, b in zip(plan, isaac, mujoco, strict=True)
+    ]
+    return {
+        "isaac": summary(isaac),
+        "mujoco": summary(mujoco),
+        "same_outcome_rate": same / len(isaac),
+        "per_episode": per_episode,
+    }

@@ -48,12 +48,18 @@ def open_loop(robot: str, duration_s: float, dt: float, seed: int) -> dict:
 
     tau = open_loop_torques(robot, duration_s, dt, seed)
     mj, il = mujoco_open_loop(robot, tau, dt), isaac_open_loop(robot, tau, dt)
-    return {"dt_s": dt, "steps": len(tau), "duration_s": duration_s,
-            "trajectory": trajectory_errors(il.q, mj.q, list(ROBOTS[robot].joint_names)),
-            "energy": {"isaac": asdict(energy_balance(il.energy, tau, il.q)),
-                       "mujoco": asdict(energy_balance(mj.energy, tau, mj.q))},
-            "constraint_rows": {"isaac": il.max_constraints, "mujoco": mj.max_constraints},
-            "model": model_alignment(il.model, mj.model)}  # fmt: skip
+    return {
+        "dt_s": dt,
+        "steps": len(tau),
+        "duration_s": duration_s,
+        "trajectory": trajectory_errors(il.q, mj.q, list(ROBOTS[robot].joint_names)),
+        "energy": {
+            "isaac": asdict(energy_balance(il.energy, tau, il.q)),
+            "mujoco": asdict(energy_balance(mj.energy, tau, mj.q)),
+        },
+        "constraint_rows": {"isaac": il.max_constraints, "mujoco": mj.max_constraints},
+        "model": model_alignment(il.model, mj.model),
+    }
 
 
 def resolve_policy(req: Sim2SimRequest) -> tuple[Path | None, Path | None, Any, Any]:
@@ -93,8 +99,9 @@ def resolve_policy(req: Sim2SimRequest) -> tuple[Path | None, Path | None, Any, 
     return folder, checkpoint, meta, policy
 
 
-def closed_loop(req: Sim2SimRequest, task: str, env_cfg: Any, agent_cfg: Any, meta: Any, policy: Any,
-                settings: dict) -> dict:  # fmt: skip
+def closed_loop(
+    req: Sim2SimRequest, task: str, env_cfg: Any, agent_cfg: Any, meta: Any, policy: Any, settings: dict
+) -> dict:
     """The same scheduled pushes in Isaac Lab and on MuJoCo; ``settings`` and the comparison of both."""
     from realgap.envs.deploy import ZeroPolicy
     from realgap.envs.deploy.episode import schedules
@@ -159,20 +166,30 @@ def sim2sim(req: Sim2SimRequest, echo: Callable[[str], None] = print) -> tuple[d
 
     rates = RateSpec.from_dict(env_cfg.rates)
     robot = robot_name(list(env_cfg.scene.robot.init_state.joint_pos))  # every joint named in the spawn pose
-    report = {"task": task, "robot": robot, "rates": rates.to_dict(), "seed": req.seed,
-              "policy": str(folder) if folder else "zero action", "open_loop": []}  # fmt: skip
+    report = {
+        "task": task,
+        "robot": robot,
+        "rates": rates.to_dict(),
+        "seed": req.seed,
+        "policy": str(folder) if folder else "zero action",
+        "open_loop": [],
+    }
     for dt in [rates.sim_dt] + ([req.fine_dt] if req.fine_dt > 0 else []):
         report["open_loop"].append(open_loop(robot, req.open_loop_s, dt, req.seed))
         r = report["open_loop"][-1]
-        echo(f"[realgap] open loop dt {dt * 1e3:g} ms: joint RMS {r['trajectory']['rms_rad']:.2e} rad, energy "
-             f"residual isaac {r['energy']['isaac']['relative_residual']:.2%} mujoco "
-             f"{r['energy']['mujoco']['relative_residual']:.2%}")  # fmt: skip
+        echo(
+            f"[realgap] open loop dt {dt * 1e3:g} ms: joint RMS {r['trajectory']['rms_rad']:.2e} rad, energy "
+            f"residual isaac {r['energy']['isaac']['relative_residual']:.2%} mujoco "
+            f"{r['energy']['mujoco']['relative_residual']:.2%}"
+        )
     if not req.skip_closed_loop:
         settings = {"episodes": req.episodes, "protocol": protocol.to_dict()}
         report["closed_loop"] = closed_loop(req, task, env_cfg, agent_cfg, meta, policy, settings)
         c = report["closed_loop"]
-        echo(f"[realgap] closed loop: survival isaac {c['isaac']['survival_rate']:.2f} mujoco "
-             f"{c['mujoco']['survival_rate']:.2f}, same outcome {c['same_outcome_rate']:.2f}")  # fmt: skip
+        echo(
+            f"[realgap] closed loop: survival isaac {c['isaac']['survival_rate']:.2f} mujoco "
+            f"{c['mujoco']['survival_rate']:.2f}, same outcome {c['same_outcome_rate']:.2f}"
+        )
     report["wall_s"] = round(time.perf_counter() - t0, 1)
     out = Path(req.out) if req.out else default_out(checkpoint)
     from realgap.envs.eval.robustness.sweep import finite_or_none

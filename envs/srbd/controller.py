@@ -31,8 +31,15 @@ class SRBDController:
         ramp_s: Time to move the nominal pose and CoM height from the start pose to the crouch, s.
     """
 
-    def __init__(self, runtime: Any, robot: Any, *, gains: Mapping[str, float] | None = None, mu: float = 0.6,
-                 ramp_s: float = 1.0) -> None:  # fmt: skip
+    def __init__(
+        self,
+        runtime: Any,
+        robot: Any,
+        *,
+        gains: Mapping[str, float] | None = None,
+        mu: float = 0.6,
+        ramp_s: float = 1.0,
+    ) -> None:
         self.runtime, self.robot, self.meta = runtime, robot, runtime.meta
         names = self.meta.joint_names
         self.law = BalanceLaw(robot.mjcf_path, names, gains=gains, mu=mu, ramp_s=ramp_s)

@@ -83,8 +83,9 @@ def wrench(state: BodyState, forces_w: np.ndarray, points_w: np.ndarray) -> tupl
     return f.sum(axis=0), np.cross(r, f).sum(axis=0)
 
 
-def rates(state: BodyState, mass: float, forces_w: np.ndarray, points_w: np.ndarray,
-          gravity_w: np.ndarray = GRAVITY_W) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+def rates(
+    state: BodyState, mass: float, forces_w: np.ndarray, points_w: np.ndarray, gravity_w: np.ndarray = GRAVITY_W
+) -> tuple[np.ndarray, np.ndarray]:
     """What SRBD predicts from contact forces: CoM acceleration (m/s²) and angular-momentum rate about the CoM (N·m)."""
     force, torque = wrench(state, forces_w, points_w)
     return force / mass + gravity_w, torque
@@ -96,8 +97,15 @@ def angular_velocity(state: BodyState, inertia_b: np.ndarray) -> np.ndarray:
     return np.linalg.solve(i_w, state.L)
 
 
-def step(state: BodyState, mass: float, inertia_b: np.ndarray, forces_w: np.ndarray, points_w: np.ndarray,
-         dt: float, gravity_w: np.ndarray = GRAVITY_W) -> BodyState:  # fmt: skip
+def step(
+    state: BodyState,
+    mass: float,
+    inertia_b: np.ndarray,
+    forces_w: np.ndarray,
+    points_w: np.ndarray,
+    dt: float,
+    gravity_w: np.ndarray = GRAVITY_W,
+) -> BodyState:
     """Advance the state by ``dt`` (s) under contact forces held over the step (module docstring).
 
     Raises:

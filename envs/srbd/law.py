@@ -110,8 +110,15 @@ class BalanceLaw:
         ramp_s: Time to move the nominal pose and CoM height from the reset pose to the crouch, s.
     """
 
-    def __init__(self, mjcf_path: str | Path, joint_names: Sequence[str], *, gains: Mapping[str, float] | None = None,
-                 mu: float = 0.6, ramp_s: float = 1.0) -> None:  # fmt: skip
+    def __init__(
+        self,
+        mjcf_path: str | Path,
+        joint_names: Sequence[str],
+        *,
+        gains: Mapping[str, float] | None = None,
+        mu: float = 0.6,
+        ramp_s: float = 1.0,
+    ) -> None:
         import pinocchio as pin
 
         if not mu > 0 or not ramp_s >= 0:
@@ -225,8 +232,9 @@ class BalanceLaw:
         weights = np.diag([1.0, 1.0, 1.0, 10.0, 10.0, 10.0])
         p = a.T @ weights @ a + 1e-4 * np.eye(3 * n)
         qv = -a.T @ weights @ wrench
-        block = np.array([[1.0, 0.0, -self.mu], [-1.0, 0.0, -self.mu], [0.0, 1.0, -self.mu], [0.0, -1.0, -self.mu],
-                          [0.0, 0.0, -1.0]])  # fmt: skip  # |f_x| <= mu f_z, |f_y| <= mu f_z, f_z >= 0
+        block = np.array(
+            [[1.0, 0.0, -self.mu], [-1.0, 0.0, -self.mu], [0.0, 1.0, -self.mu], [0.0, -1.0, -self.mu], [0.0, 0.0, -1.0]]
+        )  # |f_x| <= mu f_z, |f_y| <= mu f_z, f_z >= 0
         g = np.kron(np.eye(n), block)
         f = solve_qp(p, qv, g, np.zeros(len(g)), solver="daqp")
         return np.zeros((n, 3)) if f is None else f.reshape(n, 3)

@@ -45,8 +45,13 @@ def _value(table: Mapping[str, float], name: str) -> float:
     return hits[0] if hits else 0.0
 
 
-def set_pose(model, data, pose: Mapping[str, float], root_pos_w: Sequence[float],
-             root_quat_wxyz: Sequence[float] = (1.0, 0.0, 0.0, 0.0)) -> None:  # fmt: skip
+def set_pose(
+    model,
+    data,
+    pose: Mapping[str, float],
+    root_pos_w: Sequence[float],
+    root_quat_wxyz: Sequence[float] = (1.0, 0.0, 0.0, 0.0),
+) -> None:
     """Write the root and joint positions of ``pose`` into ``data`` (velocities zero) and run forward kinematics."""
     import mujoco
 
@@ -71,8 +76,13 @@ def bodies_w(model, data) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return model.body_mass[1:].copy(), data.xipos[1:].copy(), inertia
 
 
-def posed_body(model, data, pose: Mapping[str, float], root_pos_w: Sequence[float],
-               root_quat_wxyz: Sequence[float] = (1.0, 0.0, 0.0, 0.0)) -> PosedBody:  # fmt: skip
+def posed_body(
+    model,
+    data,
+    pose: Mapping[str, float],
+    root_pos_w: Sequence[float],
+    root_quat_wxyz: Sequence[float] = (1.0, 0.0, 0.0, 0.0),
+) -> PosedBody:
     """The G1's :class:`PosedBody` in ``pose`` (``model``/``data``: a MuJoCo model of the G1 MJCF and its data)."""
     set_pose(model, data, pose, root_pos_w, root_quat_wxyz)
     body = composite(*bodies_w(model, data))

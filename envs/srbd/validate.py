@@ -99,8 +99,13 @@ def _momenta(model, data, root: int) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return data.subtree_com[root].copy(), data.subtree_linvel[root].copy(), data.subtree_angmom[root].copy()
 
 
-def run_episode(policy_dir: str | Path, duration_s: float = 6.0, pushes: tuple[tuple[float, float, float], ...] = (),
-                horizon_s: float = 0.2, seed: int = 0) -> Trace:  # fmt: skip
+def run_episode(
+    policy_dir: str | Path,
+    duration_s: float = 6.0,
+    pushes: tuple[tuple[float, float, float], ...] = (),
+    horizon_s: float = 0.2,
+    seed: int = 0,
+) -> Trace:
     """The export at ``policy_dir`` balancing the MuJoCo G1 for ``duration_s``; ``pushes``: (time s, dvx, dvy) m/s."""
     import mujoco
 

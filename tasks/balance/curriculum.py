@@ -59,8 +59,10 @@ class balance_metrics(ManagerTermBase):
         term = live_push(env)  # pushes may be switched off
         pushed = term is not None
         push = term.max_push[env_ids] if pushed else torch.zeros_like(alive_s)
-        self.stats.update(torch.stack([timed_out.float(), alive_s, push, push]),
-                          torch.stack([timed_out | fell, fell, timed_out & pushed, fell & pushed]))  # fmt: skip
+        self.stats.update(
+            torch.stack([timed_out.float(), alive_s, push, push]),
+            torch.stack([timed_out | fell, fell, timed_out & pushed, fell & pushed]),
+        )
         self.start_step[env_ids] = env.common_step_counter
         self.full_episode[env_ids] = True
         return self.stats.logged()
@@ -116,9 +118,11 @@ class push_curriculum(ManagerTermBase):
         if self.start[0] > self.target[0] or self.start[1] > self.target[1]:
             raise ValueError(f"push_curriculum start_mps {self.start} must not exceed the task's range {self.target}")
         if not 0.0 < self.step <= 1.0 or not 0.0 <= self.demote <= self.promote <= 1.0 or self.min_episodes < 1:
-            raise ValueError(f"push_curriculum needs 0 < step <= 1, 0 <= demote <= promote <= 1 and min_episodes >= 1, "
-                             f"got step={self.step}, promote={self.promote}, demote={self.demote}, "
-                             f"min_episodes={self.min_episodes}")  # fmt: skip
+            raise ValueError(
+                f"push_curriculum needs 0 < step <= 1, 0 <= demote <= promote <= 1 and min_episodes >= 1, "
+                f"got step={self.step}, promote={self.promote}, demote={self.demote}, "
+                f"min_episodes={self.min_episodes}"
+            )
         self._write()
 
     def range_mps(self) -> tuple[float, float]:

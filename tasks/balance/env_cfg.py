@@ -187,9 +187,11 @@ class EventsCfg:
     reset_base = EventTerm(
         func=mdp.reset_root_state_uniform,
         mode="reset",
-        params={"pose_range": {"x": (-0.1, 0.1), "y": (-0.1, 0.1), "yaw": (-3.14, 3.14)},
-                "velocity_range": {"x": (-0.1, 0.1), "y": (-0.1, 0.1)}},
-    )  # fmt: skip
+        params={
+            "pose_range": {"x": (-0.1, 0.1), "y": (-0.1, 0.1), "yaw": (-3.14, 3.14)},
+            "velocity_range": {"x": (-0.1, 0.1), "y": (-0.1, 0.1)},
+        },
+    )
     reset_joints = EventTerm(
         func=mdp.reset_joints_by_offset,
         mode="reset",
@@ -220,9 +222,8 @@ class LeverCurriculumCfg(CurriculumCfg):
 
     push_level = CurrTerm(
         func=balance_mdp.push_curriculum,
-        params={"start_mps": None, "step": 0.25, "promote": 0.75, "demote": 0.4,
-                "min_episodes": 128},
-    )  # fmt: skip
+        params={"start_mps": None, "step": 0.25, "promote": 0.75, "demote": 0.4, "min_episodes": 128},
+    )
 
 
 @configclass

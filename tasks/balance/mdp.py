@@ -258,8 +258,9 @@ def step_when_needed(
     """
     asset = env.scene[asset_cfg.name]
     soles, on_ground = _sole_points_w(asset, feet_cfg, sole_points_b, sole_radius, contact_tolerance)
-    return single_support_while_outside(capture_point_w(env, asset), soles, on_ground, len(feet_cfg.body_ids),
-                                        threshold)  # fmt: skip
+    return single_support_while_outside(
+        capture_point_w(env, asset), soles, on_ground, len(feet_cfg.body_ids), threshold
+    )
 
 
 def lift_when_needed(
@@ -276,5 +277,6 @@ def lift_when_needed(
     where no foot ever left the ground (B20). A sole point's height is its sphere's lowest point above z = 0."""
     asset = env.scene[asset_cfg.name]
     soles = _sole_points_3d(asset, feet_cfg, sole_points_b)
-    return one_foot_lift_while_outside(capture_point_w(env, asset), soles[..., :2], soles[..., 2] - sole_radius,
-                                       len(feet_cfg.body_ids), threshold, cap)  # fmt: skip
+    return one_foot_lift_while_outside(
+        capture_point_w(env, asset), soles[..., :2], soles[..., 2] - sole_radius, len(feet_cfg.body_ids), threshold, cap
+    )

@@ -95,8 +95,10 @@ class MirrorLayout:
                     raise ValueError(f"no mirror rule for observation term '{term}' (known: {sorted(TERM_KINDS)})")
                 expected = {"axial": 3, "polar": 3, "scalar": 1, "joints": len(joint_names)}[kind]
                 if width == 0 or width % expected:
-                    raise ValueError(f"observation term '{term}' ({kind}) has width {width}, expected {expected} "
-                                     f"(or a multiple: an observation history)")  # fmt: skip
+                    raise ValueError(
+                        f"observation term '{term}' ({kind}) has width {width}, expected {expected} "
+                        f"(or a multiple: an observation history)"
+                    )
                 for _ in range(width // expected):  # a history is flattened frame after frame, each mirrored alike
                     if kind == "joints":
                         index += (start + joints.index).tolist()
@@ -115,10 +117,12 @@ class MirrorLayout:
         base = env.unwrapped
         manager = base.observation_manager
         groups = {
-            group: {term: int(torch.Size(dims).numel()) for term, dims in
-                    zip(manager.active_terms[group], manager.group_obs_term_dim[group], strict=True)}
+            group: {
+                term: int(torch.Size(dims).numel())
+                for term, dims in zip(manager.active_terms[group], manager.group_obs_term_dim[group], strict=True)
+            }
             for group in manager.active_terms
-        }  # fmt: skip
+        }
         return MirrorLayout.build(list(base.scene["robot"].joint_names), groups)
 
 

@@ -167,9 +167,15 @@ class RateLimitedJointPositionAction(JointPositionAction):
             super().apply_actions()
             return
         self._setpoint, self._velocity = limit_rate(
-            self._setpoint, self._velocity, self.processed_actions, self._v_max, self._a_max, self._dt,
-            measured=self._asset.data.joint_pos.torch[:, self._joint_ids], max_error=self._max_error,
-        )  # fmt: skip
+            self._setpoint,
+            self._velocity,
+            self.processed_actions,
+            self._v_max,
+            self._a_max,
+            self._dt,
+            measured=self._asset.data.joint_pos.torch[:, self._joint_ids],
+            max_error=self._max_error,
+        )
         self._asset.actuators.target_command.set_position_index(value=self._setpoint, joint_ids=self._joint_ids)
 
     def reset(self, env_ids: Sequence[int] | None = None) -> None:
@@ -185,8 +191,9 @@ class RateLimitedJointPositionAction(JointPositionAction):
     def motion_params(self) -> dict[str, Any]:
         """Target and motion-generator parameters in the exported format (requires ``max_velocity``)."""
         clip = None if self.cfg.clip is None else self._clip
-        return fmt.rate_limited_params(len(self._joint_names), self._scale, self._offset, clip, self._v_max,
-                                       self._a_max, self._max_error)  # fmt: skip
+        return fmt.rate_limited_params(
+            len(self._joint_names), self._scale, self._offset, clip, self._v_max, self._a_max, self._max_error
+        )
 
     def export_description(self) -> dict[str, Any]:
         """``joint_position_rate_limited``, or ``joint_position_offset`` without a motion generator; plus g(q) where
@@ -272,8 +279,16 @@ class DifferentialIKGravityAction(DifferentialInverseKinematicsAction):
     def export_description(self) -> dict[str, Any]:
         """``ee_pose_delta`` plus g(q) (:mod:`realgap.envs.format.terms`); relative pose commands only."""
         ff = fmt.gravity_feed_forward(self.cfg.gravity_source)
-        return fmt.ee_pose_delta(self._joint_names, self._body_name, self.cfg.body_offset, self._scale, self._offset,
-                                 self.action_dim, to_dict(self.cfg.controller), ff)  # fmt: skip
+        return fmt.ee_pose_delta(
+            self._joint_names,
+            self._body_name,
+            self.cfg.body_offset,
+            self._scale,
+            self._offset,
+            self.action_dim,
+            to_dict(self.cfg.controller),
+            ff,
+        )
 
 
 class JointPositionDeltaAction(JointAction):

@@ -154,9 +154,16 @@ class ActionSpace:
 
 def _absolute_targets(cfg_class: type) -> ActionTermCfg:
     """Absolute arm targets q* = q_default + 0.5·a through the motion generator (``SETPOINT_MAX_*``)."""
-    return cfg_class(asset_name="robot", joint_names=ARM, scale=0.5, use_default_offset=True, preserve_order=True,
-                     max_velocity=SETPOINT_MAX_VELOCITY, max_acceleration=SETPOINT_MAX_ACCELERATION,
-                     max_following_error=SETPOINT_MAX_FOLLOWING_ERROR)  # fmt: skip
+    return cfg_class(
+        asset_name="robot",
+        joint_names=ARM,
+        scale=0.5,
+        use_default_offset=True,
+        preserve_order=True,
+        max_velocity=SETPOINT_MAX_VELOCITY,
+        max_acceleration=SETPOINT_MAX_ACCELERATION,
+        max_following_error=SETPOINT_MAX_FOLLOWING_ERROR,
+    )
 
 
 def _computed_torque() -> ComputedTorqueActionCfg:
@@ -193,7 +200,7 @@ ACTION_SPACES: dict[str, ActionSpace] = {
             "joint_torque",
             lambda: JointTorqueGravityActionCfg(
                 asset_name="robot", joint_names=ARM, scale=TORQUE_SCALE, preserve_order=True
-            ),  # fmt: skip
+            ),
             _specs_with_arm_gains(kp_zero=True, kd_zero=True),
             "joint torques τ = (10 | 1.5 N·m)·a + g(q) passed through (Kp = Kd = 0), nominal-model gravity compensation"
             " as Franka's torque interface does, 1–5 ms delay, torque envelope",

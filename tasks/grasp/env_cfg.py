@@ -133,9 +133,11 @@ class ObservationsCfg:
 
 
 ARM_SPEED_LIMITS: dict[str, float] = {
-    expr: spec.velocity_limit for spec in PANDA_ACTUATORS.values() if "finger" not in spec.name
+    expr: spec.velocity_limit
+    for spec in PANDA_ACTUATORS.values()
+    if "finger" not in spec.name
     for expr in spec.joint_names_expr
-}  # fmt: skip
+}
 """Arm joint velocity limits, rad/s (Franka's interface limits: 2.175 for joints 1-4, 2.61 for 5-7)."""
 
 
@@ -165,8 +167,9 @@ class LeverRewardsCfg(RewardsCfg):
     leave it out.
     """
 
-    speed_margin = RewTerm(func=grasp_mdp.joint_speed_margin, weight=0.0,
-                           params={"limits_rad_s": ARM_SPEED_LIMITS, "onset": 0.7})  # fmt: skip
+    speed_margin = RewTerm(
+        func=grasp_mdp.joint_speed_margin, weight=0.0, params={"limits_rad_s": ARM_SPEED_LIMITS, "onset": 0.7}
+    )
 
 
 @configclass
@@ -191,9 +194,12 @@ class EventsCfg:
     reset_arm = EventTerm(
         func=mdp.reset_joints_by_offset,
         mode="reset",
-        params={"position_range": (-0.05, 0.05), "velocity_range": (0.0, 0.0),
-                "asset_cfg": SceneEntityCfg("robot", joint_names=list(PANDA_ARM_JOINTS))},
-    )  # fmt: skip
+        params={
+            "position_range": (-0.05, 0.05),
+            "velocity_range": (0.0, 0.0),
+            "asset_cfg": SceneEntityCfg("robot", joint_names=list(PANDA_ARM_JOINTS)),
+        },
+    )
     reset_object = EventTerm(
         func=reset_object,
         mode="reset",
@@ -213,15 +219,25 @@ class EventsCfg:
     object_friction = EventTerm(
         func=mdp.randomize_rigid_body_material,
         mode="startup",
-        params={"asset_cfg": SceneEntityCfg("object"), "static_friction_range": _OBJ_FRICTION,
-                "dynamic_friction_range": _OBJ_FRICTION, "restitution_range": (0.0, 0.0), "num_buckets": 64},
-    )  # fmt: skip
+        params={
+            "asset_cfg": SceneEntityCfg("object"),
+            "static_friction_range": _OBJ_FRICTION,
+            "dynamic_friction_range": _OBJ_FRICTION,
+            "restitution_range": (0.0, 0.0),
+            "num_buckets": 64,
+        },
+    )
     pad_friction = EventTerm(
         func=mdp.randomize_rigid_body_material,
         mode="startup",
-        params={"asset_cfg": SceneEntityCfg("robot", body_names=".*_finger"), "static_friction_range": _PAD_FRICTION,
-                "dynamic_friction_range": _PAD_FRICTION, "restitution_range": (0.0, 0.0), "num_buckets": 64},
-    )  # fmt: skip
+        params={
+            "asset_cfg": SceneEntityCfg("robot", body_names=".*_finger"),
+            "static_friction_range": _PAD_FRICTION,
+            "dynamic_friction_range": _PAD_FRICTION,
+            "restitution_range": (0.0, 0.0),
+            "num_buckets": 64,
+        },
+    )
 
 
 @configclass

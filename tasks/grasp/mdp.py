@@ -73,9 +73,11 @@ def object_quat_b(
     """Object orientation in the robot base frame, quaternion (x, y, z, w). Shape: ``(E, 4)``."""
     robot, obj = env.scene[robot_cfg.name], env.scene[object_cfg.name]
     _, quat_b = subtract_frame_transforms(
-        robot.data.root_link_pos_w.torch, robot.data.root_link_quat_w.torch,
-        obj.data.root_link_pos_w.torch, obj.data.root_link_quat_w.torch,
-    )  # fmt: skip
+        robot.data.root_link_pos_w.torch,
+        robot.data.root_link_quat_w.torch,
+        obj.data.root_link_pos_w.torch,
+        obj.data.root_link_quat_w.torch,
+    )
     return quat_b
 
 
@@ -115,8 +117,9 @@ class joint_speed_reflex(ManagerTermBase):
         super().__init__(cfg, env)
         self.robot, self.joint_ids, self.limits = _speed_limits(env, cfg.params, "joint_speed_reflex")
 
-    def __call__(self, env: ManagerBasedRLEnv, limits_rad_s: dict[str, float],
-                 asset_cfg: SceneEntityCfg = ROBOT) -> torch.Tensor:  # fmt: skip
+    def __call__(
+        self, env: ManagerBasedRLEnv, limits_rad_s: dict[str, float], asset_cfg: SceneEntityCfg = ROBOT
+    ) -> torch.Tensor:
         speed = self.robot.data.joint_vel.torch.abs()
         # the speeds of the physics steps since the last policy step; not in an episode's first policy step, where
         # the physics resolves the state a reset wrote (a jump no robot makes), only the speed at its end
@@ -163,17 +166,24 @@ class joint_speed_margin(ManagerTermBase):
         self.robot, self.joint_ids, self.limits = _speed_limits(env, cfg.params, "joint_speed_margin")
         self.onset = onset
 
-    def __call__(self, env: ManagerBasedRLEnv, limits_rad_s: dict[str, float], onset: float = 0.7,
-                 asset_cfg: SceneEntityCfg = ROBOT) -> torch.Tensor:  # fmt: skip
+    def __call__(
+        self,
+        env: ManagerBasedRLEnv,
+        limits_rad_s: dict[str, float],
+        onset: float = 0.7,
+        asset_cfg: SceneEntityCfg = ROBOT,
+    ) -> torch.Tensor:
         ratio = self.robot.data.joint_vel.torch[:, self.joint_ids].abs() / self.limits
         return ((ratio - self.onset).clamp(min=0.0) / (1.0 - self.onset)).square().sum(dim=-1)
 
 
-def tcp_object_distance(env: ManagerBasedRLEnv, std: float, robot_cfg: SceneEntityCfg = ROBOT,
-                        object_cfg: SceneEntityCfg = OBJECT) -> torch.Tensor:  # fmt: skip
+def tcp_object_distance(
+    env: ManagerBasedRLEnv, std: float, robot_cfg: SceneEntityCfg = ROBOT, object_cfg: SceneEntityCfg = OBJECT
+) -> torch.Tensor:
     """Reaching: ``1 − tanh(‖x_tcp − x_object‖ / std)`` (1 at the object, 0.24 at ``std``, m). Shape: ``(E,)``."""
-    dist = torch.linalg.vector_norm(env.scene[object_cfg.name].data.root_link_pos_w.torch - tcp_pos_w(env, robot_cfg),
-                                    dim=-1)  # fmt: skip
+    dist = torch.linalg.vector_norm(
+        env.scene[object_cfg.name].data.root_link_pos_w.torch - tcp_pos_w(env, robot_cfg), dim=-1
+    )
     return 1.0 - torch.tanh(dist / std)
 
 
@@ -189,8 +199,9 @@ def lift_progress(
     return torch.clamp((lift - min_lift_m) / (lift_target_m - min_lift_m), 0.0, 1.0)
 
 
-def lift_while_pinched(env: ManagerBasedRLEnv, lift_target_m: float, contact_term: str = "grasp",
-                       object_term: str = "reset_object") -> torch.Tensor:  # fmt: skip
+def lift_while_pinched(
+    env: ManagerBasedRLEnv, lift_target_m: float, contact_term: str = "grasp", object_term: str = "reset_object"
+) -> torch.Tensor:
     """Staged lift: ``pinch · clip(lift / lift_target_m, 0, 1)`` (lift in m, unit-less out).
 
     Pays every millimetre the object rises from its resting height, but only while the fingers squeeze it from
@@ -253,10 +264,15 @@ class grasp_contact(ManagerTermBase):
         force = torch.linalg.vector_norm(normal_vec, dim=-1)
         rd, od = self.robot.data, self.obj.data
         slip = contact_slip_speed(
-            rd.body_com_lin_vel_w.torch[:, self.finger_ids], rd.body_com_ang_vel_w.torch[:, self.finger_ids],
-            rd.body_com_pos_w.torch[:, self.finger_ids], od.root_com_lin_vel_w.torch, od.root_com_ang_vel_w.torch,
-            od.root_com_pos_w.torch, self.sensor.data.contact_pos_w.torch[:, :, 0], normal_vec,
-        )  # fmt: skip
+            rd.body_com_lin_vel_w.torch[:, self.finger_ids],
+            rd.body_com_ang_vel_w.torch[:, self.finger_ids],
+            rd.body_com_pos_w.torch[:, self.finger_ids],
+            od.root_com_lin_vel_w.torch,
+            od.root_com_ang_vel_w.torch,
+            od.root_com_pos_w.torch,
+            self.sensor.data.contact_pos_w.torch[:, :, 0],
+            normal_vec,
+        )
         pinch_now = is_pinch(normal_vec, self.thresholds)
         self.pinch_now = pinch_now
         self.pinched = self.pinched | pinch_now
@@ -283,8 +299,9 @@ class lift_hold(ManagerTermBase):
         self.hold_steps[ids] = 0
         self.succeeded[ids] = False
 
-    def __call__(self, env: ManagerBasedRLEnv, lift_target_m: float, hold_s: float,
-                 object_term: str = "reset_object") -> torch.Tensor:  # fmt: skip
+    def __call__(
+        self, env: ManagerBasedRLEnv, lift_target_m: float, hold_s: float, object_term: str = "reset_object"
+    ) -> torch.Tensor:
         self.hold_steps = update_hold_steps(self.hold_steps, object_lift_m(env, object_term), lift_target_m)
         self.succeeded |= lift_success(self.hold_steps, self.required_steps)
         return (self.hold_steps > 0).float()
@@ -333,9 +350,15 @@ class grasp_metrics(ManagerTermBase):
     episodes = property(lambda self: int(self.stats.counts[0]))
     curriculum_episodes = property(lambda self: int(self.stats.counts[2]))
 
-    def __call__(self, env: ManagerBasedRLEnv, env_ids: torch.Tensor, contact_term: str = "grasp",
-                 hold_term: str = "hold", window: int = 256,
-                 reflex_term: str = "joint_speed_reflex") -> dict[str, torch.Tensor]:  # fmt: skip
+    def __call__(
+        self,
+        env: ManagerBasedRLEnv,
+        env_ids: torch.Tensor,
+        contact_term: str = "grasp",
+        hold_term: str = "hold",
+        window: int = 256,
+        reflex_term: str = "joint_speed_reflex",
+    ) -> dict[str, torch.Tensor]:
         out: dict[str, torch.Tensor] = {}
         if env.common_step_counter > 0:  # the initial reset ends no episode
             succeeded = _term(env.reward_manager, hold_term).succeeded[env_ids]  # env_ids: a tensor or a slice
@@ -349,8 +372,10 @@ class grasp_metrics(ManagerTermBase):
                 if self.reflex_term is not None
                 else torch.zeros_like(succeeded)
             )  # the termination's flags are still those of this step
-            self.stats.update(torch.stack([succeeded, reflex, succeeded]),
-                              torch.stack([normal, normal & (self.reflex_term is not None), started]))  # fmt: skip
+            self.stats.update(
+                torch.stack([succeeded, reflex, succeeded]),
+                torch.stack([normal, normal & (self.reflex_term is not None), started]),
+            )
         out |= self.stats.logged()
         counts = _term(env.reward_manager, contact_term).counts
         if env.common_step_counter > self.mode_step:  # every step since the last call counted each env once

@@ -87,8 +87,9 @@ class ComputedTorqueAction(RateLimitedJointPositionAction):
     def export_description(self) -> dict[str, Any]:
         """``joint_computed_torque`` with the motion generator's parameters and the gains (the deploy runtime refuses
         the type: it needs the robot's dynamics model; :mod:`realgap.envs.format.terms`)."""
-        return fmt.joint_computed_torque(self._joint_names, self.motion_params(), self.cfg.kp, self.cfg.kd,
-                                         self.cfg.coriolis, None)  # fmt: skip
+        return fmt.joint_computed_torque(
+            self._joint_names, self.motion_params(), self.cfg.kp, self.cfg.kd, self.cfg.coriolis, None
+        )
 
 
 class CartesianImpedanceAction(OperationalSpaceControllerAction):

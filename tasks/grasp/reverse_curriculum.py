@@ -119,13 +119,22 @@ class reset_from_grasp_states(ManagerTermBase):
             phases = cfg.params.get("phases")
             rows = np.isin(arrays["phase"], phases) if phases is not None else np.ones(len(arrays["phase"]), bool)
             if not rows.any():
-                raise ValueError(f"reset_from_grasp_states: {path} has no state of phases {phases} "
-                                 f"(it has {sorted(set(arrays['phase'].tolist()))})")  # fmt: skip
+                raise ValueError(
+                    f"reset_from_grasp_states: {path} has no state of phases {phases} "
+                    f"(it has {sorted(set(arrays['phase'].tolist()))})"
+                )
             self.states = {k: torch.as_tensor(arrays[k][rows], device=env.device) for k in STATE_SHAPES}
 
-    def __call__(self, env: ManagerBasedEnv, env_ids: torch.Tensor | slice | None, fraction: float = 0.0,
-                 path: str | None = None, phases: list[int] | None = None, object_term: str = "reset_object",
-                 robot_cfg: SceneEntityCfg | None = None) -> None:  # fmt: skip
+    def __call__(
+        self,
+        env: ManagerBasedEnv,
+        env_ids: torch.Tensor | slice | None,
+        fraction: float = 0.0,
+        path: str | None = None,
+        phases: list[int] | None = None,
+        object_term: str = "reset_object",
+        robot_cfg: SceneEntityCfg | None = None,
+    ) -> None:
         ids = env_ids_tensor(env, env_ids)
         self.from_states[ids] = False
         if self.fraction == 0.0 or len(ids) == 0:

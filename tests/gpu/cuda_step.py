@@ -43,12 +43,21 @@ def main(argv: list[str]) -> int:
                 finite &= torch.isfinite(obs["policy"]).all() & torch.isfinite(rew).all()
         use = buffer_use()
         mine = [r for r in syncs if r.owner == "realgap"]
-        print(json.dumps({"device": str(env.device), "graph": NewtonManager._graph is not None, "finite": bool(finite),
-                          "overflowed": use.overflowed, "contacts": [use.contacts, use.contacts_max],
-                          "rows": [use.rows_peak, use.rows_max],
-                          "realgap_syncs": [f"{r.op} at {r.where}" for r in mine if not r.validation],
-                          "validation_syncs": sum(r.validation for r in mine),
-                          "library_syncs": sum(r.owner == "library" for r in syncs)}))  # fmt: skip
+        print(
+            json.dumps(
+                {
+                    "device": str(env.device),
+                    "graph": NewtonManager._graph is not None,
+                    "finite": bool(finite),
+                    "overflowed": use.overflowed,
+                    "contacts": [use.contacts, use.contacts_max],
+                    "rows": [use.rows_peak, use.rows_max],
+                    "realgap_syncs": [f"{r.op} at {r.where}" for r in mine if not r.validation],
+                    "validation_syncs": sum(r.validation for r in mine),
+                    "library_syncs": sum(r.owner == "library" for r in syncs),
+                }
+            )
+        )
         env.close()
     return 0
 

@@ -14,16 +14,37 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _run(tmp_path: Path, script: str, *args: str) -> str:
-    out = subprocess.run([sys.executable, str(REPO / "scripts" / script), *args], cwd=tmp_path, capture_output=True,
-                         text=True, timeout=900)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / script), *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert out.returncode == 0, f"{script} {args}\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}"
     return out.stdout
 
 
 def test_train_resume_play_evaluate_export_on_cuda(tmp_path):
     run = tmp_path / "run"
-    first = _run(tmp_path, "train.py", "--task", "Realgap-Balance-G1-v0", "--num_envs", "64", "--max_iterations", "2",
-                 "--save_interval", "1", "--seed", "3", "--device", "cuda", "--run_dir", str(run))  # fmt: skip
+    first = _run(
+        tmp_path,
+        "train.py",
+        "--task",
+        "Realgap-Balance-G1-v0",
+        "--num_envs",
+        "64",
+        "--max_iterations",
+        "2",
+        "--save_interval",
+        "1",
+        "--seed",
+        "3",
+        "--device",
+        "cuda",
+        "--run_dir",
+        str(run),
+    )
     assert "[realgap] device: cuda:0 (CUDA graphs on)" in first
     resumed = _run(tmp_path, "train.py", "--resume", str(run), "--max_iterations", "3")
     assert "env state restored" in resumed and "not a bitwise" in resumed  # the snapshot came back on CUDA

@@ -114,10 +114,26 @@ def test_batched_gravity_on_cuda_equals_pinocchio():
 def _train(tmp_path: Path, *extra: str) -> Path:
     runs = tmp_path / "runs"
     out = subprocess.run(
-        [sys.executable, str(REPO / "scripts/train.py"), "--num_envs", "64", "--max_iterations", "2", "--seed", "3",
-         "--log_root", str(runs), "--device", "cuda", *extra],
-        cwd=tmp_path, capture_output=True, text=True, timeout=900,
-    )  # fmt: skip
+        [
+            sys.executable,
+            str(REPO / "scripts/train.py"),
+            "--num_envs",
+            "64",
+            "--max_iterations",
+            "2",
+            "--seed",
+            "3",
+            "--log_root",
+            str(runs),
+            "--device",
+            "cuda",
+            *extra,
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     (run,) = list((runs / "balance_g1").iterdir())
     rows = list(csv.DictReader(open(run / "progress.csv")))
@@ -132,8 +148,10 @@ def test_ppo_trains_two_iterations_on_cuda(tmp_path):
     assert record["device"] == "cuda:0" and record["num_procs"] == 1
 
 
-@pytest.mark.skipif(torch.cuda.device_count() < 2, reason=NO_CUDA if not torch.cuda.is_available() else
-                    "needs 2 CUDA devices (one per process)")  # fmt: skip
+@pytest.mark.skipif(
+    torch.cuda.device_count() < 2,
+    reason=NO_CUDA if not torch.cuda.is_available() else "needs 2 CUDA devices (one per process)",
+)
 def test_ppo_trains_in_two_processes_one_gpu_each(tmp_path):
     run = _train(tmp_path, "--num_procs", "2")  # rank r on cuda:r, or rsl-rl refuses ("does not match ... rank")
     record = json.loads((run / "params" / "run.json").read_text())

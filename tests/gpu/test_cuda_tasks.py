@@ -21,8 +21,13 @@ TASKS = ["Realgap-Balance-G1-v0", "Realgap-Balance-G1-Crouch-v0", *ACTION_SPACE_
 
 
 def _step(task: str, num_envs: int, steps: int, *flags: str) -> dict:
-    out = subprocess.run([sys.executable, str(REPO / "tests/gpu/cuda_step.py"), task, str(num_envs), str(steps),
-                          *flags], capture_output=True, text=True, timeout=600, cwd=REPO)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, str(REPO / "tests/gpu/cuda_step.py"), task, str(num_envs), str(steps), *flags],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=REPO,
+    )
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     return json.loads([ln for ln in out.stdout.splitlines() if ln.startswith("{")][-1])
 

@@ -30,8 +30,9 @@ def robot_scene(robot, specs, gravity=(0.0, 0.0, -9.81), fix_root=False, num_env
     from realgap.envs.sim.scene import robot_cfg
 
     rates = load_rate_profile("default")
-    sim_cfg = SimulationCfg(device="cpu", dt=rates.sim_dt, gravity=gravity, physics=newton_physics(),
-                            use_newton_actuators=False)  # fmt: skip
+    sim_cfg = SimulationCfg(
+        device="cpu", dt=rates.sim_dt, gravity=gravity, physics=newton_physics(), use_newton_actuators=False
+    )
     art = robot_cfg(robot, actuators={"all": realgap_actuator_cfg(specs, rates)})
     art.spawn.fix_root_link = fix_root
     scene_cfg = InteractiveSceneCfg(num_envs=num_envs, env_spacing=3.0)
@@ -41,8 +42,10 @@ def robot_scene(robot, specs, gravity=(0.0, 0.0, -9.81), fix_root=False, num_env
         scene = InteractiveScene(scene_cfg)
         sim.reset()
         asset = scene["robot"]
-        asset.write_joint_state_to_sim_index(position=asset.data.default_joint_pos.torch.clone(),
-                                             velocity=torch.zeros_like(asset.data.default_joint_vel.torch))  # fmt: skip
+        asset.write_joint_state_to_sim_index(
+            position=asset.data.default_joint_pos.torch.clone(),
+            velocity=torch.zeros_like(asset.data.default_joint_vel.torch),
+        )
         try:
             yield sim, scene, asset
         finally:
@@ -67,11 +70,25 @@ def test_torque_on_knee_accelerates_link_plus_reflected_inertia():
 
     # pure torque drives, no friction; every joint but the left knee frozen by a 1000 kg·m² armature
     free = dict(G1_ACTUATORS)
-    specs = {k: dataclasses.replace(s, gains=PDGains(0.0, 0.0), coulomb_friction=0.0, latency_range_s=(0.0, 0.0),
-                                    gearbox=None, armature=1000.0, joint_names_expr=s.joint_names_expr)
-             for k, s in free.items()}  # fmt: skip
-    knee_spec = dataclasses.replace(free["hip_roll_knee"], gains=PDGains(0.0, 0.0), coulomb_friction=0.0,
-                                    latency_range_s=(0.0, 0.0), joint_names_expr=("left_knee_joint",))  # fmt: skip
+    specs = {
+        k: dataclasses.replace(
+            s,
+            gains=PDGains(0.0, 0.0),
+            coulomb_friction=0.0,
+            latency_range_s=(0.0, 0.0),
+            gearbox=None,
+            armature=1000.0,
+            joint_names_expr=s.joint_names_expr,
+        )
+        for k, s in free.items()
+    }
+    knee_spec = dataclasses.replace(
+        free["hip_roll_knee"],
+        gains=PDGains(0.0, 0.0),
+        coulomb_friction=0.0,
+        latency_range_s=(0.0, 0.0),
+        joint_names_expr=("left_knee_joint",),
+    )
     hip_roll = specs["hip_roll_knee"]
     specs["hip_roll_knee"] = dataclasses.replace(hip_roll, joint_names_expr=(".*_hip_roll_joint", "right_knee_joint"))
     specs["left_knee"] = knee_spec
@@ -104,8 +121,17 @@ def test_static_hold_torque_equals_gravity_torque():
 
     # friction off: the solver's Coulomb friction can hold part of the load at rest, which is not gravity's business
     specs = {k: dataclasses.replace(s, coulomb_friction=0.0) for k, s in PANDA_ACTUATORS.items()}
-    q_hold = {"joint1": 0.3, "joint2": 0.6, "joint3": -0.2, "joint4": -1.2, "joint5": 0.4, "joint6": 1.8,
-              "joint7": 0.785, "finger_joint1": 0.02, "finger_joint2": 0.02}  # fmt: skip
+    q_hold = {
+        "joint1": 0.3,
+        "joint2": 0.6,
+        "joint3": -0.2,
+        "joint4": -1.2,
+        "joint5": 0.4,
+        "joint6": 1.8,
+        "joint7": 0.785,
+        "finger_joint1": 0.02,
+        "finger_joint2": 0.02,
+    }
     with robot_scene(PANDA, specs, num_envs=2) as (sim, scene, asset):
         target = torch.tensor([[q_hold[n] for n in asset.joint_names]] * asset.num_instances)
         asset.write_joint_state_to_sim_index(position=target.clone(), velocity=torch.zeros_like(target))
@@ -132,8 +158,13 @@ def test_compliant_joint_armature_leaves_out_the_motor_inertia_of_the_chain():
     from realgap.envs.sim.actuator import implicit_actuator_cfg, realgap_actuator_cfg
 
     knee, hip = G1_ACTUATORS["hip_roll_knee"], G1_ACTUATORS["hip_pitch_yaw_waist_yaw"]
-    compliant = dataclasses.replace(knee, joint_names_expr=("left_knee_joint",), transmission_stiffness=2000.0,
-                                    motor_inertia=0.02, link_inertia=max(knee.link_inertia, 0.1))  # fmt: skip
+    compliant = dataclasses.replace(
+        knee,
+        joint_names_expr=("left_knee_joint",),
+        transmission_stiffness=2000.0,
+        motor_inertia=0.02,
+        link_inertia=max(knee.link_inertia, 0.1),
+    )
     specs = {"knee": compliant, "hip": hip}
     armature = realgap_actuator_cfg(specs, load_rate_profile("default")).armature
     assert armature["left_knee_joint"] == pytest.approx(knee.reflected_inertia - 0.02, rel=1e-12)

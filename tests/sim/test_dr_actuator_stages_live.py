@@ -35,8 +35,9 @@ def test_profile_values_reach_the_live_chain(env_builder):
             robot = env.scene["robot"]
             (act,) = robot.actuators.values()
             chain, p = act.chain, act.chain.params
-            assert chain.stages == ChainStages(velocity_limit=True, position_filter=True, torque_filter=True,
-                                               transmission=True)  # fmt: skip
+            assert chain.stages == ChainStages(
+                velocity_limit=True, position_filter=True, torque_filter=True, transmission=True
+            )
             knee = [i for i, n in enumerate(act.joint_names) if n.endswith(("_knee_joint", "_hip_roll_joint"))]
             rigid = [i for i in range(len(act.joint_names)) if i not in knee]
             assert len(knee) == 4
@@ -81,9 +82,30 @@ def test_evaluate_sweeps_backlash_on_the_compliant_stand_in(tmp_path, monkeypatc
     evaluate = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(evaluate)
     out = tmp_path / "sweep"
-    assert evaluate.main(["--zero_action", "--task", TASK, "--factors", "backlash_rad", "--values",
-                          "backlash_rad=0,0.005", "--episodes", "1", "--num_envs", "4", "--episode_s", "0.2",
-                          "--device", "cpu", "--out", str(out)]) == 0  # fmt: skip
+    assert (
+        evaluate.main(
+            [
+                "--zero_action",
+                "--task",
+                TASK,
+                "--factors",
+                "backlash_rad",
+                "--values",
+                "backlash_rad=0,0.005",
+                "--episodes",
+                "1",
+                "--num_envs",
+                "4",
+                "--episode_s",
+                "0.2",
+                "--device",
+                "cpu",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     report = json.loads((out / "report.json").read_text())
     assert report["compliant_transmission"] == {"hip_roll_knee": [1200.0, 0.5]}
     factor = report["factors"]["backlash_rad"]

@@ -62,8 +62,17 @@ def test_unknown_body_fails_before_build():
 
 def test_terms_in_priority_order_replacing_task_terms(env):
     names = env.event_manager.active_terms["reset"]
-    assert names == ["reset_joints", "dr_payload", "dr_link_inertia", "dr_joint_friction", "dr_actuator",
-                     "dr_command_delay", "dr_contact_friction", "dr_contact_geometry", "dr_initial_pose"]  # fmt: skip
+    assert names == [
+        "reset_joints",
+        "dr_payload",
+        "dr_link_inertia",
+        "dr_joint_friction",
+        "dr_actuator",
+        "dr_command_delay",
+        "dr_contact_friction",
+        "dr_contact_geometry",
+        "dr_initial_pose",
+    ]
     push = env.event_manager.get_term_cfg("push")  # the task's push term, with the profile's params
     assert push.params["magnitude_mps"] == (0.0, 0.5) and tuple(push.interval_range_s) == (3.0, 5.0)
 

@@ -25,8 +25,9 @@ def test_play_policy_runs_the_exports_gains_or_refuses():
     knee = group.joint_names.index("left_knee_joint")
     kp = list(group.kp)
     kp[knee] = kp[knee] / 10
-    weak = dataclasses.replace(meta, actuator_groups=(dataclasses.replace(group, kp=tuple(kp)),
-                                                      *meta.actuator_groups[1:]))  # fmt: skip
+    weak = dataclasses.replace(
+        meta, actuator_groups=(dataclasses.replace(group, kp=tuple(kp)), *meta.actuator_groups[1:])
+    )
     with build_env(play_task(meta.task), num_envs=4, seed=0, prepare=lambda cfg: export_actions(cfg, meta)) as env:
         exported_policy(env, meta, onnx_path)  # the shipped export: its gains are the env's
         with pytest.raises(ExportError, match=r"kp of left_knee_joint: the export has 30, the env 300"):

@@ -78,9 +78,12 @@ class TestBalance:
         assert set(meta.joint_types) == {"hinge"}
         # layout: ang vel 3 | gravity 3 | joint pos 29 | joint vel 29 | last action 29 = 93, with units and frames
         assert [(t.name, t.start, t.stop) for t in meta.observations] == [
-            ("base_ang_vel", 0, 3), ("projected_gravity", 3, 6), ("joint_pos", 6, 35), ("joint_vel", 35, 64),
+            ("base_ang_vel", 0, 3),
+            ("projected_gravity", 3, 6),
+            ("joint_pos", 6, 35),
+            ("joint_vel", 35, 64),
             ("actions", 64, 93),
-        ]  # fmt: skip
+        ]
         assert (meta.observations[0].units, meta.observations[0].frame) == ("rad/s", "IMU body (observations.imu_body)")
         assert meta.obs_dim == 93 and all(t.noise is None for t in meta.observations)  # Play variant: no corruption
         (group,) = meta.actuator_groups
@@ -94,8 +97,13 @@ class TestBalance:
         sim = meta.simulator
         assert sim["physics_dt"] == 0.005 and sim["gravity_w"] == [0.0, 0.0, -9.81]
         assert sim["solver"]["integrator"] == "implicitfast" and sim["solver"]["cone"] == "pyramidal"
-        assert sim["ground"] == {"type": "plane", "height_m": 0.0, "static_friction": 1.0, "dynamic_friction": 1.0,
-                                 "restitution": 0.0}  # fmt: skip
+        assert sim["ground"] == {
+            "type": "plane",
+            "height_m": 0.0,
+            "static_friction": 1.0,
+            "dynamic_friction": 1.0,
+            "restitution": 0.0,
+        }
         geoms = sim["contacts"]["geoms"]
         # the G1's foot spheres: friction 0.6 at priority 1, so they, not the ground's 1.0, set the foot contacts
         feet = [g for g in geoms if g["owner"] == "Robot" and g["priority"] == 1]
@@ -133,9 +141,11 @@ class TestBalance:
 
 def _readings(robot, i: int, last_action: np.ndarray) -> Readings:
     d = robot.data
-    return Readings(JointState(d.joint_pos.torch[i].cpu().numpy(), d.joint_vel.torch[i].cpu().numpy()),
-                    ImuState(d.root_ang_vel_b.torch[i].cpu().numpy(), d.projected_gravity_b.torch[i].cpu().numpy()),
-                    last_action)  # fmt: skip
+    return Readings(
+        JointState(d.joint_pos.torch[i].cpu().numpy(), d.joint_vel.torch[i].cpu().numpy()),
+        ImuState(d.root_ang_vel_b.torch[i].cpu().numpy(), d.projected_gravity_b.torch[i].cpu().numpy()),
+        last_action,
+    )
 
 
 def test_runtime_observation_history_equals_isaac_labs():
@@ -182,8 +192,11 @@ def test_a_ramped_crouch_is_described_and_run_as_isaac_lab():
     from realgap.envs.export.actions import ExportError, check_actions
     from realgap.envs.robots.g1 import G1_CROUCH_TARGETS
 
-    overrides = {"actions__joint_pos__use_default_offset": False, "actions__joint_pos__offset": G1_CROUCH_TARGETS,
-                 "actions__joint_pos__ramp_s": 0.1}  # 5 policy steps  # fmt: skip
+    overrides = {
+        "actions__joint_pos__use_default_offset": False,
+        "actions__joint_pos__offset": G1_CROUCH_TARGETS,
+        "actions__joint_pos__ramp_s": 0.1,
+    }  # 5 policy steps
     with build_env(TASK, num_envs=2, seed=3, **overrides) as env:
         meta = _metadata(env, TASK)
         (t,) = meta.actions.terms
@@ -218,8 +231,11 @@ def test_a_ramped_crouch_is_described_and_run_as_isaac_lab():
         np.testing.assert_allclose(target - t.array("scale") * actions[0].numpy(), t.array("offset"), atol=1e-6)
 
 
-GRASP = {"ee_pose_delta": "Realgap-Grasp-Franka-EEPoseDelta-v0", "joint_pos": "Realgap-Grasp-Franka-v0",
-         "joint_pos_plain": "Realgap-Grasp-Franka-v0"}  # fmt: skip
+GRASP = {
+    "ee_pose_delta": "Realgap-Grasp-Franka-EEPoseDelta-v0",
+    "joint_pos": "Realgap-Grasp-Franka-v0",
+    "joint_pos_plain": "Realgap-Grasp-Franka-v0",
+}
 """``joint_pos_plain``: the joint-position variant without its motion generator (``max_velocity = None``)."""
 
 

@@ -136,10 +136,23 @@ def test_deploy_command_runs_the_shipped_balance_policy():
     from pathlib import Path
 
     repo = Path(__file__).resolve().parents[2]
-    args = ["--policy", "configs/policies/balance_g1", "--robot", "mujoco", "--episodes", "2", "--duration_s", "2",
-            "--push_mps", "0.3,0.3", "--push_interval_s", "1,1"]  # fmt: skip
-    out = subprocess.run([sys.executable, "-m", "realgap.scripts.deploy", *args], cwd=repo, capture_output=True,
-                         text=True, timeout=300)  # fmt: skip
+    args = [
+        "--policy",
+        "configs/policies/balance_g1",
+        "--robot",
+        "mujoco",
+        "--episodes",
+        "2",
+        "--duration_s",
+        "2",
+        "--push_mps",
+        "0.3,0.3",
+        "--push_interval_s",
+        "1,1",
+    ]
+    out = subprocess.run(
+        [sys.executable, "-m", "realgap.scripts.deploy", *args], cwd=repo, capture_output=True, text=True, timeout=300
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     lines = out.stdout.splitlines()
     assert "description sha256" in lines[1] and "start pose root height 0.757 m" in lines[1]

@@ -42,8 +42,14 @@ def test_a_conversion_cut_short_by_a_full_disk_caches_nothing(tmp_path):
         resource.setrlimit(resource.RLIMIT_FSIZE, (2_000_000, 2_000_000))  # the G1's geometry layer is ~8 MB
 
     cache = tmp_path / "cache"
-    out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=600,
-                         env={**os.environ, "REALGAP_CACHE": str(cache)}, preexec_fn=limited)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", SCRIPT],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "REALGAP_CACHE": str(cache)},
+        preexec_fn=limited,
+    )
     assert out.returncode != 0
     assert "the USD conversion wrote a corrupt layer" in out.stderr and "GeometryLibrary.usdc" in out.stderr
     assert [p.name for p in (cache / "assets").iterdir() if not p.name.startswith(".")] == []  # no entry, no temp

@@ -28,10 +28,19 @@ def test_play_refuses_a_resealed_forged_export_without_a_traceback(tmp_path):
         d["actuators"]["groups"][0]["kp"][3] /= 10  # left knee: 300 -> 30
 
     _forge(folder, weaken_knee)
-    cmd = [sys.executable, str(REPO / "scripts" / "play.py"), "--policy", str(folder), "--episodes", "1",
-           "--num_envs", "1"]  # fmt: skip
-    out = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600,
-                         env={**os.environ, "OMP_NUM_THREADS": "1"})  # fmt: skip
+    cmd = [
+        sys.executable,
+        str(REPO / "scripts" / "play.py"),
+        "--policy",
+        str(folder),
+        "--episodes",
+        "1",
+        "--num_envs",
+        "1",
+    ]
+    out = subprocess.run(
+        cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1"}
+    )
     assert out.returncode == 2, out.stderr[-3000:]
     assert "error: the env's actuators are not the export's" in out.stderr
     assert "kp of left_knee_joint: the export has 30, the env 300" in out.stderr

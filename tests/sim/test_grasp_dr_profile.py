@@ -26,8 +26,15 @@ def test_grasp_nominal_profile_plugs_in_and_the_object_has_one_owner():
     # the task's own terms first, then the profile's error sources; none of them redraws the object's body (the reverse
     # curriculum, a lever absent here, redraws it only through the owner, reset_object.set_body)
     assert names[:5] == ["reset_scene", "reset_arm", "reset_object", "object_friction", "pad_friction"]
-    assert names[5:] == ["dr_payload", "dr_link_inertia", "dr_joint_friction", "dr_actuator", "dr_command_delay",
-                         "dr_contact_friction_robot", "dr_contact_friction_object"]  # fmt: skip
+    assert names[5:] == [
+        "dr_payload",
+        "dr_link_inertia",
+        "dr_joint_friction",
+        "dr_actuator",
+        "dr_command_delay",
+        "dr_contact_friction_robot",
+        "dr_contact_friction_object",
+    ]
     assert not [n for n in names if n in ("dr_payload_object", "dr_contact_geometry", "dr_initial_pose")]
     params = cfg.events.reset_object.params  # the profile's object ranges, routed to the owner
     assert params["size_scale_range"] == (0.98, 1.02) and params["inertia"]["mass_scale"] == (0.75, 1.25)

@@ -63,8 +63,9 @@ def test_ik_targets_gravity_and_observations_equal_isaac_lab(env) -> None:
         q_all = robot.data.joint_pos.torch[:, cols].double().numpy()
         qd_all = robot.data.joint_vel.torch[:, cols].double().numpy()
         root_pos, root_quat = robot.data.root_link_pos_w.torch, robot.data.root_link_quat_w.torch
-        pos_b, quat_b = subtract_frame_transforms(root_pos, root_quat, obj.data.root_link_pos_w.torch,
-                                                  obj.data.root_link_quat_w.torch)  # fmt: skip
+        pos_b, quat_b = subtract_frame_transforms(
+            root_pos, root_quat, obj.data.root_link_pos_w.torch, obj.data.root_link_quat_w.torch
+        )
         last = env.action_manager.action.clone().numpy()
         term.process_actions(action[:, :6])
         term.apply_actions()

@@ -15,8 +15,13 @@ def torque_env():
     # joint torques: a large command spins joint 1 past its 2.175 rad/s limit within a few policy steps
     # the speed-margin penalty (a lever: the Levers variant, off until set) on, to check it against its formula on the
     # same motion
-    with build_env("Realgap-Grasp-Franka-JointTorque-Levers-v0", num_envs=2, seed=1, events__reset_arm=None,
-                   rewards__speed_margin__weight=-1.0) as env:  # fmt: skip
+    with build_env(
+        "Realgap-Grasp-Franka-JointTorque-Levers-v0",
+        num_envs=2,
+        seed=1,
+        events__reset_arm=None,
+        rewards__speed_margin__weight=-1.0,
+    ) as env:
         yield env
 
 

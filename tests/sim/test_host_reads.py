@@ -16,10 +16,14 @@ from realgap.envs.sim.sync_audit import HostReadAudit
 pytestmark = pytest.mark.sim
 
 
-@pytest.mark.parametrize(("task", "dr_profile"), [
-    ("Realgap-Balance-G1-v0", None), ("Realgap-Grasp-Franka-v0", None),
-    ("Realgap-Balance-G1-v0", "wide"),  # every DR event term at each reset: bodies, actuators, friction, contact
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("task", "dr_profile"),
+    [
+        ("Realgap-Balance-G1-v0", None),
+        ("Realgap-Grasp-Franka-v0", None),
+        ("Realgap-Balance-G1-v0", "wide"),  # every DR event term at each reset: bodies, actuators, friction, contact
+    ],
+)
 def test_per_step_path_has_no_host_read_of_realgap(env_builder, task, dr_profile):
     from realgap.envs.dr.apply import apply_dr_profile
 

@@ -40,8 +40,17 @@ RANDOMIZED_ENVS = (1, 2, 3)  # env 0 keeps the nominal bodies
 BODIES = ("hand", "link7", "link4")
 # Behind the base, clear of the table (x from 0.3 to 0.8 m) and the object, bent so that joints 2, 4 and 6 carry load;
 # inside every joint range (joint 1: +-2.8973 rad).
-Q_HOLD = {"joint1": 2.6, "joint2": 0.6, "joint3": -0.2, "joint4": -1.2, "joint5": 0.4, "joint6": 1.8, "joint7": 0.785,
-          "finger_joint1": 0.02, "finger_joint2": 0.02}  # fmt: skip
+Q_HOLD = {
+    "joint1": 2.6,
+    "joint2": 0.6,
+    "joint3": -0.2,
+    "joint4": -1.2,
+    "joint5": 0.4,
+    "joint6": 1.8,
+    "joint7": 0.785,
+    "finger_joint1": 0.02,
+    "finger_joint2": 0.02,
+}
 SETTLE_STEPS = 200  # 1 s at 200 Hz: the PD's slow pole (10 Hz, ζ = 2) is 16.8 rad/s, e^-16.8 of the initial sag left
 PULSE_NM = (5.0, 5.0, 5.0, 5.0, 1.0, 1.0, 1.0)  # joints 1-7, far inside the 87 / 12 N·m envelope
 TRAJECTORY_STEPS = 50  # 0.25 s
@@ -167,8 +176,9 @@ def _robot_contacts() -> int:
 
     solver = _solver()
     model = solver.mj_model
-    robot_body = np.array(["_Robot_" in (mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, i) or "")
-                           for i in range(model.nbody)])  # fmt: skip
+    robot_body = np.array(
+        ["_Robot_" in (mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, i) or "") for i in range(model.nbody)]
+    )
     geoms = solver.mjw_data.contact.geom.numpy()[: int(solver.mjw_data.nacon.numpy()[0])]
     return int(robot_body[model.geom_bodyid[geoms]].any(axis=1).sum())
 
@@ -186,8 +196,12 @@ def _hold_and_pulse(env, q_target: torch.Tensor) -> dict[str, torch.Tensor]:
     for _ in range(SETTLE_STEPS):
         _step(env, q_target)
         contacts += _robot_contacts()
-    out = {"q_hold": robot.data.joint_pos.torch.clone(), "qd_hold": robot.data.joint_vel.torch.clone(),
-           "tau_hold": act.applied_effort.clone(), "contacts_hold": torch.tensor(contacts)}  # fmt: skip
+    out = {
+        "q_hold": robot.data.joint_pos.torch.clone(),
+        "qd_hold": robot.data.joint_vel.torch.clone(),
+        "tau_hold": act.applied_effort.clone(),
+        "contacts_hold": torch.tensor(contacts),
+    }
     # from rest at the settled pose the PD still supplies the holding torque; the pulse rides on it (feed-forward)
     _rest_at(env, out["q_hold"])
     pulse = torch.zeros_like(q_target)
@@ -261,24 +275,31 @@ def measured():
         sim = body_from_flat(data.body_mass.torch, data.body_com_pos_b.torch, data.body_inertia.torch)
         measured = {
             "results": {run: {k: v.double().numpy() for k, v in out.items()} for run, out in results.items()},
-            "bodies": [{n: (float(sim.mass[e, c]), sim.com_b[e, c].numpy(), sim.inertia_c[e, c].numpy())
-                        for n, c in zip(BODIES, cols, strict=True)} for e in range(NUM_ENVS)],
+            "bodies": [
+                {
+                    n: (float(sim.mass[e, c]), sim.com_b[e, c].numpy(), sim.inertia_c[e, c].numpy())
+                    for n, c in zip(BODIES, cols, strict=True)
+                }
+                for e in range(NUM_ENVS)
+            ],
             "pose_w": data.body_link_pose_w.torch[:, cols].double().numpy(),  # (x, y, z, qx, qy, qz, qw)
             "root_w": data.root_pose_w.torch.double().numpy(),
             "q": data.joint_pos.torch.double().numpy(),  # read with the poses
             "armature": data.joint_armature.torch[0].double().numpy(),
             "joint_names": list(robot.joint_names),
-        }  # fmt: skip
+        }
     yield measured
 
 
 def _rot_xyzw(quat: np.ndarray) -> np.ndarray:
     x, y, z, w = quat
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-    ])  # fmt: skip
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ]
+    )
 
 
 def test_sim_body_frames_are_the_urdf_link_frames(measured):

@@ -79,13 +79,22 @@ def test_a_log_at_another_rate_than_the_export_is_refused(clean):
 def test_identify_refuses_a_stale_log_and_writes_nothing_unless_told(clean, tmp_path):
     path = stale(clean).save(tmp_path / "stale.npz")
     out = tmp_path / "spec.yaml"
-    cmd = [sys.executable, str(REPO / "scripts" / "identify.py"), "--log", str(path), "--out", str(out),
-           "--no_plot", "--no_replay"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        str(REPO / "scripts" / "identify.py"),
+        "--log",
+        str(path),
+        "--out",
+        str(out),
+        "--no_plot",
+        "--no_replay",
+    ]
     refused = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert refused.returncode == 2 and "the log's timing cannot be trusted" in refused.stderr, refused.stderr[-2000:]
     assert "Traceback" not in refused.stderr and sorted(p.name for p in tmp_path.iterdir()) == ["stale.npz"]
-    accepted = subprocess.run([*cmd, "--accept_log_problems"], cwd=tmp_path, capture_output=True, text=True,
-                              timeout=300)  # fmt: skip
+    accepted = subprocess.run(
+        [*cmd, "--accept_log_problems"], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
     assert accepted.returncode == 0, accepted.stderr[-2000:]
     notes = yaml.safe_load(out.read_text())["notes"]
     assert any("log timing problem accepted" in n and "repeated samples" in n for n in notes), notes

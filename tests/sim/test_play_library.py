@@ -19,8 +19,15 @@ def test_play_rolls_the_zero_action_out_and_records_what_it_prints(tmp_path):
     from realgap.envs.eval.play import PlayRequest, play
 
     lines: list[str] = []
-    req = PlayRequest(task="Realgap-Balance-G1-v0", zero_action=True, episodes=4, num_envs=4, device="cpu",
-                      episode_s=0.5, json=str(tmp_path / "play.json"))  # fmt: skip
+    req = PlayRequest(
+        task="Realgap-Balance-G1-v0",
+        zero_action=True,
+        episodes=4,
+        num_envs=4,
+        device="cpu",
+        episode_s=0.5,
+        json=str(tmp_path / "play.json"),
+    )
     record = play(req, echo=lines.append)
     assert record["episodes"] == 4 and record["episode_s"] == 0.5 and record["policy"] == "zero action"
     assert record["survival_rate"] == 1.0  # 0.5 s of standing: no fall, no push yet
@@ -32,8 +39,13 @@ def test_play_rolls_the_zero_action_out_and_records_what_it_prints(tmp_path):
 def test_push_headings_logs_a_short_rollout_into_its_report(tmp_path):
     from realgap.envs.eval.push.headings_run import PushHeadingsRequest, push_headings, report_lines
 
-    req = PushHeadingsRequest(policy=str(REPO / "configs/policies/balance_g1"), zero_action=True, num_envs=4,
-                              steps=100, out=str(tmp_path / "ph.json"))  # fmt: skip
+    req = PushHeadingsRequest(
+        policy=str(REPO / "configs/policies/balance_g1"),
+        zero_action=True,
+        num_envs=4,
+        steps=100,
+        out=str(tmp_path / "ph.json"),
+    )
     report, out = push_headings(req)
     assert json.loads(out.read_text()) == json.loads(json.dumps(report))
     assert report["policy"] == "zero action" and report["num_envs"] == 4 and report["steps"] == 100

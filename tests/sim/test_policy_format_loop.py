@@ -43,8 +43,12 @@ def _run_page_loop(robot) -> list[np.ndarray]:
         if len(sent) == STEPS:
             raise _Done
 
-    env = {"read_joints": read_joints, "read_imu": read_imu, "send_torques": send_torques,
-           "wait_for_next_tick": wait_for_next_tick}  # fmt: skip
+    env = {
+        "read_joints": read_joints,
+        "read_imu": read_imu,
+        "send_torques": send_torques,
+        "wait_for_next_tick": wait_for_next_tick,
+    }
     with pytest.raises(_Done):
         exec(compile(code, "docs/policy_format.md", "exec"), env)
     return sent

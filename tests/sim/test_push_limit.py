@@ -27,8 +27,12 @@ def test_single_push_is_applied_once_at_its_time():
 
     from realgap.envs.eval.robustness.apply import prepare_env_cfg
 
-    with build_env("Realgap-Balance-G1-Play-v0", num_envs=4, seed=1,
-                   prepare=lambda cfg: prepare_env_cfg(cfg, 3.0, single_push_at_s=0.5)) as env:  # fmt: skip
+    with build_env(
+        "Realgap-Balance-G1-Play-v0",
+        num_envs=4,
+        seed=1,
+        prepare=lambda cfg: prepare_env_cfg(cfg, 3.0, single_push_at_s=0.5),
+    ) as env:
         push = env.event_manager.get_term_cfg("push").func
         push.env_magnitude = torch.full((4,), 0.15)  # small: standing absorbs it, no env resets
         env.reset()

@@ -48,8 +48,9 @@ def test_round_trip_restores_everything(tmp_path):
         assert torch.equal(torch.rand(3), rng_after_save)  # torch RNG continues where the saved run was
 
         # a per-joint initial exploration std lands on the actions of the joints it names, in the env's action order
-        c = RealgapRunner(vec, dict(cfg) | {"actor_init_std_by_joint": {".*_hip_pitch_joint": 0.3}}, log_dir=None,
-                          device="cpu")  # fmt: skip
+        c = RealgapRunner(
+            vec, dict(cfg) | {"actor_init_std_by_joint": {".*_hip_pitch_joint": 0.3}}, log_dir=None, device="cpu"
+        )
         names = env.unwrapped.action_manager.get_term("joint_pos")._joint_names
         std = c.alg.actor.distribution.std_param.detach()
         assert std.numel() == len(names) == 29

@@ -62,10 +62,15 @@ def test_first_step_torques_equal_the_mujoco_controllers_and_the_term_gets_the_t
     robot = env.scene["robot"]
     d = robot.data
     as_np = lambda t: t.torch[0].double().cpu().numpy()  # noqa: E731
-    state = {"pos": (d.root_link_pos_w.torch - env.scene.env_origins)[0].double().numpy(),
-             "quat_xyzw": as_np(d.root_link_quat_w), "lin_w": as_np(d.root_link_lin_vel_w),
-             "ang_w": as_np(d.root_link_ang_vel_w), "joint_pos": as_np(d.joint_pos), "joint_vel": as_np(d.joint_vel),
-             "names": list(robot.joint_names)}  # fmt: skip
+    state = {
+        "pos": (d.root_link_pos_w.torch - env.scene.env_origins)[0].double().numpy(),
+        "quat_xyzw": as_np(d.root_link_quat_w),
+        "lin_w": as_np(d.root_link_lin_vel_w),
+        "ang_w": as_np(d.root_link_ang_vel_w),
+        "joint_pos": as_np(d.joint_pos),
+        "joint_vel": as_np(d.joint_vel),
+        "names": list(robot.joint_names),
+    }
     actions = policy(obs["policy"])
     ctl = _mujoco_at(state)
     tau_mujoco = ctl.joint_torques()  # the export's joint order

@@ -20,9 +20,26 @@ def test_compare_all_eight_action_spaces_on_a_tiny_budget(tmp_path):
     spaces = list(ACTION_SPACE_IDS)
     assert len(spaces) == 8
     out = tmp_path / "compare"
-    cmd = [sys.executable, str(REPO / "scripts/compare_actions.py"),
-           "--max_iterations", "2", "--num_envs", "8", "--episodes", "2", "--eval_envs", "8", "--episode_s", "1",
-           "--factors", "command_delay_s", "--values", "command_delay_s=0,0.02", "--jobs", "2"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        str(REPO / "scripts/compare_actions.py"),
+        "--max_iterations",
+        "2",
+        "--num_envs",
+        "8",
+        "--episodes",
+        "2",
+        "--eval_envs",
+        "8",
+        "--episode_s",
+        "1",
+        "--factors",
+        "command_delay_s",
+        "--values",
+        "command_delay_s=0,0.02",
+        "--jobs",
+        "2",
+    ]
     proc = subprocess.run([*cmd, "--out", str(out)], cwd=tmp_path, capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0, proc.stderr[-3000:]
     # progress: the children's own lines forwarded with their tag, and one line per finished run with an ETA
@@ -64,13 +81,23 @@ def test_compare_all_eight_action_spaces_on_a_tiny_budget(tmp_path):
         kept = out / "eval" / tag / "run"
         assert (kept / "progress.csv").is_file() and (kept / "params" / "run.json").is_file()
     # joining this comparison to one that would train the same runs again is refused before anything is written
-    again = subprocess.run([*cmd, "--include", str(out), "--out", str(tmp_path / "again")], cwd=tmp_path,
-                           capture_output=True, text=True, timeout=600)  # fmt: skip
+    again = subprocess.run(
+        [*cmd, "--include", str(out), "--out", str(tmp_path / "again")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert again.returncode == 2 and "both included and to be trained" in again.stderr, again.stderr[-2000:]
     assert not (tmp_path / "again").exists()
     # --seeds none trains nothing and rebuilds the same rows, and the per-space summary, from the folder alone
-    rebuilt = subprocess.run([*cmd, "--seeds", "none", "--include", str(out), "--out", str(tmp_path / "rebuilt")],
-                             cwd=tmp_path, capture_output=True, text=True, timeout=600)  # fmt: skip
+    rebuilt = subprocess.run(
+        [*cmd, "--seeds", "none", "--include", str(out), "--out", str(tmp_path / "rebuilt")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert rebuilt.returncode == 0, rebuilt.stderr[-2000:]
     assert "[realgap] train " not in rebuilt.stdout
     rebuilt_record = json.loads((tmp_path / "rebuilt" / "comparison.json").read_text())
@@ -93,11 +120,35 @@ def test_a_sitting_stopped_part_way_keeps_the_runs_it_finished(tmp_path):
     import time
 
     out = tmp_path / "stopped"
-    cmd = [sys.executable, str(REPO / "scripts/compare_actions.py"), "--spaces", "joint_pos,joint_vel",
-           "--max_iterations", "2", "--num_envs", "8", "--episodes", "2", "--eval_envs", "8", "--episode_s", "1",
-           "--factors", "command_delay_s", "--values", "command_delay_s=0,0.02", "--jobs", "1"]  # fmt: skip
-    proc = subprocess.Popen([*cmd, "--out", str(out)], cwd=tmp_path, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    cmd = [
+        sys.executable,
+        str(REPO / "scripts/compare_actions.py"),
+        "--spaces",
+        "joint_pos,joint_vel",
+        "--max_iterations",
+        "2",
+        "--num_envs",
+        "8",
+        "--episodes",
+        "2",
+        "--eval_envs",
+        "8",
+        "--episode_s",
+        "1",
+        "--factors",
+        "command_delay_s",
+        "--values",
+        "command_delay_s=0,0.02",
+        "--jobs",
+        "1",
+    ]
+    proc = subprocess.Popen(
+        [*cmd, "--out", str(out)],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 900
         while not (out / "comparison.json").is_file() and proc.poll() is None and time.monotonic() < deadline:
@@ -110,8 +161,13 @@ def test_a_sitting_stopped_part_way_keeps_the_runs_it_finished(tmp_path):
             os.killpg(proc.pid, signal.SIGKILL)
     record = json.loads((out / "comparison.json").read_text())
     assert [r["action_space"] for r in record["rows"]] == ["joint_pos"]
-    rebuilt = subprocess.run([*cmd, "--seeds", "none", "--include", str(out), "--out", str(tmp_path / "rebuilt")],
-                             cwd=tmp_path, capture_output=True, text=True, timeout=600)  # fmt: skip
+    rebuilt = subprocess.run(
+        [*cmd, "--seeds", "none", "--include", str(out), "--out", str(tmp_path / "rebuilt")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert rebuilt.returncode == 0, rebuilt.stderr[-2000:]
     rows = list(csv.DictReader(open(tmp_path / "rebuilt" / "comparison.csv")))
     assert [(r["action_space"], r["seed"]) for r in rows] == [("joint_pos", "0")]

@@ -36,10 +36,21 @@ def test_training_records_its_contacts_and_a_corrupted_record_is_refused(tiny_ru
     with pytest.raises(CheckpointError, match=message):
         policy_settings(run / "model_1.pt")
     resume = subprocess.run(
-        [sys.executable, str(REPO / "scripts/train.py"), "--resume", str(run), "--max_iterations", "3",
-         "--device", "cpu"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+        [
+            sys.executable,
+            str(REPO / "scripts/train.py"),
+            "--resume",
+            str(run),
+            "--max_iterations",
+            "3",
+            "--device",
+            "cpu",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert resume.returncode != 0
     said = resume.stderr
     assert "contacts.json" in said and "timeconst 0.004 s < 2 * timestep" in said, said[-2000:]

@@ -36,10 +36,35 @@ def _check_png(path: Path) -> None:
 
 def test_evaluate_writes_report_and_plots(run_dir, tmp_path):
     out = tmp_path / "robustness"
-    proc = _run([str(REPO / "scripts/evaluate.py"), "--checkpoint", str(run_dir), "--label", "ppo", "--zero_action",
-                 "--factors", "push_mps,payload_kg,command_delay_s", "--values", "push_mps=0,1.5",
-                 "--values", "payload_kg=0,10", "--values", "command_delay_s=0,0.02", "--episodes", "2",
-                 "--num_envs", "16", "--episode_s", "1", "--device", "cpu", "--out", str(out)], tmp_path)  # fmt: skip
+    proc = _run(
+        [
+            str(REPO / "scripts/evaluate.py"),
+            "--checkpoint",
+            str(run_dir),
+            "--label",
+            "ppo",
+            "--zero_action",
+            "--factors",
+            "push_mps,payload_kg,command_delay_s",
+            "--values",
+            "push_mps=0,1.5",
+            "--values",
+            "payload_kg=0,10",
+            "--values",
+            "command_delay_s=0,0.02",
+            "--episodes",
+            "2",
+            "--num_envs",
+            "16",
+            "--episode_s",
+            "1",
+            "--device",
+            "cpu",
+            "--out",
+            str(out),
+        ],
+        tmp_path,
+    )
     assert "wrote" in proc.stdout
     report = json.loads((out / "report.json").read_text())
     assert report["task"] == "Realgap-Balance-G1-Play-v0" and report["robot"] == "g1"
@@ -68,18 +93,47 @@ def test_evaluate_writes_report_and_plots(run_dir, tmp_path):
 
 
 def test_evaluate_rejects_bad_input_before_building(tmp_path):
-    proc = subprocess.run([sys.executable, str(REPO / "scripts/evaluate.py"), "--zero_action", "--factors",
-                           "object_mass_scale", "--out", str(tmp_path / "x")], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=300)  # fmt: skip
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "scripts/evaluate.py"),
+            "--zero_action",
+            "--factors",
+            "object_mass_scale",
+            "--out",
+            str(tmp_path / "x"),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 2 and "not available for Realgap-Balance-G1-Play-v0" in proc.stderr
     assert not (tmp_path / "x").exists()
 
 
 def test_sim2sim_writes_report(run_dir, tmp_path):
     out = tmp_path / "sim2sim.json"
-    _run([str(REPO / "scripts/sim2sim.py"), "--checkpoint", str(run_dir), "--episodes", "2", "--duration_s", "2",
-          "--push_interval_s", "0.5,1", "--open_loop_s", "0.1", "--fine_dt", "0", "--out", str(out)],
-         tmp_path)  # fmt: skip
+    _run(
+        [
+            str(REPO / "scripts/sim2sim.py"),
+            "--checkpoint",
+            str(run_dir),
+            "--episodes",
+            "2",
+            "--duration_s",
+            "2",
+            "--push_interval_s",
+            "0.5,1",
+            "--open_loop_s",
+            "0.1",
+            "--fine_dt",
+            "0",
+            "--out",
+            str(out),
+        ],
+        tmp_path,
+    )
     report = json.loads(out.read_text())
     assert (run_dir / "realgap_export" / "policy.onnx").is_file()  # exported on the way
     (ol,) = report["open_loop"]

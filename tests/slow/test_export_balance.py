@@ -62,9 +62,11 @@ def test_trained_policy_outlasts_zero_action_on_mujoco():
     ours = survival(meta, policy, **EPISODES)
     zero = survival(stance_metadata(meta), ZeroPolicy(meta.action_dim), **EPISODES)  # the task's stance
     p = paired_time_up(ours, zero)
-    print(f"MuJoCo, {p.episodes} x 20 s: policy {p.mean_time_up_a_s:.2f} s up, {p.falls_a} falls; zero action "
-          f"{p.mean_time_up_b_s:.2f} s up, {p.falls_b} falls; paired lead {p.diff_mean_s:.2f} +- "
-          f"{p.diff_se_s:.2f} s")  # fmt: skip
+    print(
+        f"MuJoCo, {p.episodes} x 20 s: policy {p.mean_time_up_a_s:.2f} s up, {p.falls_a} falls; zero action "
+        f"{p.mean_time_up_b_s:.2f} s up, {p.falls_b} falls; paired lead {p.diff_mean_s:.2f} +- "
+        f"{p.diff_se_s:.2f} s"
+    )
     assert all(r.pushes >= 3 for r in zero if not r.fell)  # every survived episode was pushed several times
     assert p.falls_b >= 16  # the pushes are hard enough that holding the pose is not enough
     assert p.falls_a < p.falls_b and p.diff_mean_s >= Z_MIN * p.diff_se_s

@@ -30,8 +30,12 @@ HOST = "127.0.0.1"
 @pytest.fixture(scope="module")
 def franky_sim():
     """franky-sim on 127.0.0.1 for the module (libfranka's ports are fixed: one simulator, tests in turn)."""
-    sim = subprocess.Popen([sys.executable, "-m", "franky_sim.run_server", "-s", "mujoco", "--hostname", HOST],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    sim = subprocess.Popen(
+        [sys.executable, "-m", "franky_sim.run_server", "-s", "mujoco", "--hostname", HOST],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     deadline = time.monotonic() + 120
     for line in sim.stdout:
         if "Connect to the server" in line:
@@ -49,14 +53,29 @@ def franky_sim():
 
 def _driver(*extra: str) -> list[str]:
     # a 1 s watchdog: no test here is about it, and a loaded machine can stall franky-sim's clock past the 0.1 s default
-    return [sys.executable, "-m", "realgap.scripts.deploy", "--policy", POLICY, "--robot", "franka", "--hostname", HOST,
-            "--connect_timeout_s", "30", "--watchdog_s", "1.0", *extra]  # fmt: skip
+    return [
+        sys.executable,
+        "-m",
+        "realgap.scripts.deploy",
+        "--policy",
+        POLICY,
+        "--robot",
+        "franka",
+        "--hostname",
+        HOST,
+        "--connect_timeout_s",
+        "30",
+        "--watchdog_s",
+        "1.0",
+        *extra,
+    ]
 
 
 def test_episode_tracks_the_exports_commands_and_the_hand_closes(franky_sim, tmp_path: Path) -> None:
     report = tmp_path / "franka.json"
-    res = subprocess.run(_driver("--duration_s", "3", "--report", str(report)), cwd=ROOT, capture_output=True,
-                         text=True, timeout=300)  # fmt: skip
+    res = subprocess.run(
+        _driver("--duration_s", "3", "--report", str(report)), cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert res.returncode == 0, res.stdout + res.stderr
     assert "episode 1/1: 150 policy steps" in res.stdout and "ended stopped (episode end)" in res.stdout
     rep = json.loads(report.read_text())
@@ -100,8 +119,19 @@ def test_hand_opens_and_closes_and_a_non_finite_target_stops(franky_sim) -> None
 
 def test_missing_robot_is_a_clear_error_after_the_timeout() -> None:
     t0 = time.monotonic()
-    cmd = [sys.executable, "-m", "realgap.scripts.deploy", "--policy", POLICY, "--robot", "franka", "--hostname",
-           "127.0.0.2", "--connect_timeout_s", "1"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "realgap.scripts.deploy",
+        "--policy",
+        POLICY,
+        "--robot",
+        "franka",
+        "--hostname",
+        "127.0.0.2",
+        "--connect_timeout_s",
+        "1",
+    ]
     res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert res.returncode == 2 and "no Franka at '127.0.0.2' within 1 s" in res.stderr, res.stderr
     assert time.monotonic() - t0 < 100
@@ -109,8 +139,14 @@ def test_missing_robot_is_a_clear_error_after_the_timeout() -> None:
 
 def test_ctrl_c_stops_the_arm(franky_sim) -> None:
     # a Ctrl-C reaches the driver as from a terminal even where the test runner ignores SIGINT (inherited over exec)
-    drv = subprocess.Popen(_driver("--duration_s", "60"), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # fmt: skip
+    drv = subprocess.Popen(
+        _driver("--duration_s", "60"),
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     try:
         for line in drv.stdout:
             if line.startswith("[realgap] Franka over franky"):

@@ -51,11 +51,31 @@ def _sim(tmp: Path, domain: int, duration_s: float, push: str = "0,0", *extra: s
 
 
 def _driver(domain: int, *extra: str) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "realgap.scripts.deploy", "--policy", POLICY, "--robot", "unitree_g1", "--domain",
-           str(domain), "--connect_timeout_s", "60", *extra]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "realgap.scripts.deploy",
+        "--policy",
+        POLICY,
+        "--robot",
+        "unitree_g1",
+        "--domain",
+        str(domain),
+        "--connect_timeout_s",
+        "60",
+        *extra,
+    ]
     # Ctrl-C reaches the driver as from a terminal even where the test runner ignores SIGINT (inherited over exec)
-    _STARTED.append(subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)))  # fmt: skip
+    _STARTED.append(
+        subprocess.Popen(
+            cmd,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
+    )
     return _STARTED[-1]
 
 
@@ -84,8 +104,19 @@ def test_pushed_balance_episode_over_dds(tmp_path: Path) -> None:
 
 def test_missing_robot_is_a_clear_error_after_the_timeout() -> None:
     t0 = time.monotonic()
-    cmd = [sys.executable, "-m", "realgap.scripts.deploy", "--policy", POLICY, "--robot", "unitree_g1", "--domain",
-           str(_domain(1)), "--connect_timeout_s", "1"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "realgap.scripts.deploy",
+        "--policy",
+        POLICY,
+        "--robot",
+        "unitree_g1",
+        "--domain",
+        str(_domain(1)),
+        "--connect_timeout_s",
+        "1",
+    ]
     res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert res.returncode == 2 and "no rt/lowstate on DDS domain" in res.stderr, res.stderr
     assert time.monotonic() - t0 < 100

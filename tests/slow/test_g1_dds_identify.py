@@ -44,16 +44,60 @@ def _realtime_allowed() -> bool:
 def _record_over_dds(tmp: Path, realtime: bool) -> tuple[Path, str, str]:
     domain = 100 + (7 * SEED + 31 + 53 * realtime) % 120
     pre = _realtime if realtime else None
-    sim = subprocess.Popen([sys.executable, "-m", "realgap.envs.deploy.drivers.g1_dds_sim", "--policy", POLICY,
-                            "--domain", str(domain), "--hidden_seed", str(SEED), "--lockstep",
-                            "--timing_log", str(tmp / "timing.npz")], cwd=ROOT, preexec_fn=pre,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    sim = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "realgap.envs.deploy.drivers.g1_dds_sim",
+            "--policy",
+            POLICY,
+            "--domain",
+            str(domain),
+            "--hidden_seed",
+            str(SEED),
+            "--lockstep",
+            "--timing_log",
+            str(tmp / "timing.npz"),
+        ],
+        cwd=ROOT,
+        preexec_fn=pre,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     log = tmp / "dds.npz"
-    drv = subprocess.run([sys.executable, "-m", "realgap.scripts.deploy", "--policy", POLICY, "--robot", "unitree_g1",
-                          "--domain", str(domain), "--connect_timeout_s", "60", "--tick_period_s", "0.005",
-                          "--clock", "tick", "--watchdog_s", "1.0", "--soft_start_s", str(SOFT_START_S),
-                          "--excite", *JOINTS, "--log", str(log)], cwd=ROOT, preexec_fn=pre, capture_output=True,
-                         text=True, timeout=240)  # fmt: skip
+    drv = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "realgap.scripts.deploy",
+            "--policy",
+            POLICY,
+            "--robot",
+            "unitree_g1",
+            "--domain",
+            str(domain),
+            "--connect_timeout_s",
+            "60",
+            "--tick_period_s",
+            "0.005",
+            "--clock",
+            "tick",
+            "--watchdog_s",
+            "1.0",
+            "--soft_start_s",
+            str(SOFT_START_S),
+            "--excite",
+            *JOINTS,
+            "--log",
+            str(log),
+        ],
+        cwd=ROOT,
+        preexec_fn=pre,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     sim_out, _ = sim.communicate(timeout=60)
     assert drv.returncode == 0, drv.stdout + drv.stderr + sim_out
     assert sim.returncode == 0, sim_out

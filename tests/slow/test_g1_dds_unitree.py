@@ -39,10 +39,7 @@ def _stop(sim: subprocess.Popen, report: Path) -> dict:
 
 @pytest.mark.parametrize(
     ("flags", "text"),
-    [
-        ([], "every state carries crc = 0"),
-        (["--state_crc", "off"], "--motion_switcher skip"),
-    ],
+    [([], "every state carries crc = 0"), (["--state_crc", "off"], "--motion_switcher skip")],
     ids=["crc", "motion_switcher"],
 )
 def test_unitrees_bridge_is_refused_by_default_with_the_flag_that_rehearses_on_it(

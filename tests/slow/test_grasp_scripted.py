@@ -22,8 +22,10 @@ def test_scripted_grasp_succeeds_and_open_gripper_control_never_does():
         out = run_scripted_episodes(env, keep_open=keep_open)
     succeeded, lift = out["succeeded"].cpu(), out["max_lift_m"].cpu()
     rate = float(succeeded[:EPISODES].float().mean())
-    print(f"scripted success {rate:.3f} over {EPISODES} episodes; max lift {lift[:EPISODES].tolist()}; "
-          f"modes {out['mode_fractions']}")  # fmt: skip
+    print(
+        f"scripted success {rate:.3f} over {EPISODES} episodes; max lift {lift[:EPISODES].tolist()}; "
+        f"modes {out['mode_fractions']}"
+    )
     assert rate >= 0.9
     # lifted objects went past the target height; the open-gripper controls never left the table
     assert float(lift[:EPISODES][succeeded[:EPISODES]].min()) >= LIFT_TARGET_M

@@ -86,8 +86,11 @@ def balance_run(isaaclab: str, tmp_path_factory: pytest.TempPathFactory) -> Path
 def played(isaaclab: str, balance_run: Path) -> str:
     """``isaaclab play --checkpoint latest`` on the run's training id, stopped once playing: its output."""
     cwd = balance_run.parents[3]  # play finds --checkpoint latest under logs/rsl_rl/<experiment>
-    return _until_running([isaaclab, "play", "--task", BALANCE, "--checkpoint", "latest", "--num_envs", "4",
-                           "--device", "cpu"], cwd, "Policy playback is running")  # fmt: skip
+    return _until_running(
+        [isaaclab, "play", "--task", BALANCE, "--checkpoint", "latest", "--num_envs", "4", "--device", "cpu"],
+        cwd,
+        "Policy playback is running",
+    )
 
 
 def test_list_envs_shows_every_task_with_its_config(isaaclab: str, tmp_path: Path) -> None:
@@ -114,8 +117,21 @@ def test_train_then_play_the_training_id(balance_run: Path, played: str) -> None
 def test_realgap_play_reads_an_isaaclab_run_and_keeps_its_export(balance_run: Path, played: str) -> None:
     theirs = balance_run / "exported" / "policy.onnx"
     before = hashlib.sha256(theirs.read_bytes()).hexdigest()
-    out = _run([sys.executable, str(REPO / "scripts/play.py"), "--checkpoint", str(balance_run), "--episodes", "1",
-                "--num_envs", "4", "--episode_s", "0.5"], balance_run).stdout  # fmt: skip
+    out = _run(
+        [
+            sys.executable,
+            str(REPO / "scripts/play.py"),
+            "--checkpoint",
+            str(balance_run),
+            "--episodes",
+            "1",
+            "--num_envs",
+            "4",
+            "--episode_s",
+            "0.5",
+        ],
+        balance_run,
+    ).stdout
     assert f"[realgap] {BALANCE.replace('-v0', '-Play-v0')} |" in out  # the run's task, from Isaac Lab's run.json
     meta = (balance_run / "realgap_export" / "policy.json").read_text()
     assert f'"task": "{BALANCE}"' in meta
@@ -131,6 +147,7 @@ def test_train_the_grasp_task(isaaclab: str, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("command", "task"), [("zero_agent", BALANCE), ("random_agent", GRASP)])
 def test_zero_and_random_agents_step_a_task(isaaclab: str, command: str, task: str, tmp_path: Path) -> None:
-    out = _run([isaaclab, command, "--task", task, "--num_envs", "4", "--device", "cpu", "--max_steps", "5"],
-               tmp_path).stdout  # fmt: skip
+    out = _run(
+        [isaaclab, command, "--task", task, "--num_envs", "4", "--device", "cpu", "--max_steps", "5"], tmp_path
+    ).stdout
     assert f"{command.split('_')[0].capitalize()} agent is running" in out

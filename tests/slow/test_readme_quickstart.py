@@ -59,8 +59,9 @@ def tiny(command: str) -> str:
 def test_substitutions_touch_only_sizes() -> None:
     """The tiny form of a command keeps every other argument as written."""
     cmd = ".venv/bin/realgap compare --spaces a,b --max_iterations 200 --num_envs 256 --episodes 32"
-    assert tiny(cmd) == (f"{shlex.quote(str(REALGAP))} compare --spaces a,b --max_iterations 1 "
-                         "--num_envs 4 --episodes 1 --episode_s 0.5")  # fmt: skip
+    assert tiny(cmd) == (
+        f"{shlex.quote(str(REALGAP))} compare --spaces a,b --max_iterations 1 --num_envs 4 --episodes 1 --episode_s 0.5"
+    )
 
 
 def test_readme_quickstart_runs_as_written(tmp_path: Path) -> None:
@@ -71,8 +72,13 @@ def test_readme_quickstart_runs_as_written(tmp_path: Path) -> None:
     for name in ("scripts", "configs"):
         (tmp_path / name).symlink_to(REPO / name)
     for command in commands:
-        proc = subprocess.run(["bash", "-c", f"set -euo pipefail; {tiny(command)}"], cwd=tmp_path,
-                              capture_output=True, text=True, timeout=1200)  # fmt: skip
+        proc = subprocess.run(
+            ["bash", "-c", f"set -euo pipefail; {tiny(command)}"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=1200,
+        )
         assert proc.returncode == 0, f"{tiny(command)}\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
 
     runs = tmp_path / "runs"

@@ -29,9 +29,13 @@ def _rows(run: Path) -> list[dict[str, str]]:
 
 def test_kill_9_then_resume_continues(tmp_path):
     runs = tmp_path / "runs"
-    proc = subprocess.Popen([*TRAIN, "--max_iterations", "200", "--save_interval", "1", "--seed", "4",
-                             "--log_root", str(runs)], cwd=tmp_path, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [*TRAIN, "--max_iterations", "200", "--save_interval", "1", "--seed", "4", "--log_root", str(runs)],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         deadline = time.time() + 900
         while time.time() < deadline and not list(runs.glob("*/*/model_2.pt")):
@@ -53,8 +57,13 @@ def test_kill_9_then_resume_continues(tmp_path):
     assert f"model_{last}.env.pt" in states
     assert states <= {f"model_{i}.env.pt" for i in (last - 1, last, last + 1)}, states
 
-    out = subprocess.run([*TRAIN, "--resume", str(run), "--max_iterations", str(last + 3)], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=900)  # fmt: skip
+    out = subprocess.run(
+        [*TRAIN, "--resume", str(run), "--max_iterations", str(last + 3)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     assert f"at iteration {last + 1}" in out.stdout
     assert "| seed 4 |" in out.stdout  # resumed without --seed: the run's recorded seed, not the task's 42
@@ -71,8 +80,9 @@ def whole_run(tmp_path_factory) -> Path:
     """The tier's shared tiny run (tests/conftest.py) uninterrupted to 4 iterations: the same command and seed."""
     root = tmp_path_factory.mktemp("whole")
     args = [*TINY_RUN_ARGS[:-1], "4"]
-    out = subprocess.run([*TRAIN, *args, "--log_root", str(root)], cwd=root, capture_output=True, text=True,
-                         timeout=900)  # fmt: skip
+    out = subprocess.run(
+        [*TRAIN, *args, "--log_root", str(root)], cwd=root, capture_output=True, text=True, timeout=900
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     (run,) = list((root / "balance_g1").iterdir())
     return run
@@ -83,8 +93,10 @@ def test_same_seed_same_first_iterations(tiny_run, whole_run):
     iterations and hold the same weights after them."""
     a, b = _rows(tiny_run.path), _rows(whole_run)[:TINY_RUN_ITERATIONS]
     assert [r["iteration"] for r in a] == ["0", "1"] and a == b  # rewards, episode lengths, task metrics
-    wa, wb = (torch.load(run / "model_1.pt", weights_only=False, map_location="cpu")["actor_state_dict"]
-              for run in (tiny_run.path, whole_run))  # fmt: skip
+    wa, wb = (
+        torch.load(run / "model_1.pt", weights_only=False, map_location="cpu")["actor_state_dict"]
+        for run in (tiny_run.path, whole_run)
+    )
     assert wa.keys() == wb.keys()
     for name in wa:
         assert torch.equal(wa[name], wb[name]), name
@@ -95,8 +107,13 @@ def test_resume_is_exact(tiny_run, whole_run, tmp_path):
     uninterrupted: every logged metric (rewards, episode lengths, survival, push statistics; timings excluded) and
     every weight."""
     run = copy_run(tiny_run, tmp_path)
-    rest = subprocess.run([*TRAIN, "--resume", str(run), "--max_iterations", "4"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=900)  # fmt: skip
+    rest = subprocess.run(
+        [*TRAIN, "--resume", str(run), "--max_iterations", "4"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert rest.returncode == 0, rest.stderr[-3000:]
     assert "an exact continuation" in rest.stdout
     a, b = _rows(whole_run), _rows(run)
@@ -115,7 +132,12 @@ def test_resume_from_an_older_checkpoint_says_it_is_not_exact(tiny_run, tmp_path
     run = copy_run(tiny_run, tmp_path)
     assert not (run / "model_0.env.pt").exists() and (run / "model_1.env.pt").is_file()
     (run / "model_1.pt").unlink()
-    rest = subprocess.run([*TRAIN, "--resume", str(run), "--max_iterations", "3"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=900)  # fmt: skip
+    rest = subprocess.run(
+        [*TRAIN, "--resume", str(run), "--max_iterations", "3"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert rest.returncode == 0, rest.stderr[-3000:]
     assert "no model_0.env.pt beside it" in rest.stdout and "not exact" in rest.stdout

@@ -22,8 +22,21 @@ def hidden_log(tmp_path_factory):
     from realgap.envs.format.metadata import load_metadata
 
     path = tmp_path_factory.mktemp("log") / "hidden.mcap"
-    cmd = [sys.executable, "-m", "realgap.scripts.deploy", "--policy", "configs/policies/balance_g1", "--robot",
-           "hidden", "--hidden_seed", "3", "--excite", "left_knee_joint", "--log", str(path)]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "realgap.scripts.deploy",
+        "--policy",
+        "configs/policies/balance_g1",
+        "--robot",
+        "hidden",
+        "--hidden_seed",
+        "3",
+        "--excite",
+        "left_knee_joint",
+        "--log",
+        str(path),
+    ]
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert run.returncode == 0, run.stderr[-2000:]
     meta = load_metadata(ROOT / "configs/policies/balance_g1/policy.json")
@@ -35,8 +48,18 @@ def hidden_log(tmp_path_factory):
 def test_engine_choice_fits_the_plant_with_mujoco_sysid(hidden_log, tmp_path):
     path, _, truth = hidden_log
     out = tmp_path / "ident.yaml"
-    cmd = [sys.executable, str(ROOT / "scripts/identify.py"), "--log", str(path), "--out", str(out), "--no_plot",
-           "--no_replay", "--engine", "mujoco_sysid"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        str(ROOT / "scripts/identify.py"),
+        "--log",
+        str(path),
+        "--out",
+        str(out),
+        "--no_plot",
+        "--no_replay",
+        "--engine",
+        "mujoco_sysid",
+    ]
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=ROOT)
     assert run.returncode == 0, run.stderr[-2000:]
     assert "fitted by mujoco.sysid" in run.stdout
@@ -52,8 +75,16 @@ def test_engine_choice_fits_the_plant_with_mujoco_sysid(hidden_log, tmp_path):
 def test_identify_reads_the_deploy_clis_mcap_log(hidden_log, tmp_path):
     path, _, truth = hidden_log
     out = tmp_path / "ident.yaml"
-    cmd = [sys.executable, str(ROOT / "scripts/identify.py"), "--log", str(path), "--out", str(out), "--no_plot",
-           "--no_replay"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        str(ROOT / "scripts/identify.py"),
+        "--log",
+        str(path),
+        "--out",
+        str(out),
+        "--no_plot",
+        "--no_replay",
+    ]
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert run.returncode == 0, run.stderr[-2000:]
     assert out.is_file() and "left_knee_joint" in out.read_text()

@@ -53,10 +53,27 @@ def test_train_two_iterations_then_play(tiny_run, tmp_path):
     assert "physics_hz: 200" in env_yaml and "policy_hz: 50" in env_yaml  # the rates are recorded
 
     play = subprocess.run(
-        [sys.executable, str(REPO / "scripts/play.py"), "--checkpoint", str(run), "--episodes", "4", "--num_envs", "4",
-         "--episode_s", "2", "--device", "cpu", "--json", str(tmp_path / "metrics.json")],
-        cwd=tmp_path, capture_output=True, text=True, timeout=900,
-    )  # fmt: skip
+        [
+            sys.executable,
+            str(REPO / "scripts/play.py"),
+            "--checkpoint",
+            str(run),
+            "--episodes",
+            "4",
+            "--num_envs",
+            "4",
+            "--episode_s",
+            "2",
+            "--device",
+            "cpu",
+            "--json",
+            str(tmp_path / "metrics.json"),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert play.returncode == 0, play.stderr[-3000:]
     assert "[realgap] survival=" in play.stdout and "(95 % CI " in play.stdout and "time_to_fall_s=" in play.stdout
     metrics = json.loads((tmp_path / "metrics.json").read_text())
@@ -73,11 +90,27 @@ def test_train_two_iterations_then_play(tiny_run, tmp_path):
 def test_play_the_shipped_grasp_export_names_the_grasp_metrics(tmp_path):
     # The grasp task reports success, drops and the speed reflex, never the balance task's survival or pushes.
     play = subprocess.run(
-        [sys.executable, str(REPO / "scripts/play.py"), "--policy", str(REPO / "configs/policies/grasp_franka"),
-         "--episodes", "2", "--num_envs", "2", "--episode_s", "1", "--device", "cpu", "--json",
-         str(tmp_path / "metrics.json")],
-        cwd=tmp_path, capture_output=True, text=True, timeout=900,
-    )  # fmt: skip
+        [
+            sys.executable,
+            str(REPO / "scripts/play.py"),
+            "--policy",
+            str(REPO / "configs/policies/grasp_franka"),
+            "--episodes",
+            "2",
+            "--num_envs",
+            "2",
+            "--episode_s",
+            "1",
+            "--device",
+            "cpu",
+            "--json",
+            str(tmp_path / "metrics.json"),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert play.returncode == 0, play.stderr[-3000:]
     assert "[realgap] success=" in play.stdout and "(95 % CI " in play.stdout
     assert "survival" not in play.stdout and "push_survived" not in play.stdout and "time_to_fall" not in play.stdout

@@ -114,12 +114,26 @@ def test_chain_motor_torque_stays_in_per_env_envelope(seed, num_envs, mode, back
 def test_numpy_and_torch_chains_agree():
     rng = np.random.default_rng(0)
     e, j = 3, 4
-    p = _params(rng.uniform(10, 200, j), rng.uniform(0.5, 5, j), peak=rng.uniform(5, 50, j), w0=20.0, fc=0.3, fv=0.05,
-                vs=0.5, n=j)  # fmt: skip
+    p = _params(
+        rng.uniform(10, 200, j),
+        rng.uniform(0.5, 5, j),
+        peak=rng.uniform(5, 50, j),
+        w0=20.0,
+        fc=0.3,
+        fv=0.05,
+        vs=0.5,
+        n=j,
+    )
     timing = ChainTiming(0.005, 4, 2, "interpolate")
     c_np = ActuatorChain(p, timing, e, delay_steps=(0, 3), generator=np.random.default_rng(1), apply_friction=True)
-    c_t = ActuatorChain(p.to_like(torch.zeros(1, dtype=torch.float64)), timing, e, delay_steps=(0, 3),
-                        generator=torch.Generator().manual_seed(1), apply_friction=True)  # fmt: skip
+    c_t = ActuatorChain(
+        p.to_like(torch.zeros(1, dtype=torch.float64)),
+        timing,
+        e,
+        delay_steps=(0, 3),
+        generator=torch.Generator().manual_seed(1),
+        apply_friction=True,
+    )
     delays = np.array([0, 2, 3])
     c_np.delay.set_delay_steps(delays)
     c_t.delay.set_delay_steps(torch.from_numpy(delays))

@@ -28,9 +28,19 @@ TIMING = ChainTiming(physics_dt=0.005, decimation=4, servo_period_steps=2, targe
 
 
 def _spec(name="a", **kw) -> ActuatorSpec:
-    base = dict(peak_torque=30.0, continuous_torque=10.0, velocity_limit=8.0, gains=PDGains(60.0, 1.5),
-                armature=0.02, no_load_speed=12.0, link_inertia=0.05, coulomb_friction=0.5, viscous_friction=0.05,
-                friction_velocity_scale=0.5, latency_range_s=(0.0, 0.015))  # fmt: skip
+    base = dict(
+        peak_torque=30.0,
+        continuous_torque=10.0,
+        velocity_limit=8.0,
+        gains=PDGains(60.0, 1.5),
+        armature=0.02,
+        no_load_speed=12.0,
+        link_inertia=0.05,
+        coulomb_friction=0.5,
+        viscous_friction=0.05,
+        friction_velocity_scale=0.5,
+        latency_range_s=(0.0, 0.015),
+    )
     base.update(kw)
     return ActuatorSpec(name, (f"{name}.*",), **base)
 
@@ -60,8 +70,16 @@ class _ReferenceChain:
 def _neutral(p: JointParams) -> JointParams:
     """Every optional stage present at its neutral value (inf limits/cutoffs/stiffness, zero damping/backlash)."""
     inf, zero = p.kp * 0 + float("inf"), p.kp * 0
-    return replace(p, velocity_limit=inf, position_filter_hz=inf, torque_filter_hz=inf, transmission_stiffness=inf,
-                   transmission_damping=zero, backlash=zero, motor_inertia=zero + 0.02)  # fmt: skip
+    return replace(
+        p,
+        velocity_limit=inf,
+        position_filter_hz=inf,
+        torque_filter_hz=inf,
+        transmission_stiffness=inf,
+        transmission_damping=zero,
+        backlash=zero,
+        motor_inertia=zero + 0.02,
+    )
 
 
 @pytest.mark.parametrize("backend", ["numpy", "torch"])
@@ -72,14 +90,16 @@ def test_stages_off_or_neutral_give_bit_identical_torques(backend):
     specs = [_spec("a"), _spec("b", peak_torque=12.0, no_load_speed=None), _spec("c")]
     gen = (lambda: np.random.default_rng(7)) if backend == "numpy" else (lambda: torch.Generator().manual_seed(7))
     mk = dict(backend=backend, apply_friction=True)
-    a = ActuatorChain.from_specs(specs, TIMING, 5, generator=gen(), **mk, dtype=np.float64 if backend == "numpy"
-                                 else torch.float64)  # fmt: skip
+    a = ActuatorChain.from_specs(
+        specs, TIMING, 5, generator=gen(), **mk, dtype=np.float64 if backend == "numpy" else torch.float64
+    )
     assert a.stages == ChainStages()
     legacy = JointParams(**{f.name: getattr(a.params, f.name) for f in fields(JointParams)[:7]})
     b = ActuatorChain(legacy, TIMING, 5, delay_steps=(0, 3), generator=gen(), apply_friction=True)
     on = ChainStages(True, True, True, True)
-    c = ActuatorChain(_neutral(a.params), TIMING, 5, delay_steps=(0, 3), generator=gen(), apply_friction=True,
-                      stages=on)  # fmt: skip
+    c = ActuatorChain(
+        _neutral(a.params), TIMING, 5, delay_steps=(0, 3), generator=gen(), apply_friction=True, stages=on
+    )
     ref = _ReferenceChain(a.params, 5, gen())
     rng = np.random.default_rng(1)
     conv = (lambda x: x) if backend == "numpy" else torch.as_tensor
@@ -136,8 +156,14 @@ def test_compliant_chain_holds_a_target_on_a_link_and_resets_per_env():
     # Series-elastic joint (k = 300, c = 0.5, J_m = reflected 0.02) driving a link J_l = 0.05 integrated here, PD on
     # the motor (the drive's encoder): it settles at the target; the torque envelope holds at every step; a reset
     # re-seats env 1.
-    spec = _spec(latency_range_s=(0, 0), transmission_stiffness=300.0, transmission_damping=0.5, backlash=0.002,
-                 coulomb_friction=0.0, viscous_friction=0.0)  # fmt: skip
+    spec = _spec(
+        latency_range_s=(0, 0),
+        transmission_stiffness=300.0,
+        transmission_damping=0.5,
+        backlash=0.002,
+        coulomb_friction=0.0,
+        viscous_friction=0.0,
+    )
     chain = ActuatorChain.from_specs([spec], ChainTiming(0.001), 2)
     assert chain.stages == ChainStages(transmission=True)
     q, qd, tgt, z = np.zeros((2, 1)), np.zeros((2, 1)), np.full((2, 1), 0.3), np.zeros((2, 1))
@@ -159,14 +185,21 @@ def test_chain_refuses_what_its_stages_cannot_run():
     with pytest.raises(ValueError, match=r"JointParams: torque_filter_hz \[Hz\] must be below the Nyquist .* 100 Hz"):
         ActuatorChain(replace(_neutral(base), torque_filter_hz=base.kp * 0 + 100.0), ChainTiming(0.005), 1)
     with pytest.raises(ValueError, match=r"backlash \[rad\] .* backlash only with a finite stiffness"):
-        ActuatorChain(replace(_neutral(base), backlash=base.kp * 0 + 0.01), ChainTiming(0.005), 1,
-                      stages=ChainStages(transmission=True))  # fmt: skip
+        ActuatorChain(
+            replace(_neutral(base), backlash=base.kp * 0 + 0.01),
+            ChainTiming(0.005),
+            1,
+            stages=ChainStages(transmission=True),
+        )
     with pytest.raises(ValueError, match=r"stage 'torque_filter' is on but JointParams.torque_filter_hz is None"):
         only_filter = ChainStages(torque_filter=True)
         ActuatorChain(replace(base, torque_filter_hz=None), ChainTiming(0.005), 1, stages=only_filter)
     # a link lighter than the motor binds: J_m = 0.02, J_l = 0.01, c = 0 -> k < 4/((100 − 50)·dt²) = 3200 N·m/rad
-    with pytest.raises(ValueError, match=r"transmission_stiffness \[N·m/rad\] 5000.0 makes the elastic joint unstable"
-                       r".*need k < 3200 N·m/rad"):  # fmt: skip
+    with pytest.raises(
+        ValueError,
+        match=r"transmission_stiffness \[N·m/rad\] 5000.0 makes the elastic joint unstable"
+        r".*need k < 3200 N·m/rad",
+    ):
         ActuatorChain.from_specs([_spec(transmission_stiffness=5000.0, link_inertia=0.01)], ChainTiming(0.005), 1)
 
 

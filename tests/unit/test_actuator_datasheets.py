@@ -10,17 +10,34 @@ from realgap.envs.robots.panda import PANDA_ACTUATORS
 pytestmark = pytest.mark.unit
 
 # Joint order of Menagerie unitree_g1/g1.xml (29 actuated joints).
-G1_JOINTS = [
-    f"{side}_{j}"
-    for side in ("left", "right")
-    for j in ("hip_pitch_joint", "hip_roll_joint", "hip_yaw_joint", "knee_joint", "ankle_pitch_joint",
-              "ankle_roll_joint")
-] + ["waist_yaw_joint", "waist_roll_joint", "waist_pitch_joint"] + [
-    f"{side}_{j}"
-    for side in ("left", "right")
-    for j in ("shoulder_pitch_joint", "shoulder_roll_joint", "shoulder_yaw_joint", "elbow_joint", "wrist_roll_joint",
-              "wrist_pitch_joint", "wrist_yaw_joint")
-]  # fmt: skip
+G1_JOINTS = (
+    [
+        f"{side}_{j}"
+        for side in ("left", "right")
+        for j in (
+            "hip_pitch_joint",
+            "hip_roll_joint",
+            "hip_yaw_joint",
+            "knee_joint",
+            "ankle_pitch_joint",
+            "ankle_roll_joint",
+        )
+    ]
+    + ["waist_yaw_joint", "waist_roll_joint", "waist_pitch_joint"]
+    + [
+        f"{side}_{j}"
+        for side in ("left", "right")
+        for j in (
+            "shoulder_pitch_joint",
+            "shoulder_roll_joint",
+            "shoulder_yaw_joint",
+            "elbow_joint",
+            "wrist_roll_joint",
+            "wrist_pitch_joint",
+            "wrist_yaw_joint",
+        )
+    ]
+)
 PANDA_JOINTS = [f"joint{i}" for i in range(1, 8)] + ["finger_joint1", "finger_joint2"]
 
 
@@ -29,10 +46,24 @@ def test_g1_every_joint_has_exactly_one_spec_with_published_limits():
     assert len(G1_JOINTS) == 29
     specs = dict(zip(G1_JOINTS, resolve_joint_specs(G1_JOINTS, G1_ACTUATORS), strict=True))
     # Unitree g1_29dof_rev_1_0.urdf / mjlab effort limits, N·m
-    expected_peak = {"hip_pitch": 88, "hip_roll": 139, "hip_yaw": 88, "knee": 139, "ankle_pitch": 50,
-                     "ankle_roll": 50, "waist_yaw": 88, "waist_roll": 50, "waist_pitch": 50, "shoulder_pitch": 25,
-                     "shoulder_roll": 25, "shoulder_yaw": 25, "elbow": 25, "wrist_roll": 25, "wrist_pitch": 5,
-                     "wrist_yaw": 5}  # fmt: skip
+    expected_peak = {
+        "hip_pitch": 88,
+        "hip_roll": 139,
+        "hip_yaw": 88,
+        "knee": 139,
+        "ankle_pitch": 50,
+        "ankle_roll": 50,
+        "waist_yaw": 88,
+        "waist_roll": 50,
+        "waist_pitch": 50,
+        "shoulder_pitch": 25,
+        "shoulder_roll": 25,
+        "shoulder_yaw": 25,
+        "elbow": 25,
+        "wrist_roll": 25,
+        "wrist_pitch": 5,
+        "wrist_yaw": 5,
+    }
     for joint, spec in specs.items():
         key = joint.removeprefix("left_").removeprefix("right_").removesuffix("_joint")
         assert spec.peak_torque == expected_peak[key], joint
@@ -44,8 +75,14 @@ def test_g1_every_joint_has_exactly_one_spec_with_published_limits():
 @pytest.mark.unit
 def test_g1_reflected_inertias_match_mjlab():
     # mjlab g1_constants armatures, kg·m² (two-stage planetary sums; 2×5020 for ankles and waist roll/pitch)
-    expected = {"hip_pitch_yaw_waist_yaw": 0.010177520, "hip_roll_knee": 0.025101925, "arms": 0.003609725,
-                "wrists": 0.00425, "ankles": 2 * 0.003609725, "waist_roll_pitch": 2 * 0.003609725}  # fmt: skip
+    expected = {
+        "hip_pitch_yaw_waist_yaw": 0.010177520,
+        "hip_roll_knee": 0.025101925,
+        "arms": 0.003609725,
+        "wrists": 0.00425,
+        "ankles": 2 * 0.003609725,
+        "waist_roll_pitch": 2 * 0.003609725,
+    }
     for key, value in expected.items():
         assert G1_ACTUATORS[key].reflected_inertia == pytest.approx(value, rel=1e-6), key
 
@@ -90,8 +127,9 @@ def test_panda_specs():
 @pytest.mark.parametrize(("table", "joints"), [(G1_ACTUATORS, G1_JOINTS), (PANDA_ACTUATORS, PANDA_JOINTS)])
 def test_datasheet_chain_builds_and_round_trips(table, joints):
     specs = resolve_joint_specs(joints, table)
-    chain = ActuatorChain.from_specs(specs, ChainTiming(0.005, 4), 8, generator=np.random.default_rng(0),
-                                     apply_friction=True)  # fmt: skip
+    chain = ActuatorChain.from_specs(
+        specs, ChainTiming(0.005, 4), 8, generator=np.random.default_rng(0), apply_friction=True
+    )
     # a held 0.02 rad position error at rest, past any command delay: tau = clip(kp·e, ±peak) per joint's datasheet
     # spec (the servo's D term and the friction are zero at zero velocity)
     target, zero = np.full((8, len(joints)), 0.02), np.zeros((8, len(joints)))
@@ -99,7 +137,8 @@ def test_datasheet_chain_builds_and_round_trips(table, joints):
         out = chain.compute(target, zero, zero, zero)
     kp = np.array([s.kp for s in specs])
     peak = np.array([s.peak_torque for s in specs])
-    np.testing.assert_allclose(out.tau_applied, np.broadcast_to(np.minimum(kp * 0.02, peak), (8, len(joints))),
-                               rtol=1e-9)  # fmt: skip
+    np.testing.assert_allclose(
+        out.tau_applied, np.broadcast_to(np.minimum(kp * 0.02, peak), (8, len(joints))), rtol=1e-9
+    )
     for spec in table.values():
         assert ActuatorSpec.from_dict(spec.to_dict()) == spec

@@ -57,8 +57,9 @@ def test_pd_step_response_matches_second_order_closed_form():
 @pytest.mark.unit
 def test_pd_torque_hand_values_and_feed_forward():
     # τ = kp(q* − q) + kd(q̇* − q̇) + τ_ff = 100·(0.3 − 0.1) + 2·(1.0 − (−0.5)) + 4 = 20 + 3 + 4 = 27 N·m
-    tau = pd_torque(np.array([[0.3]]), np.array([[1.0]]), np.array([[0.1]]), np.array([[-0.5]]), 100.0, 2.0,
-                    np.array([[4.0]]))  # fmt: skip
+    tau = pd_torque(
+        np.array([[0.3]]), np.array([[1.0]]), np.array([[0.1]]), np.array([[-0.5]]), 100.0, 2.0, np.array([[4.0]])
+    )
     assert tau[0, 0] == pytest.approx(27.0)
 
 
@@ -138,10 +139,15 @@ def test_numpy_and_torch_functions_agree():
     tau_np = pd_torque(a["qt"], a["qdt"], a["q"], a["qd"], kp, kd, a["ff"])
     tau_t = pd_torque(t["qt"], t["qdt"], t["q"], t["qd"], torch.from_numpy(kp), torch.from_numpy(kd), t["ff"])
     np.testing.assert_allclose(tau_t.numpy(), tau_np, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(clip_torque_speed(tau_t, t["qd"], peak, w0).numpy(),
-                               clip_torque_speed(tau_np, a["qd"], peak, w0), rtol=1e-12, atol=1e-12)  # fmt: skip
-    np.testing.assert_allclose(friction_torque(t["qd"], 0.3, 0.1, 0.5).numpy(),
-                               friction_torque(a["qd"], 0.3, 0.1, 0.5), rtol=1e-12, atol=1e-12)  # fmt: skip
+    np.testing.assert_allclose(
+        clip_torque_speed(tau_t, t["qd"], peak, w0).numpy(),
+        clip_torque_speed(tau_np, a["qd"], peak, w0),
+        rtol=1e-12,
+        atol=1e-12,
+    )
+    np.testing.assert_allclose(
+        friction_torque(t["qd"], 0.3, 0.1, 0.5).numpy(), friction_torque(a["qd"], 0.3, 0.1, 0.5), rtol=1e-12, atol=1e-12
+    )
 
 
 def _simulate_pd(inertia: float, kp: float, kd: float, dt: float, steps: int) -> float:

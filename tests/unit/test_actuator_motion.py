@@ -19,8 +19,14 @@ def _track(target, steps, xp=np):
     v = s * 0
     out = []
     for _ in range(steps):
-        s, v = limit_rate(s, v, target, V_MAX if xp is np else torch.as_tensor(V_MAX),
-                          A_MAX if xp is np else torch.as_tensor(A_MAX), DT)  # fmt: skip
+        s, v = limit_rate(
+            s,
+            v,
+            target,
+            V_MAX if xp is np else torch.as_tensor(V_MAX),
+            A_MAX if xp is np else torch.as_tensor(A_MAX),
+            DT,
+        )
         out.append((s.copy() if xp is np else s.clone(), v.copy() if xp is np else v.clone()))
     return out
 

@@ -15,8 +15,14 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def run_script(script: str, *args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(REPO / "scripts" / script), *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=300, env=env)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, str(REPO / "scripts" / script), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
 
 
 def test_unknown_task_lists_registered_ones(tmp_path):
@@ -93,8 +99,9 @@ def test_malformed_override_is_refused(tmp_path):
 
 
 def test_uneven_env_split_names_the_nearest_valid_counts(tmp_path):
-    out = run_script("train.py", "--num_procs", "3", "--num_envs", "256", "--log_root", str(tmp_path / "runs"),
-                     cwd=tmp_path)  # fmt: skip
+    out = run_script(
+        "train.py", "--num_procs", "3", "--num_envs", "256", "--log_root", str(tmp_path / "runs"), cwd=tmp_path
+    )
     assert out.returncode == 2
     assert "--num_envs 256 does not split evenly over 3 processes; nearest valid counts: 255 or 258" in out.stderr
     assert not (tmp_path / "runs").exists()
@@ -111,10 +118,12 @@ def test_play_policy_refuses_what_is_not_an_export_of_its_task(tmp_path):
         (["--policy", str(tmp_path / "nope")], "no such folder"),
         (["--policy", str(tmp_path / "empty")], "no export there (policy.onnx missing"),
         (["--policy", str(tmp_path / "corrupt")], "policy.onnx is not a readable ONNX model"),
-        (["--policy", shipped, "--task", "Realgap-Grasp-Franka-v0"],
-         "is an export of task Realgap-Balance-G1-v0 (robot 'g1'), not of Realgap-Grasp-Franka-v0"),
+        (
+            ["--policy", shipped, "--task", "Realgap-Grasp-Franka-v0"],
+            "is an export of task Realgap-Balance-G1-v0 (robot 'g1'), not of Realgap-Grasp-Franka-v0",
+        ),
         (["--policy", shipped, "--zero_action"], "give one of --checkpoint RUN, --policy EXPORT_DIR or --zero_action"),
-    ]  # fmt: skip
+    ]
     for args, message in cases:
         out = run_script("play.py", *args, cwd=tmp_path)
         assert out.returncode == 2, (args, out.stderr[-2000:])
@@ -141,8 +150,9 @@ def test_run_cli_exit_keeps_status_files_and_atexit(tmp_path, outcome, code):
     """run_cli freezes the garbage collector before exit (a 5-7 s teardown saved per script): the exit status, a
     buffered file left open and atexit handlers are what a plain exit gives."""
     path = tmp_path / "out.txt"
-    out = subprocess.run([sys.executable, "-c", RUN_CLI_PROBE, str(path), outcome], capture_output=True, text=True,
-                         timeout=60)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", RUN_CLI_PROBE, str(path), outcome], capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == code, out.stderr
     assert path.read_text() == "written"
     assert "atexit frozen=True" in out.stdout

@@ -12,17 +12,33 @@ from realgap.envs.eval.compare import table as compare
 
 pytestmark = pytest.mark.unit
 
-SETTINGS = {"max_iterations": 3, "max_minutes": None, "num_envs": 8, "episodes": 4, "eval_envs": 4,
-            "episode_s": None, "factors": ["object_mass_scale"], "values": [], "device": "cpu"}  # fmt: skip
+SETTINGS = {
+    "max_iterations": 3,
+    "max_minutes": None,
+    "num_envs": 8,
+    "episodes": 4,
+    "eval_envs": 4,
+    "episode_s": None,
+    "factors": ["object_mass_scale"],
+    "values": [],
+    "device": "cpu",
+}
 
 
 def _report(success: float) -> dict:
-    point = {"value": 1.0, "success_rate": success, "success_ci95": [success / 2, (1 + success) / 2], "episodes": 4,
-             "ended_by": {"joint_speed_reflex": 0.25}}  # fmt: skip
-    return {"rates": {"physics_hz": 200, "control_hz": 200, "policy_hz": 50, "target_mode": "hold"},
-            "action_space": {"low_level": "PD"},
-            "factors": {"object_mass_scale": {"nominal": 1.0, "unit": "", "policies": {"ppo": [point]}}},
-            "reference": {}}  # fmt: skip
+    point = {
+        "value": 1.0,
+        "success_rate": success,
+        "success_ci95": [success / 2, (1 + success) / 2],
+        "episodes": 4,
+        "ended_by": {"joint_speed_reflex": 0.25},
+    }
+    return {
+        "rates": {"physics_hz": 200, "control_hz": 200, "policy_hz": 50, "target_mode": "hold"},
+        "action_space": {"low_level": "PD"},
+        "factors": {"object_mass_scale": {"nominal": 1.0, "unit": "", "policies": {"ppo": [point]}}},
+        "reference": {},
+    }
 
 
 def _run_dir(path: Path, iterations: int = 3, num_envs: int = 8) -> Path:
@@ -85,9 +101,11 @@ def test_the_summary_pools_seeds_per_space_and_reports_each_seeds_speed(tmp_path
     # sixth, in one, never in the other (3 iterations stay <= 0.2)
     fast = _run_dir(tmp_path / "fast", iterations=8)
     slow = _run_dir(tmp_path / "slow", iterations=3)
-    results = [compare.RunResult("joint_pos", 0, fast, 60.0, _report(0.5)),
-               compare.RunResult("joint_pos", 1, slow, 180.0, _report(1.0)),
-               compare.RunResult("joint_vel", 0, slow, 120.0, _report(0.25))]  # fmt: skip
+    results = [
+        compare.RunResult("joint_pos", 0, fast, 60.0, _report(0.5)),
+        compare.RunResult("joint_pos", 1, slow, 180.0, _report(1.0)),
+        compare.RunResult("joint_vel", 0, slow, 120.0, _report(0.25)),
+    ]
     rows = compare.table_rows(results)
     assert rows[0]["steps_to_first_success"] == 2 * 24 * 8  # iteration 1 logs 0.1 > 0
     assert rows[0]["steps_to_train_success_0.4"] == 6 * 24 * 8 and math.isnan(rows[1]["steps_to_train_success_0.4"])
@@ -110,9 +128,28 @@ def test_a_run_in_two_included_folders_is_refused_before_anything_is_written(tmp
     main = runpy.run_path(str(Path(__file__).resolve().parents[2] / "scripts" / "compare_actions.py"))["main"]
     a = _comparison(tmp_path / "a")
     b = _comparison(tmp_path / "b")  # the same joint_pos_s0 again: pooling it twice would double its episodes
-    argv = ["--seeds", "none", "--include", str(a), "--include", str(b), "--out", str(tmp_path / "out"),
-            "--max_iterations", "3", "--num_envs", "8", "--episodes", "4", "--eval_envs", "4",
-            "--factors", "object_mass_scale", "--device", "cpu"]  # fmt: skip
+    argv = [
+        "--seeds",
+        "none",
+        "--include",
+        str(a),
+        "--include",
+        str(b),
+        "--out",
+        str(tmp_path / "out"),
+        "--max_iterations",
+        "3",
+        "--num_envs",
+        "8",
+        "--episodes",
+        "4",
+        "--eval_envs",
+        "4",
+        "--factors",
+        "object_mass_scale",
+        "--device",
+        "cpu",
+    ]
     with pytest.raises(ValueError, match="joint_pos_s0 are in more than one --include folder"):
         main(argv)
     assert not (tmp_path / "out").exists()
@@ -125,9 +162,28 @@ def test_a_rebuild_copies_every_included_run_into_its_own_folder(tmp_path):
     a = _comparison(tmp_path / "a")
     b = _comparison(tmp_path / "b", seed=1)  # another sitting: joint_pos seed 1
     out = tmp_path / "out"
-    argv = ["--seeds", "none", "--include", str(a), "--include", str(b), "--out", str(out),
-            "--max_iterations", "3", "--num_envs", "8", "--episodes", "4", "--eval_envs", "4",
-            "--factors", "object_mass_scale", "--device", "cpu"]  # fmt: skip
+    argv = [
+        "--seeds",
+        "none",
+        "--include",
+        str(a),
+        "--include",
+        str(b),
+        "--out",
+        str(out),
+        "--max_iterations",
+        "3",
+        "--num_envs",
+        "8",
+        "--episodes",
+        "4",
+        "--eval_envs",
+        "4",
+        "--factors",
+        "object_mass_scale",
+        "--device",
+        "cpu",
+    ]
     main(argv)
     import shutil
 

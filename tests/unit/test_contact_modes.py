@@ -49,8 +49,16 @@ def test_contact_slip_speed_is_zero_for_a_rigidly_carried_object():
     slip = contact_slip_speed(lin[:, None], ang[:, None], finger_com, obj_lin, ang, obj_com, point, normal)
     assert slip.shape == (1, 1) and float(slip) == pytest.approx(0.0, abs=1e-7)
     # the object slides down 5 cm/s past a static finger (normal along y): 0.05 m/s tangential
-    slip = contact_slip_speed(torch.zeros(1, 1, 3), torch.zeros(1, 1, 3), finger_com, torch.tensor([[0.0, 0, -0.05]]),
-                              torch.zeros(1, 3), obj_com, point, normal)  # fmt: skip
+    slip = contact_slip_speed(
+        torch.zeros(1, 1, 3),
+        torch.zeros(1, 1, 3),
+        finger_com,
+        torch.tensor([[0.0, 0, -0.05]]),
+        torch.zeros(1, 3),
+        obj_com,
+        point,
+        normal,
+    )
     assert float(slip) == pytest.approx(0.05)
 
 
@@ -65,8 +73,14 @@ def test_classification_of_the_four_modes():
     slip = torch.tensor([[0.0, 0.0], [0.001, 0.002], [0.03, 0.0], [0.2, 0.2], [0.0, 0.0], [0.5, 0.0]])
     pinched = torch.tensor([False, True, False, True, False, False])
     mode = classify_contact_mode(force, slip, pinched, TH)
-    expected = [ContactMode.NO_CONTACT, ContactMode.STICKING, ContactMode.SLIDING, ContactMode.SEPARATED,
-                ContactMode.NO_CONTACT, ContactMode.STICKING]  # fmt: skip
+    expected = [
+        ContactMode.NO_CONTACT,
+        ContactMode.STICKING,
+        ContactMode.SLIDING,
+        ContactMode.SEPARATED,
+        ContactMode.NO_CONTACT,
+        ContactMode.STICKING,
+    ]
     assert mode.tolist() == [int(m) for m in expected]
     assert mode.dtype == torch.int64
     # counts per mode, in ContactMode order: no_contact 2, sticking 2, sliding 1, separated 1
@@ -79,8 +93,9 @@ def test_a_pinch_needs_opposing_fingers_and_a_drop_after_it_reads_separated():
     # env 1 one finger only; env 2 both fingertips pressing on the top face (parallel, cos = +1: not a pinch);
     # env 3 both press but at 90° (cos = 0 > -0.5: not a pinch)
     y, z, x = torch.tensor([0.0, 1.0, 0.0]), torch.tensor([0.0, 0.0, 1.0]), torch.tensor([1.0, 0.0, 0.0])
-    normals = torch.stack([torch.stack([2 * y, -2 * y]), torch.stack([y, 0 * y]), torch.stack([z, z]),
-                           torch.stack([y, x])])  # fmt: skip
+    normals = torch.stack(
+        [torch.stack([2 * y, -2 * y]), torch.stack([y, 0 * y]), torch.stack([z, z]), torch.stack([y, x])]
+    )
     pinched = is_pinch(normals, TH)
     assert pinched.tolist() == [True, False, False, False]
     # every finger lets go: env 0 dropped its object (SEPARATED), the others only lost a touch (NO_CONTACT)

@@ -29,9 +29,18 @@ REPO = Path(__file__).resolve().parents[2]
 SHIPPED = sorted(p.parent for p in (REPO / "configs" / "policies").glob("*/policy.json"))
 SOURCE = REPO / "configs" / "policies" / "balance_g1"
 DT = 0.005  # s, the shipped tasks' physics step: the smallest time constant it resolves is 0.01 s
-GOOD = {"owner": "Robot", "friction": [0.6, 0.005, 0.0001], "priority": 1, "condim": 3, "solref": [0.02, 1.0],
-        "solimp": [0.9, 0.95, 0.001, 0.5, 2.0], "margin_m": 0.0, "gap_m": 0.0, "count": 8,
-        "examples": ["left_ankle_roll_link/Sphere_5"]}  # fmt: skip
+GOOD = {
+    "owner": "Robot",
+    "friction": [0.6, 0.005, 0.0001],
+    "priority": 1,
+    "condim": 3,
+    "solref": [0.02, 1.0],
+    "solimp": [0.9, 0.95, 0.001, 0.5, 2.0],
+    "margin_m": 0.0,
+    "gap_m": 0.0,
+    "count": 8,
+    "examples": ["left_ankle_roll_link/Sphere_5"],
+}
 
 
 def test_a_good_row_and_both_solref_forms_pass():
@@ -73,17 +82,18 @@ def test_each_rule_is_refused_naming_the_group_and_the_rule(case):
 
 def test_a_row_without_a_parameter_and_a_record_that_is_no_list_are_refused():
     row = {k: v for k, v in GOOD.items() if k != "solimp"}
-    assert recorded_contact_problems([row], DT, "g") == ["g[0] (owner Robot, e.g. left_ankle_roll_link/Sphere_5): "
-                                                         "missing ['solimp']"]  # fmt: skip
+    assert recorded_contact_problems([row], DT, "g") == [
+        "g[0] (owner Robot, e.g. left_ankle_roll_link/Sphere_5): missing ['solimp']"
+    ]
     assert recorded_contact_problems({"a": 1}, DT, "g") == ["g: must be a list of geom rows, got dict"]
     assert recorded_contact_problems(None, DT, "g") == []  # recorded before contacts were: nothing to check
 
 
 def test_contact_params_use_the_same_rules_but_only_the_time_constant_form():
     # ContactParams (configs/contact/*.yaml) model solref as (timeconst, dampratio): the stiffness form is refused
-    assert contact_problems((-20000.0, -100.0), (0.9, 0.95, 0.001, 0.5, 2.0), (1, 0.005, 0.0001), 3, 0, 0, DT,
-                            stiffness_form=False) == ["timeconst must be > 0 s (only the positive solref form is "
-                                                      "supported), got -20000.0"]  # fmt: skip
+    assert contact_problems(
+        (-20000.0, -100.0), (0.9, 0.95, 0.001, 0.5, 2.0), (1, 0.005, 0.0001), 3, 0, 0, DT, stiffness_form=False
+    ) == ["timeconst must be > 0 s (only the positive solref form is supported), got -20000.0"]
 
 
 @pytest.mark.parametrize("folder", SHIPPED, ids=[p.name for p in SHIPPED])
@@ -121,8 +131,10 @@ def test_an_export_with_an_unresolvable_time_constant_is_refused_and_one_without
         d["simulator"]["contacts"]["geoms"][2]["solref"] = [0.004, 1.0]  # the foot spheres, below 2 * 5 ms
 
     _seal_edit(bad, soften_feet)
-    message = (r"simulator\.contacts\.geoms\[2\] \(owner Robot, e\.g\. left_ankle_roll_link/Sphere_5\): timeconst "
-               r"0\.004 s < 2 \* timestep \(0\.01 s\)")  # fmt: skip
+    message = (
+        r"simulator\.contacts\.geoms\[2\] \(owner Robot, e\.g\. left_ankle_roll_link/Sphere_5\): timeconst "
+        r"0\.004 s < 2 \* timestep \(0\.01 s\)"
+    )
     with pytest.raises(ExportIntegrityError, match=message):
         load_verified(bad)
     _seal_edit(old, lambda d: d["simulator"]["contacts"].pop("geoms"))  # exported before the geoms were recorded
@@ -133,8 +145,15 @@ def test_an_export_with_an_unresolvable_time_constant_is_refused_and_one_without
 def _run(folder: Path, contacts: dict | None) -> Path:
     """A run folder (record, checkpoint) with ``params/contacts.json`` as train.py writes it, or without one."""
     (folder / "params").mkdir(parents=True)
-    record = {"task": "Realgap-Balance-G1-v0", "rates": load_rate_profile("default").to_dict(), "num_envs_total": 4,
-              "num_procs": 1, "overrides": [], "max_iterations": 5, "save_interval": 5}  # fmt: skip
+    record = {
+        "task": "Realgap-Balance-G1-v0",
+        "rates": load_rate_profile("default").to_dict(),
+        "num_envs_total": 4,
+        "num_procs": 1,
+        "overrides": [],
+        "max_iterations": 5,
+        "save_interval": 5,
+    }
     (folder / "params" / "run.json").write_text(json.dumps(record))
     if contacts is not None:
         (folder / "params" / "contacts.json").write_text(json.dumps(contacts))
@@ -147,8 +166,11 @@ def _resume_flags(run: Path) -> argparse.Namespace:
     return argparse.Namespace(**dict.fromkeys(names), resume=str(run))
 
 
-RECORD = {"physics_dt": DT, "num_substeps": 1,
-          "geoms": json.loads((SOURCE / "policy.json").read_text())["simulator"]["contacts"]["geoms"]}  # fmt: skip
+RECORD = {
+    "physics_dt": DT,
+    "num_substeps": 1,
+    "geoms": json.loads((SOURCE / "policy.json").read_text())["simulator"]["contacts"]["geoms"],
+}
 
 
 def test_a_run_folder_with_good_contacts_or_none_loads_on_every_path(tmp_path):
@@ -167,15 +189,22 @@ def _corrupt(record: dict, row: int, **change) -> dict:
 
 
 RUN_REFUSALS = {
-    "timeconst below 2 dt": (_corrupt(RECORD, 0, solref=[0.008, 1.0]),
-                             r"geoms\[0\] \(owner ground, e\.g\. ground/CollisionPlane_0\): timeconst 0\.008 s < 2"),
+    "timeconst below 2 dt": (
+        _corrupt(RECORD, 0, solref=[0.008, 1.0]),
+        r"geoms\[0\] \(owner ground, e\.g\. ground/CollisionPlane_0\): timeconst 0\.008 s < 2",
+    ),
     "condim 5": (_corrupt(RECORD, 1, condim=5), r"geoms\[1\] \(owner Robot, .*condim must be 1, 3, 4 or 6, got 5"),
-    "another physics step": (RECORD | {"physics_dt": 0.002}, r"physics_dt = 0\.002 s disagrees with the run's "
-                             r"recorded rates \(sim_dt 0\.005 s\)"),
-    "substeps halve the step": (_corrupt(RECORD | {"num_substeps": 4}, 0, solref=[0.002, 1.0]),
-                                r"timeconst 0\.002 s < 2 \* timestep \(0\.0025 s\)"),
+    "another physics step": (
+        RECORD | {"physics_dt": 0.002},
+        r"physics_dt = 0\.002 s disagrees with the run's "
+        r"recorded rates \(sim_dt 0\.005 s\)",
+    ),
+    "substeps halve the step": (
+        _corrupt(RECORD | {"num_substeps": 4}, 0, solref=[0.002, 1.0]),
+        r"timeconst 0\.002 s < 2 \* timestep \(0\.0025 s\)",
+    ),
     "no geoms": ({"physics_dt": DT}, r"is not a contact record"),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("case", list(RUN_REFUSALS))

@@ -15,8 +15,12 @@ def test_latency_is_matched_by_sequence_number_and_tick() -> None:
     # driver: commands 1, 2, 3 sent at 0.000, 0.005, 0.006 s; command 2 is superseded by 3 before a step applies it
     sent = [(1, 0.000), (2, 0.005), (3, 0.006)]
     # simulator: 1 received 0.001, applied 0.002 in the step giving tick 11; 3 received 0.007, applied 0.008 → tick 14
-    applied = {"seq": np.array([1, 3]), "received_s": np.array([0.001, 0.007]), "tick": np.array([11, 14]),
-               "applied_s": np.array([0.002, 0.008])}  # fmt: skip
+    applied = {
+        "seq": np.array([1, 3]),
+        "received_s": np.array([0.001, 0.007]),
+        "tick": np.array([11, 14]),
+        "applied_s": np.array([0.002, 0.008]),
+    }
     # driver: tick 11 first received at 0.004 (and again later: ignored), tick 14 at 0.0105
     states = [(10, 0.0), (11, 0.004), (11, 0.009), (14, 0.0105)]
     s = latency_stats(sent, states, applied)

@@ -47,46 +47,85 @@ KNEE = NAMES.index("left_knee_joint")  # spec g1_7520_22: kp 300, kd 5, peak 139
 MDP = "isaaclab.envs.mdp.observations"
 HASH = "ab" * 32
 QUAT = (1.0, 0.0, 0.0, 0.0)
-SIMULATOR = {"engine": "test", "versions": {}, "physics_dt": 0.005, "gravity_w": [0.0, 0.0, -9.81], "solver": {},
-             "ground": {"type": "plane", "height_m": 0.0, "static_friction": 1.0, "dynamic_friction": 1.0,
-                        "restitution": 0.0}, "contacts": {}, "robot_model": []}  # fmt: skip
+SIMULATOR = {
+    "engine": "test",
+    "versions": {},
+    "physics_dt": 0.005,
+    "gravity_w": [0.0, 0.0, -9.81],
+    "solver": {},
+    "ground": {"type": "plane", "height_m": 0.0, "static_friction": 1.0, "dynamic_friction": 1.0, "restitution": 0.0},
+    "contacts": {},
+    "robot_model": [],
+}
 
 
 def g1_robot(sha256: str = HASH) -> RobotInfo:
     """The G1's robot facts: description package and path, root body, start pose on the ground, training spawn."""
-    description = {"format": "mjcf", "distribution": G1.distribution, "version": "0.4.0", "import_package": G1.package,
-                   "locate": "importlib.import_module(import_package).asset_path() / path", "path": G1.mjcf_relpath,
-                   "licence": G1.licence, "sha256": sha256, "hash_rule": HASH_RULE,
-                   "files": [{"path": "g1.xml", "sha256": HASH}]}  # fmt: skip
+    description = {
+        "format": "mjcf",
+        "distribution": G1.distribution,
+        "version": "0.4.0",
+        "import_package": G1.package,
+        "locate": "importlib.import_module(import_package).asset_path() / path",
+        "path": G1.mjcf_relpath,
+        "licence": G1.licence,
+        "sha256": sha256,
+        "hash_rule": HASH_RULE,
+        "files": [{"path": "g1.xml", "sha256": HASH}],
+    }
     return RobotInfo("g1", description, False, "pelvis", (0.0, 0.0, 0.757), QUAT, (0.0, 0.0, 0.767), QUAT, 0.0)
 
 
 def joint_pos_term(names=NAMES, pose=POSE, start: int = 0, scale: float = 0.25, clip=(-1.0, 1.0)) -> ActionTerm:
     n = len(names)
     params = {"scale": [scale] * n, "offset": list(pose), "clip_min": [clip[0]] * n, "clip_max": [clip[1]] * n}
-    return ActionTerm("joint_pos", "joint_position_offset", start, start + n, names, params,
-                      "q_target = clip(offset + scale * a, clip_min, clip_max)", "rad")  # fmt: skip
+    return ActionTerm(
+        "joint_pos",
+        "joint_position_offset",
+        start,
+        start + n,
+        names,
+        params,
+        "q_target = clip(offset + scale * a, clip_min, clip_max)",
+        "rad",
+    )
 
 
 def g1_metadata(rates: RateSpec | None = None, raw_clip: float | None = None, **changes) -> PolicyMetadata:
     """Balance-task-shaped metadata: obs = ang vel 3 | gravity 3 | joint pos 29 | joint vel 29 | last action 29."""
     group = ActuatorGroup.from_specs("g1", NAMES, resolve_joint_specs(NAMES, G1_ACTUATORS), friction_in_chain=False)
     terms, pos = [], 0
-    for name, func, dim in [("base_ang_vel", "base_ang_vel", 3), ("projected_gravity", "projected_gravity", 3),
-                            ("joint_pos", "joint_pos_rel", N), ("joint_vel", "joint_vel_rel", N),
-                            ("actions", "last_action", N)]:  # fmt: skip
+    for name, func, dim in [
+        ("base_ang_vel", "base_ang_vel", 3),
+        ("projected_gravity", "projected_gravity", 3),
+        ("joint_pos", "joint_pos_rel", N),
+        ("joint_vel", "joint_vel_rel", N),
+        ("actions", "last_action", N),
+    ]:
         joints = NAMES if func.startswith("joint") else None
         quantity, units, frame = TERM_INFO[func]
-        terms.append(ObsTerm(name, "policy", f"{MDP}:{func}", pos, pos + dim, quantity, units, frame,
-                             joint_names=joints))  # fmt: skip
+        terms.append(
+            ObsTerm(name, "policy", f"{MDP}:{func}", pos, pos + dim, quantity, units, frame, joint_names=joints)
+        )
         pos += dim
     fields = dict(
-        task="Realgap-Balance-G1-v0", robot=g1_robot(), joint_names=NAMES, joint_types=("hinge",) * N,
-        default_joint_pos=POSE, default_joint_vel=(0.0,) * N, joint_pos_lower=(None,) * N, joint_pos_upper=(None,) * N,
-        actions=Actions((joint_pos_term(),), raw_clip), actuator_groups=(group,),
-        rates=rates or RateSpec(200, 200, 50), observations=tuple(terms), obs_dim=pos, imu_body="pelvis",
-        simulator=SIMULATOR, training={"git": {"commit": "0" * 40}},
-    )  # fmt: skip
+        task="Realgap-Balance-G1-v0",
+        robot=g1_robot(),
+        joint_names=NAMES,
+        joint_types=("hinge",) * N,
+        default_joint_pos=POSE,
+        default_joint_vel=(0.0,) * N,
+        joint_pos_lower=(None,) * N,
+        joint_pos_upper=(None,) * N,
+        actions=Actions((joint_pos_term(),), raw_clip),
+        actuator_groups=(group,),
+        rates=rates or RateSpec(200, 200, 50),
+        observations=tuple(terms),
+        obs_dim=pos,
+        imu_body="pelvis",
+        simulator=SIMULATOR,
+        training={"git": {"commit": "0" * 40}},
+    )
     return PolicyMetadata(**(fields | changes))
 
 
@@ -124,17 +163,35 @@ class StateRobot(Robot):
 
 # -- isolation -------------------------------------------------------------------------------------------------------
 def _loaded(modules: list[str]) -> list[str]:
-    heavy = ("torch", "isaaclab", "isaaclab_newton", "isaaclab_rl", "warp", "newton", "pxr", "isaacsim", "omni",
-             "mujoco")  # fmt: skip
-    code = (f"import importlib, sys\nfor m in {modules!r}: importlib.import_module(m)\n"
-            f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({heavy!r})))")  # fmt: skip
+    heavy = (
+        "torch",
+        "isaaclab",
+        "isaaclab_newton",
+        "isaaclab_rl",
+        "warp",
+        "newton",
+        "pxr",
+        "isaacsim",
+        "omni",
+        "mujoco",
+    )
+    code = (
+        f"import importlib, sys\nfor m in {modules!r}: importlib.import_module(m)\n"
+        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({heavy!r})))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     return eval(out.stdout.strip().splitlines()[-1])
 
 
 def test_runtime_imports_neither_torch_nor_isaac_lab_nor_a_simulator():
-    modules = ["realgap.envs.deploy", "realgap.envs.deploy.runtime", "realgap.envs.run.deploy",
-               "realgap.scripts.deploy", "onnxruntime", "jsonschema"]  # fmt: skip
+    modules = [
+        "realgap.envs.deploy",
+        "realgap.envs.deploy.runtime",
+        "realgap.envs.run.deploy",
+        "realgap.scripts.deploy",
+        "onnxruntime",
+        "jsonschema",
+    ]
     assert _loaded(modules) == []
     # the MuJoCo test robot and the episode loop add MuJoCo, and nothing else heavy
     assert _loaded(["realgap.envs.deploy.mujoco_robot", "realgap.envs.deploy.episode"]) == ["mujoco"]
@@ -269,8 +326,9 @@ def test_observation_scale_and_clip_follow_isaac_lab_order():
     meta = g1_metadata()
     term = replace(meta.observations[0], clip=(-2.0, 2.0), scale=0.25)
     builder = ObservationBuilder(meta, [term])
-    readings = Readings(JointState(np.zeros(N), np.zeros(N)), ImuState(np.array([3.0, -5.0, 0.5]), np.zeros(3)),
-                        np.zeros(N))  # fmt: skip
+    readings = Readings(
+        JointState(np.zeros(N), np.zeros(N)), ImuState(np.array([3.0, -5.0, 0.5]), np.zeros(3)), np.zeros(N)
+    )
     np.testing.assert_allclose(builder.build(readings)[:3], [0.5, -0.5, 0.125])
 
 
@@ -332,20 +390,44 @@ def panda_metadata(actions: Actions) -> PolicyMetadata:
         ObsTerm("joint_pos", "policy", f"{MDP}:joint_pos_rel", 0, 9, *TERM_INFO["joint_pos_rel"], joint_names=names),
         ObsTerm("actions", "policy", f"{MDP}:last_action", 9, 9 + actions.dim, *TERM_INFO["last_action"]),
     )
-    robot = replace(g1_robot(), name="panda", fixed_base=True, root_body="link0", start_root_pos=(0.0, 0.0, 0.0),
-                    spawn_root_pos=(0.0, 0.0, 0.0), start_clearance_m=None)  # fmt: skip
-    return g1_metadata(task="Realgap-Grasp-Franka-v0", robot=robot, joint_names=names, joint_types=("hinge",) * 7
-                       + ("slide",) * 2, default_joint_pos=(0.0,) * 7 + (0.04, 0.04), default_joint_vel=(0.0,) * 9,
-                       joint_pos_lower=(None,) * 9, joint_pos_upper=(None,) * 9, actions=actions,
-                       actuator_groups=(group,), observations=obs, obs_dim=9 + actions.dim,
-                       imu_body="link0")  # fmt: skip
+    robot = replace(
+        g1_robot(),
+        name="panda",
+        fixed_base=True,
+        root_body="link0",
+        start_root_pos=(0.0, 0.0, 0.0),
+        spawn_root_pos=(0.0, 0.0, 0.0),
+        start_clearance_m=None,
+    )
+    return g1_metadata(
+        task="Realgap-Grasp-Franka-v0",
+        robot=robot,
+        joint_names=names,
+        joint_types=("hinge",) * 7 + ("slide",) * 2,
+        default_joint_pos=(0.0,) * 7 + (0.04, 0.04),
+        default_joint_vel=(0.0,) * 9,
+        joint_pos_lower=(None,) * 9,
+        joint_pos_upper=(None,) * 9,
+        actions=actions,
+        actuator_groups=(group,),
+        observations=obs,
+        obs_dim=9 + actions.dim,
+        imu_body="link0",
+    )
 
 
 def arm_and_gripper(arm: ActionTerm) -> Actions:
     """A grasp-shaped action vector: an arm term, then the 1-D binary gripper (a < 0 closes to 0 m, else 0.04 m)."""
-    gripper = ActionTerm("gripper", "binary_joint_position", arm.stop, arm.stop + 1, FINGERS,
-                         {"open": [0.04, 0.04], "close": [0.0, 0.0], "threshold": 0.0},
-                         "q_target = close if a[start] < threshold else open", "m")  # fmt: skip
+    gripper = ActionTerm(
+        "gripper",
+        "binary_joint_position",
+        arm.stop,
+        arm.stop + 1,
+        FINGERS,
+        {"open": [0.04, 0.04], "close": [0.0, 0.0], "threshold": 0.0},
+        "q_target = close if a[start] < threshold else open",
+        "m",
+    )
     return Actions((arm, gripper))
 
 
@@ -364,16 +446,33 @@ def test_several_action_terms_map_their_slices():
 
 
 def test_terms_the_runtime_cannot_run_are_refused_by_name_and_type():
-    ik = ActionTerm("arm", "ee_pose_delta", 0, 6, ARM,
-                    {"body": "hand", "body_offset": {"pos": [0.0, 0.0, 0.1034], "quat_wxyz": list(QUAT)},
-                     "frame": "root", "command": "pose increment", "scale": [0.02] * 3 + [0.1] * 3, "offset": [0.0] * 6,
-                     "ik": {"method": "pinv", "params": {"lambda_val": 0.05}}, "rate": "every physics step"},
-                    "dq = J^+ e", "m, rad")  # fmt: skip
+    ik = ActionTerm(
+        "arm",
+        "ee_pose_delta",
+        0,
+        6,
+        ARM,
+        {
+            "body": "hand",
+            "body_offset": {"pos": [0.0, 0.0, 0.1034], "quat_wxyz": list(QUAT)},
+            "frame": "root",
+            "command": "pose increment",
+            "scale": [0.02] * 3 + [0.1] * 3,
+            "offset": [0.0] * 6,
+            "ik": {"method": "pinv", "params": {"lambda_val": 0.05}},
+            "rate": "every physics step",
+        },
+        "dq = J^+ e",
+        "m, rad",
+    )
     meta = panda_metadata(arm_and_gripper(ik))
     assert PolicyMetadata.from_dict(meta.to_dict()) == meta  # the format describes it; the runtime refuses to run it
     # the runtime runs ee_pose_delta with the training's DLS law only (tests/unit/test_grasp_deploy.py)
-    with pytest.raises(UnsupportedActionError, match="action term 'arm' \\(ee_pose_delta\\): the runtime cannot run "
-                       "method='pinv' \\(runs 'dls'\\); command_type=None"):  # fmt: skip
+    with pytest.raises(
+        UnsupportedActionError,
+        match="action term 'arm' \\(ee_pose_delta\\): the runtime cannot run "
+        "method='pinv' \\(runs 'dls'\\); command_type=None",
+    ):
         ActionMapper(meta)
     ff = {"type": "gravity", "source": "pinocchio", "model": "URDF", "equation": "g(q)"}
     gravity = replace(joint_pos_term(), feed_forward=ff)
@@ -426,7 +525,7 @@ def test_simulated_robots_get_the_training_command_delay():
     robot = StateRobot()
     robot.simulated = True
     runtime = DeployRuntime(g1_metadata(), robot, ZeroPolicy(N), seed=3)
-    (_, chain), = runtime.chains  # fmt: skip
+    ((_, chain),) = runtime.chains
     assert (chain.delay.min_steps, chain.delay.max_steps) == (0, 2)  # 0-10 ms at 5 ms steps
     real = DeployRuntime(g1_metadata(), StateRobot(), ZeroPolicy(N))
     assert real.chains[0][1].delay.max_steps == 0  # a real bus brings its own latency
@@ -496,11 +595,12 @@ def test_onnx_graph_with_embedded_metadata_runs_end_to_end(tmp_path):
     weight = np.zeros((93, N), dtype=np.float32)
     weight[6 + np.arange(N), np.arange(N)] = -1.0
     graph = helper.make_graph(
-        [helper.make_node("Gemm", ["obs", "W", "b"], ["actions"])], "g",
+        [helper.make_node("Gemm", ["obs", "W", "b"], ["actions"])],
+        "g",
         [helper.make_tensor_value_info("obs", TensorProto.FLOAT, [1, 93])],
         [helper.make_tensor_value_info("actions", TensorProto.FLOAT, [1, N])],
         [numpy_helper.from_array(weight, "W"), numpy_helper.from_array(np.full(N, 0.1, np.float32), "b")],
-    )  # fmt: skip
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
     model.ir_version = 10
     model.metadata_props.add(key="realgap_metadata", value=meta.to_json())
@@ -522,16 +622,43 @@ def test_model_based_grasp_terms_follow_the_schema_and_are_refused_by_name():
     """Computed torque and Cartesian impedance (needing M(q), C·q̇, g(q), J): described, schema-valid, refused."""
     from realgap.envs.format.schema import validate
 
-    limited = {"scale": [0.5] * 7, "offset": [0.0] * 7, "clip_min": [None] * 7, "clip_max": [None] * 7,
-               "max_velocity": [1.6] * 7, "max_acceleration": [10.0] * 7}  # fmt: skip
-    ct = ActionTerm("arm", "joint_computed_torque", 0, 7, ARM,
-                    limited | {"kp": 400.0, "kd": 40.0, "model": "the simulated robot's M, C, g"},
-                    "tau = M(q) (kp (s - q) - kd qd) + C(q, qd) qd + g(q)", "N·m")  # fmt: skip
-    imp = ActionTerm("arm", "ee_impedance", 0, 6, ARM,
-                     {"body": "hand", "body_offset": {"pos": [0.0, 0.0, 0.1034], "quat_wxyz": list(QUAT)},
-                      "position_scale": 0.05, "orientation_scale": 0.05, "stiffness": [1000.0] * 3 + [50.0] * 3,
-                      "damping_ratio": [2.5] * 3 + [0.5] * 3, "nullspace": {"control": "position"}, "model": "sim"},
-                     "tau = J^T (Kx e - Dx xd) + g(q) + tau_null", "N·m")  # fmt: skip
+    limited = {
+        "scale": [0.5] * 7,
+        "offset": [0.0] * 7,
+        "clip_min": [None] * 7,
+        "clip_max": [None] * 7,
+        "max_velocity": [1.6] * 7,
+        "max_acceleration": [10.0] * 7,
+    }
+    ct = ActionTerm(
+        "arm",
+        "joint_computed_torque",
+        0,
+        7,
+        ARM,
+        limited | {"kp": 400.0, "kd": 40.0, "model": "the simulated robot's M, C, g"},
+        "tau = M(q) (kp (s - q) - kd qd) + C(q, qd) qd + g(q)",
+        "N·m",
+    )
+    imp = ActionTerm(
+        "arm",
+        "ee_impedance",
+        0,
+        6,
+        ARM,
+        {
+            "body": "hand",
+            "body_offset": {"pos": [0.0, 0.0, 0.1034], "quat_wxyz": list(QUAT)},
+            "position_scale": 0.05,
+            "orientation_scale": 0.05,
+            "stiffness": [1000.0] * 3 + [50.0] * 3,
+            "damping_ratio": [2.5] * 3 + [0.5] * 3,
+            "nullspace": {"control": "position"},
+            "model": "sim",
+        },
+        "tau = J^T (Kx e - Dx xd) + g(q) + tau_null",
+        "N·m",
+    )
     for term in (ct, imp):
         meta = panda_metadata(arm_and_gripper(term))
         assert PolicyMetadata.from_dict(meta.to_dict()) == meta
@@ -545,16 +672,30 @@ def test_the_following_error_bound_is_optional_checked_and_schema_valid():
     (no bound) or numbers: valid; the wrong count is refused by name."""
     from realgap.envs.format.schema import validate
 
-    limited = {"scale": [0.5] * 7, "offset": [0.0] * 7, "clip_min": [None] * 7, "clip_max": [None] * 7,
-               "max_velocity": [1.6] * 7, "max_acceleration": [10.0] * 7}  # fmt: skip
+    limited = {
+        "scale": [0.5] * 7,
+        "offset": [0.0] * 7,
+        "clip_min": [None] * 7,
+        "clip_max": [None] * 7,
+        "max_velocity": [1.6] * 7,
+        "max_acceleration": [10.0] * 7,
+    }
     for extra in ({}, {"max_following_error": [0.12] * 4 + [0.14] * 3}, {"max_following_error": [None] * 7}):
         term = ActionTerm("arm", "joint_position_rate_limited", 0, 7, ARM, limited | extra, "s follows q*", "rad")
         meta = panda_metadata(arm_and_gripper(term))
         assert PolicyMetadata.from_dict(meta.to_dict()) == meta
         validate(meta.to_dict(), "policy.json")
     with pytest.raises(MetadataError, match="max_following_error: 3 values for 7 joints"):
-        ActionTerm("arm", "joint_position_rate_limited", 0, 7, ARM, limited | {"max_following_error": [0.1] * 3},
-                   "s follows q*", "rad")  # fmt: skip
+        ActionTerm(
+            "arm",
+            "joint_position_rate_limited",
+            0,
+            7,
+            ARM,
+            limited | {"max_following_error": [0.1] * 3},
+            "s follows q*",
+            "rad",
+        )
 
 
 def test_a_ramp_into_the_nominal_pose_starts_at_the_default_pose_and_restarts_at_reset():

@@ -34,8 +34,14 @@ ALL_ON = ChainStages(velocity_limit=True, position_filter=True, torque_filter=Tr
 
 
 def staged_specs():
-    stages = dict(enforce_velocity_limit=True, position_filter_hz=20.0, torque_filter_hz=30.0,
-                  transmission_stiffness=1000.0, transmission_damping=0.5, backlash=0.01)  # fmt: skip
+    stages = dict(
+        enforce_velocity_limit=True,
+        position_filter_hz=20.0,
+        torque_filter_hz=30.0,
+        transmission_stiffness=1000.0,
+        transmission_damping=0.5,
+        backlash=0.01,
+    )
     specs = {k: replace(s, **stages) if s.name == "g1_7520_22" else s for k, s in G1_ACTUATORS.items()}
     return resolve_joint_specs(NAMES, specs)
 
@@ -64,8 +70,9 @@ def test_the_exported_chain_is_the_training_chain_bit_for_bit():
     timing = ChainTiming(0.005)
     group = staged_metadata().actuator_groups[0]
     trained = ActuatorChain.from_specs(staged_specs(), timing, 1, generator=np.random.default_rng(1))
-    rebuilt = ActuatorChain(group.joint_params(), timing, 1, delay_steps=group.delay_steps(0.005),
-                            generator=np.random.default_rng(1))  # fmt: skip
+    rebuilt = ActuatorChain(
+        group.joint_params(), timing, 1, delay_steps=group.delay_steps(0.005), generator=np.random.default_rng(1)
+    )
     assert trained.stages == rebuilt.stages == ALL_ON
     rng = np.random.default_rng(0)
     for _ in range(20):
@@ -145,8 +152,9 @@ def _set(field: str, i: int, value):
 
 
 def _stiff(group):
-    group["stages"]["transmission_stiffness"] = [None if v is None else 5000.0 for v in group["stages"][
-        "transmission_stiffness"]]  # fmt: skip
+    group["stages"]["transmission_stiffness"] = [
+        None if v is None else 5000.0 for v in group["stages"]["transmission_stiffness"]
+    ]
     for spec in group["datasheet"]["specs"].values():
         if spec["transmission_stiffness"] is not None:  # on a link lighter than the motor the stiffness binds
             spec["transmission_stiffness"], spec["link_inertia"] = 5000.0, 0.001
@@ -172,7 +180,8 @@ def test_unrealizable_stages_are_refused_by_name(edit, message):
 def test_command_filter_above_a_position_robots_nyquist_rate_is_refused():
     robot = StateRobot(dt=0.02, mode="position")  # 25 Hz Nyquist rate; the filter is 20 Hz -> fine
     DeployRuntime(staged_metadata(), robot, ZeroPolicy(N))
-    group = ActuatorGroup.from_specs("g1", NAMES, [replace(s, position_filter_hz=30.0) for s in staged_specs()],
-                                     friction_in_chain=False)  # fmt: skip
+    group = ActuatorGroup.from_specs(
+        "g1", NAMES, [replace(s, position_filter_hz=30.0) for s in staged_specs()], friction_in_chain=False
+    )
     with pytest.raises(MetadataMismatchError, match="command filter: .*position_filter_hz .*25 Hz"):
         DeployRuntime(g1_metadata(actuator_groups=(group,)), robot, ZeroPolicy(N))

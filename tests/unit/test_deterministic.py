@@ -56,10 +56,13 @@ def test_without_the_flag_nothing_changes(clean):
     assert not torch.are_deterministic_algorithms_enabled()
 
 
-@pytest.mark.parametrize(("device", "newton", "match"), [
-    ("cpu", True, "applies to CUDA runs: on the CPU every run is already exact"),
-    ("cuda:0", False, "needs Newton physics"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("device", "newton", "match"),
+    [
+        ("cpu", True, "applies to CUDA runs: on the CPU every run is already exact"),
+        ("cuda:0", False, "needs Newton physics"),
+    ],
+)
 def test_refused_where_it_cannot_apply(clean, device, newton, match):
     clean.setenv(DETERMINISTIC_ENV, "1")
     cfg = _cfg(newton)
@@ -89,8 +92,13 @@ def test_train_refuses_it_on_the_cpu_before_writing_anything(tmp_path):
 
     script = Path(__file__).resolve().parents[2] / "scripts" / "train.py"
     env = {k: v for k, v in os.environ.items() if k != DETERMINISTIC_ENV}
-    out = subprocess.run([sys.executable, str(script), "--device", "cpu", "--deterministic", "--log_root",
-                          str(tmp_path / "runs")], cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                         env=env)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, str(script), "--device", "cpu", "--deterministic", "--log_root", str(tmp_path / "runs")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert out.returncode == 2 and "error: --deterministic applies to CUDA runs" in out.stderr, out.stderr[-2000:]
     assert "Traceback" not in out.stderr and not (tmp_path / "runs").exists()

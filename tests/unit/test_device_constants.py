@@ -24,10 +24,10 @@ def test_nested_points_keep_their_shape_and_dtype_separates_entries():
     assert a.shape == (2, 3) and device_constant(pts, torch.float64) is not a
 
 
-@pytest.mark.parametrize(("path", "functions"), [
-    ("tasks/balance/mdp.py", {"heading_w", "_sole_points_3d"}),
-    ("tasks/grasp/mdp.py", {"tcp_pos_w"}),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("path", "functions"),
+    [("tasks/balance/mdp.py", {"heading_w", "_sole_points_3d"}), ("tasks/grasp/mdp.py", {"tcp_pos_w"})],
+)
 def test_per_step_terms_build_no_tensor_from_host_values(path, functions):
     # the per-step helpers named in issue #46 must not call torch.tensor (a host-to-device copy on CUDA)
     tree = ast.parse((REPO / path).read_text())

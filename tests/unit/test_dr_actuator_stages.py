@@ -7,13 +7,7 @@ import pytest
 import torch
 
 from realgap.envs.dr.profile import load_dr_profile, parse_dr_profile
-from realgap.envs.dr.stages import (
-    STAGE_FIELDS,
-    check_stage_ranges,
-    sample_stages,
-    stage_param_value,
-    with_transmission,
-)
+from realgap.envs.dr.stages import STAGE_FIELDS, check_stage_ranges, sample_stages, stage_param_value, with_transmission
 from realgap.envs.robots.g1 import G1_ACTUATORS, G1_COMPLIANT_TRANSMISSION
 from realgap.envs.robots.panda import PANDA_ACTUATORS, PANDA_COMPLIANT_TRANSMISSION
 
@@ -72,8 +66,11 @@ def test_physics_step_checks_name_the_field_and_the_limit():
     knee = with_transmission(G1_ACTUATORS, G1_COMPLIANT_TRANSMISSION, DT)["hip_roll_knee"]
     where = "p: actuator_stages[0]"
     check_stage_ranges({"torque_filter_hz": (40.0, 99.0), "speed_limit_scale": (0.5, 1.0)}, [knee_rigid], DT, where)
-    with pytest.raises(ValueError, match=r"^p: actuator_stages\[0\]\.torque_filter_hz \[40, 120\] Hz: .*"
-                       r"torque_filter_hz \[Hz\] must be below the Nyquist rate 1/\(2·dt\) = 100 Hz"):  # fmt: skip
+    with pytest.raises(
+        ValueError,
+        match=r"^p: actuator_stages\[0\]\.torque_filter_hz \[40, 120\] Hz: .*"
+        r"torque_filter_hz \[Hz\] must be below the Nyquist rate 1/\(2·dt\) = 100 Hz",
+    ):
         check_stage_ranges({"torque_filter_hz": (40.0, 120.0)}, [knee_rigid], DT, where)
     with pytest.raises(ValueError, match=r"position_filter_hz \[30, 100\] Hz: .*Nyquist"):  # at the rate: refused
         check_stage_ranges({"position_filter_hz": (30.0, 100.0)}, [knee_rigid], DT, where)

@@ -21,14 +21,16 @@ REPO = Path(__file__).resolve().parents[2]
 def run(script: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
     """``scripts/<script>`` (``deploy``: the robot-side command, ``scripts/deploy.py``)."""
     command = [str(REPO / "scripts" / ("deploy.py" if script == "deploy" else script))]
-    return subprocess.run([sys.executable, *command, *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=300)  # fmt: skip
+    return subprocess.run([sys.executable, *command, *args], cwd=cwd, capture_output=True, text=True, timeout=300)
 
 
 def snapshot(folder: Path) -> dict[str, str]:
     """Every file under ``folder`` with its content hash: compared before/after to show nothing changed."""
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}  # fmt: skip
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def test_rates_that_do_not_divide(tmp_path):
@@ -106,7 +108,7 @@ def _inputs(tmp: Path) -> None:
     assert "timeconst: 0.02 " in feet and "timestep: 0.005" in feet  # the lines edited below
     (tmp / "fast_feet.yaml").write_text(
         feet.replace("timeconst: 0.02 ", "timeconst: 0.008").replace("timestep: 0.005", "timestep: 0.002")
-    )  # fmt: skip  (valid at 2 ms, under two steps at the lab's 5 ms)
+    )  # valid at 2 ms, under two steps at the lab's 5 ms
     runs = tmp / "runs" / "balance_g1"
     _valid_run(runs / "r")
     _valid_run(runs / "done", iteration=4)  # model_4.pt ends iteration 4 of max_iterations 5: complete
@@ -234,8 +236,9 @@ def test_catalogue(tmp_path, script, args, text):
     _inputs(tmp_path)
     runs = tmp_path / "runs" / "balance_g1"
     before = snapshot(tmp_path)
-    filled = [a.replace("{tmp}", str(tmp_path)).replace("{runs}", str(runs)).replace("{run}", str(runs / "r"))
-              for a in args]  # fmt: skip
+    filled = [
+        a.replace("{tmp}", str(tmp_path)).replace("{runs}", str(runs)).replace("{run}", str(runs / "r")) for a in args
+    ]
     out = (
         run(script, *filled, "--log_root", str(tmp_path / "runs"), cwd=tmp_path)
         if script == "train.py"

@@ -117,8 +117,10 @@ def test_time_to_balance_is_the_first_checkpoint_at_the_target_never_the_baselin
 
 
 def test_checkpoint_rows_are_written_with_the_first_rows_header(tmp_path):
-    rows = [{"iteration": -1, "policy": "zero action", "survival_rate": 0.25}, {"iteration": 0, "policy": "model_0.pt",
-            "survival_rate": 0.5}]  # fmt: skip
+    rows = [
+        {"iteration": -1, "policy": "zero action", "survival_rate": 0.25},
+        {"iteration": 0, "policy": "model_0.pt", "survival_rate": 0.5},
+    ]
     write_rows(tmp_path / "e.csv", rows)
     with open(tmp_path / "e.csv") as fh:
         read = list(csv.DictReader(fh))
@@ -161,9 +163,17 @@ def test_push_headings_report_lines():
         "policy": "P",
         "summary": {"pushes": 10, "falls": 2, "sagittal_share_of_falls": 1.0},
         "stance_xi_ahead_of_ankles_m": {"mean": 0.031, "std": 0.004},
-        "rows": [{"direction": "backward", "push_mps": [0.3, 0.35], "falls": 2, "pushes": 4, "fall_rate": 0.5,
-                  "ci95": [0.15, 0.85]}],
-    }  # fmt: skip
+        "rows": [
+            {
+                "direction": "backward",
+                "push_mps": [0.3, 0.35],
+                "falls": 2,
+                "pushes": 4,
+                "fall_rate": 0.5,
+                "ci95": [0.15, 0.85],
+            }
+        ],
+    }
     assert report_lines(report) == [
         "[realgap] T | P | 10 pushes, 2 followed by a fall (1.00 of them sagittal)",
         "[realgap] standing (3 s, no pushes): ξ 3.1 ± 0.4 cm ahead of the ankles",
@@ -197,13 +207,19 @@ def test_benchmark_sections_and_rows():
         ("eval_checkpoints.py", "realgap.envs.eval.checkpoints:CheckpointsRequest", ["--run", "r"]),
         ("push_headings.py", "realgap.envs.eval.push.headings_run:PushHeadingsRequest", ["--policy", "p"]),
         ("benchmark.py", "realgap.envs.eval.bench.report:BenchRequest", []),
-        ("hidden_compare.py", "realgap.envs.eval.hidden_compare:HiddenCompareRequest", ["--policy", "p", "--against",
-                                                                                           "q"]),
+        (
+            "hidden_compare.py",
+            "realgap.envs.eval.hidden_compare:HiddenCompareRequest",
+            ["--policy", "p", "--against", "q"],
+        ),
         ("sim2sim.py", "realgap.envs.sim2sim.isaac_vs_mujoco:Sim2SimRequest", ["--zero_action"]),
         ("train.py", "realgap.envs.run.training:TrainRequest", []),
         ("push_limit.py", "realgap.envs.eval.push.limit_run:PushLimitRequest", ["--policy", "p"]),
-        ("score_identification.py", "realgap.envs.eval.identification_score:ScoreRequest",
-         ["--policy", "p", "--spec", "s", "--hidden_seed", "3"]),
+        (
+            "score_identification.py",
+            "realgap.envs.eval.identification_score:ScoreRequest",
+            ["--policy", "p", "--spec", "s", "--hidden_seed", "3"],
+        ),
         ("srbd.py", "realgap.envs.eval.srbd.run:SrbdRequest", ["--out", "o"]),
         ("identify.py", "realgap.envs.identify.run:IdentifyRequest", ["--log", "l", "--out", "o"]),
         ("plot_curve.py", "realgap.envs.eval.curve:CurveRequest", ["--run", "r", "--out", "o.png"]),
@@ -212,7 +228,7 @@ def test_benchmark_sections_and_rows():
         ("solver_counts.py", "realgap.envs.eval.bench.solver_work:SolverCountsRequest", []),
         ("bench_dr.py", "realgap.envs.eval.bench.dr_cost:BenchDrRequest", []),
     ],
-)  # fmt: skip
+)
 def test_each_scripts_flags_are_its_requests_fields_with_the_same_defaults(script, request_class, argv):
     # a flag added to a script without its field would fail Request(**vars(args)) at run time
     import dataclasses

@@ -60,8 +60,9 @@ def test_export_actions_give_the_env_cfg_the_exports_terms_by_exact_joint_name()
 
     (t,) = meta.actions.terms
     env_cfg, _ = load_cfgs("Realgap-Balance-G1-v0", "cpu", 4, 0)
-    env_cfg.actions.joint_pos = RampedJointPositionActionCfg(asset_name="robot", joint_names=[".*"], scale=0.5,
-                                                             use_default_offset=True)  # fmt: skip
+    env_cfg.actions.joint_pos = RampedJointPositionActionCfg(
+        asset_name="robot", joint_names=[".*"], scale=0.5, use_default_offset=True
+    )
     # the export's rates, too (here another policy rate than the task's 50 Hz): decimation and chains follow them
     meta = replace(meta, rates=RateSpec(200.0, 200.0, 25.0, "hold"))
     export_actions(env_cfg, meta)

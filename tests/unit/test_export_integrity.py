@@ -30,8 +30,13 @@ def _edit_json(folder: Path, change: Callable[[dict], None]) -> None:
     (folder / "policy.json").write_text(json.dumps(data, indent=2))
 
 
-def _edit_onnx(folder: Path, change_meta: Callable[[dict], None] | None = None, *, weight: bool = False,
-               flat_task: str | None = None) -> None:  # fmt: skip
+def _edit_onnx(
+    folder: Path,
+    change_meta: Callable[[dict], None] | None = None,
+    *,
+    weight: bool = False,
+    flat_task: str | None = None,
+) -> None:
     """Rewrite policy.onnx as a careless tool would: embedded metadata, one weight, or a flat viewer key."""
     import numpy as np
     import onnx
@@ -167,8 +172,11 @@ def test_shipped_exports_verify_and_record_relative_provenance(folder):
     meta, onnx_path = load_verified(folder)
     # the stdlib protobuf cut gives exactly the graph the onnx library serializes
     assert onnx_graph_bytes(onnx_path.read_bytes()) == onnx.load(str(onnx_path)).graph.SerializeToString()
-    absolute = [v for v in (meta.training.get("checkpoint"), meta.training.get("run_dir"), *meta.training["argv"])
-                if isinstance(v, str) and v.startswith("/")]  # fmt: skip
+    absolute = [
+        v
+        for v in (meta.training.get("checkpoint"), meta.training.get("run_dir"), *meta.training["argv"])
+        if isinstance(v, str) and v.startswith("/")
+    ]
     assert absolute == [] and meta.training["checkpoint"].startswith("runs/")
     done = subprocess.run(["sha256sum", "-c", SUMS_FILE], cwd=folder, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr

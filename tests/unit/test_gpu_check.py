@@ -42,8 +42,13 @@ def test_usable_gpu_runs_every_step_in_order_and_one_failure_fails_the_check(tmp
         return Verdict(step.name, "FAIL" if step.name == "resume" else "PASS", "")
 
     verdicts = gpu_check(tmp_path, GOOD, runner=runner)
-    assert ran == ["gpu tier", "train 2 iterations", "resume", *(f"throughput {t}" for t in
-                   ("Realgap-Balance-G1-v0", "Realgap-Grasp-Franka-v0")), "deterministic cost"]  # fmt: skip
+    assert ran == [
+        "gpu tier",
+        "train 2 iterations",
+        "resume",
+        *(f"throughput {t}" for t in ("Realgap-Balance-G1-v0", "Realgap-Grasp-Franka-v0")),
+        "deterministic cost",
+    ]
     assert exit_code(verdicts) == 1 and exit_code([v for v in verdicts if v.name != "resume"]) == 0
 
 
@@ -59,8 +64,12 @@ def test_the_script_on_this_machine_reports_its_gpu_state(tmp_path):
     facts = probe()
     if facts.torch_cuda_available:
         pytest.skip("this machine has a usable GPU: the full check is the gpu tier's job")
-    out = subprocess.run([sys.executable, str(REPO / "scripts/gpu_check.py"), "--out", str(tmp_path)],
-                         capture_output=True, text=True, timeout=300)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, str(REPO / "scripts/gpu_check.py"), "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     first = next(ln for ln in out.stdout.splitlines() if ln.startswith(("PASS", "FAIL", "NO GPU")))  # warp prints too
     expected = ("FAIL", 1) if unusable_gpu_reason(dataclasses.replace(facts)) else ("NO GPU", 2)
     assert first.startswith(expected[0]) and out.returncode == expected[1], out.stdout + out.stderr
@@ -75,8 +84,25 @@ def test_gpu_tier_fails_not_skips_when_a_present_gpu_is_unusable(tmp_path):
         " '13.0', False, 0)\n"
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
-    out = subprocess.run([sys.executable, "-m", "pytest", "-n", "0", "-p", "no:cacheprovider", "-p", "unusable_gpu",
-                          "-q", "tests/gpu/test_cuda_path.py"], cwd=REPO, env=env, capture_output=True, text=True,
-                         timeout=300)  # fmt: skip
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-n",
+            "0",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "unusable_gpu",
+            "-q",
+            "tests/gpu/test_cuda_path.py",
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode != 0 and "skipped" not in out.stdout.splitlines()[-1], out.stdout[-2000:]
     assert "R580" in out.stdout

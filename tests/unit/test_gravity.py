@@ -67,13 +67,23 @@ def test_pendulum_by_hand():
     # At angle θ the CoM is at 0.5·(cos θ, 0, -sin θ) m; g(θ) = ∂V/∂θ with V = m·9.81·z = -9.81·sin θ J,
     # so g(θ) = -9.81·cos θ N·m: -9.81 at θ = 0 (arm horizontal), 0 at θ = π/2 (hanging), +9.81 at θ = π.
     eye = np.eye(3)[None]
-    gravity = TorchGravity([-1], eye, np.zeros((1, 3)), [[0.0, 1.0, 0.0]], [False], [2.0], [[0.5, 0.0, 0.0]],
-                           [0.0, 0.0, -9.81], columns=[0])  # fmt: skip
+    gravity = TorchGravity(
+        [-1],
+        eye,
+        np.zeros((1, 3)),
+        [[0.0, 1.0, 0.0]],
+        [False],
+        [2.0],
+        [[0.5, 0.0, 0.0]],
+        [0.0, 0.0, -9.81],
+        columns=[0],
+    )
     q = torch.tensor([[0.0], [np.pi / 2], [np.pi]], dtype=torch.float64)
     torch.testing.assert_close(gravity(q), torch.tensor([[-9.81], [0.0], [9.81]], dtype=torch.float64))
     # a prismatic joint along world z carrying 3 kg holds 3 · 9.81 N whatever its position
-    lift = TorchGravity([-1], eye, np.zeros((1, 3)), [[0.0, 0.0, 1.0]], [True], [3.0], [[0.1, 0.2, 0.3]],
-                        [0.0, 0.0, -9.81], columns=[0])  # fmt: skip
+    lift = TorchGravity(
+        [-1], eye, np.zeros((1, 3)), [[0.0, 0.0, 1.0]], [True], [3.0], [[0.1, 0.2, 0.3]], [0.0, 0.0, -9.81], columns=[0]
+    )
     torch.testing.assert_close(lift(torch.tensor([[0.0], [0.7]])), torch.full((2, 1), 29.43))
 
 
@@ -87,8 +97,17 @@ def test_unsupported_models_and_names_are_rejected():
     with pytest.raises(ValueError, match="is not 1-DoF revolute or prismatic"):
         TorchGravity.from_pinocchio(floating, [floating.names[2]])
     with pytest.raises(ValueError, match="every parent must precede its joint"):
-        TorchGravity([1, -1], np.tile(np.eye(3), (2, 1, 1)), np.zeros((2, 3)), np.eye(3)[:2], [False, False],
-                     [1.0, 1.0], np.zeros((2, 3)), [0.0, 0.0, -9.81], columns=[0])  # fmt: skip
+        TorchGravity(
+            [1, -1],
+            np.tile(np.eye(3), (2, 1, 1)),
+            np.zeros((2, 3)),
+            np.eye(3)[:2],
+            [False, False],
+            [1.0, 1.0],
+            np.zeros((2, 3)),
+            [0.0, 0.0, -9.81],
+            columns=[0],
+        )
 
 
 def test_gravity_module_loads_neither_pinocchio_nor_a_simulator():

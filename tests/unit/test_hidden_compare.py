@@ -123,11 +123,14 @@ def test_worn_drives_are_drawn_in_their_own_ranges_and_an_unknown_family_is_refu
     r = DRIVE_FAMILIES["worn"]
     assert r["delay_steps"][0] <= worn.delay_steps <= r["delay_steps"][1] and worn.delay_steps > default.delay_steps
     driven = _datasheet(meta, "armature") > 0
-    for name, field, base in (("kp_scale", worn.kp_scale, 1.0), ("kd_scale", worn.kd_scale, 1.0),
-                              ("viscous_nms", worn.viscous_nms, 1.0),
-                              ("coulomb", worn.coulomb_nm, _datasheet(meta, "coulomb_friction")),
-                              ("armature", worn.armature[driven], _datasheet(meta, "armature")[driven]),
-                              ("peak_torque", worn.peak_torque, _datasheet(meta, "peak_torque"))):  # fmt: skip
+    for name, field, base in (
+        ("kp_scale", worn.kp_scale, 1.0),
+        ("kd_scale", worn.kd_scale, 1.0),
+        ("viscous_nms", worn.viscous_nms, 1.0),
+        ("coulomb", worn.coulomb_nm, _datasheet(meta, "coulomb_friction")),
+        ("armature", worn.armature[driven], _datasheet(meta, "armature")[driven]),
+        ("peak_torque", worn.peak_torque, _datasheet(meta, "peak_torque")),
+    ):
         lo, hi = r[name]
         assert np.all(field >= lo * base - 1e-12) and np.all(field <= hi * base + 1e-12), name
     assert np.all(worn.kp_scale < default.kp_scale) and np.all(worn.peak_torque < default.peak_torque)
@@ -176,8 +179,13 @@ def test_a_policy_against_itself_ties_exactly_on_the_hidden_robot(balance):
 
 
 def _script(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(REPO / "scripts" / "hidden_compare.py"), *args], cwd=REPO,
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "hidden_compare.py"), *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_the_comparison_script_writes_paired_results(tmp_path):
@@ -185,8 +193,21 @@ def test_the_comparison_script_writes_paired_results(tmp_path):
     from realgap.envs.format import load_metadata
 
     out = tmp_path / "cmp.json"
-    proc = _script("--policy", str(SYMMETRY), "--against", str(BALANCE), "--hidden_seed", "3", "--episodes", "2",
-                   "--duration_s", "1", "--zero_action", "--out", str(out))  # fmt: skip
+    proc = _script(
+        "--policy",
+        str(SYMMETRY),
+        "--against",
+        str(BALANCE),
+        "--hidden_seed",
+        "3",
+        "--episodes",
+        "2",
+        "--duration_s",
+        "1",
+        "--zero_action",
+        "--out",
+        str(out),
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "paired time up, policy - against:" in proc.stdout and "mean ± standard error" in proc.stdout
     report = json.loads(out.read_text())
@@ -206,8 +227,24 @@ def test_the_comparison_on_worn_drives_records_them_and_draws_who_stays_standing
     from realgap.envs.format import load_metadata
 
     out, png = tmp_path / "worn.json", tmp_path / "worn.png"
-    proc = _script("--policy", str(BALANCE), "--against", str(BALANCE), "--hidden_seed", "3", "--hidden_drives",
-                   "worn", "--episodes", "2", "--duration_s", "1", "--out", str(out), "--plot", str(png))  # fmt: skip
+    proc = _script(
+        "--policy",
+        str(BALANCE),
+        "--against",
+        str(BALANCE),
+        "--hidden_seed",
+        "3",
+        "--hidden_drives",
+        "worn",
+        "--episodes",
+        "2",
+        "--duration_s",
+        "1",
+        "--out",
+        str(out),
+        "--plot",
+        str(png),
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = json.loads(out.read_text())
     assert report["hidden_robot"]["drives"] == "worn"
@@ -236,13 +273,15 @@ def test_the_comparison_script_refuses_bad_input(args, message, tmp_path):
 
 
 def _deploy(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "realgap.scripts.deploy", *args], cwd=REPO, capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "realgap.scripts.deploy", *args], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_the_deploy_command_runs_pushed_episodes_on_the_free_hidden_robot():
-    proc = _deploy("--policy", str(BALANCE), "--robot", "hidden", "--hidden_seed", "3", "--episodes", "1",
-                   "--duration_s", "1")  # fmt: skip
+    proc = _deploy(
+        "--policy", str(BALANCE), "--robot", "hidden", "--hidden_seed", "3", "--episodes", "1", "--duration_s", "1"
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "hidden G1 (default drives, seed 3, command delay 3 steps), free base" in proc.stdout
     assert "episode 1/1" in proc.stdout
@@ -254,8 +293,18 @@ def test_the_deploy_command_still_excites_the_welded_hidden_robot(tmp_path):
     from realgap.envs.deploy.log import load_log
 
     log = tmp_path / "hidden.npz"
-    proc = _deploy("--policy", str(BALANCE), "--robot", "hidden", "--hidden_seed", "3", "--excite",
-                   "left_wrist_yaw_joint", "--log", str(log))  # fmt: skip
+    proc = _deploy(
+        "--policy",
+        str(BALANCE),
+        "--robot",
+        "hidden",
+        "--hidden_seed",
+        "3",
+        "--excite",
+        "left_wrist_yaw_joint",
+        "--log",
+        str(log),
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     recorded = load_log(log)
     assert recorded.fixed_base and recorded.source == "excitation" and recorded.tau_source == "measured"

@@ -97,8 +97,21 @@ def test_a_runtime_without_a_policy_refuses_to_act():
 
 
 def test_sensor_noise_on_a_robot_that_is_not_hidden_is_refused(tmp_path):
-    cmd = [sys.executable, "-m", "realgap.scripts.deploy", "--policy", str(GRASP), "--robot", "mujoco",
-           "--sensor_noise", "typical", "--excite", "joint4", "--log", str(tmp_path / "x.npz")]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "realgap.scripts.deploy",
+        "--policy",
+        str(GRASP),
+        "--robot",
+        "mujoco",
+        "--sensor_noise",
+        "typical",
+        "--excite",
+        "joint4",
+        "--log",
+        str(tmp_path / "x.npz"),
+    ]
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=120)
     assert out.returncode == 2 and "a property of the hidden robot: add --robot hidden" in out.stderr, out.stderr
     assert not (tmp_path / "x.npz").exists()

@@ -12,13 +12,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from realgap.envs.dr.inertia import (
-    BodyInertia,
-    check_consistency,
-    consistency_mask,
-    consistency_verdict,
-    default_rtol,
-)
+from realgap.envs.dr.inertia import BodyInertia, check_consistency, consistency_mask, consistency_verdict, default_rtol
 from realgap.envs.dr.inertia_sampling import cast_consistent, random_rotation
 from realgap.envs.dr.profile import INERTIA_BOUNDS, MAX_LUMP_TRAVEL_M, load_dr_profile, parse_dr_profile
 
@@ -105,7 +99,7 @@ def _profile_with(**group):
         # 1 cm along x by moving 0.3 % of the mass: the lump travels 0.01 / 0.003 = 3.33 m
         ({"com_shift_m": {"x": [-0.01, 0.01]}, "com_moved_fraction": 0.003}, r"the moved lump travels up to 3.33 m"),
     ],
-)  # fmt: skip
+)
 def test_out_of_bound_inertial_ranges_fail_at_load_naming_the_range(group, message):
     with pytest.raises(ValueError, match=message):
         _profile_with(**group)
@@ -113,8 +107,12 @@ def test_out_of_bound_inertial_ranges_fail_at_load_naming_the_range(group, messa
 
 def test_ranges_at_the_bounds_load():
     lo, hi = INERTIA_BOUNDS["com_shift_m"]
-    profile = _profile_with(mass_scale=list(INERTIA_BOUNDS["mass_scale"]), stretch=list(INERTIA_BOUNDS["stretch"]),
-                            com_shift_m={"x": [lo, hi]}, com_moved_fraction=hi / MAX_LUMP_TRAVEL_M)  # fmt: skip
+    profile = _profile_with(
+        mass_scale=list(INERTIA_BOUNDS["mass_scale"]),
+        stretch=list(INERTIA_BOUNDS["stretch"]),
+        com_shift_m={"x": [lo, hi]},
+        com_moved_fraction=hi / MAX_LUMP_TRAVEL_M,
+    )
     assert profile.link_inertia[0].com_shift_m[0] == (lo, hi)
 
 

@@ -85,8 +85,11 @@ def test_run_task_reads_realgap_then_isaaclab_records_and_refuses_neither(tmp_pa
     manifest = {"version": 1, "library": "rsl_rl", "task": "Realgap-Grasp-Franka-v0", "metadata": {}}
     assert run_task(_run_folder(tmp_path / "a", "Realgap-Balance-G1-v0", manifest)) == "Realgap-Balance-G1-v0"
     assert run_task(_run_folder(tmp_path / "b", None, manifest)) == "Realgap-Grasp-Franka-v0"  # isaaclab train's
-    with pytest.raises(CheckpointError, match=r"names no task: neither realgap's record .*params/run.json.* nor Isaac "
-                       r"Lab's .*run.json.*; pass --task"):  # fmt: skip
+    with pytest.raises(
+        CheckpointError,
+        match=r"names no task: neither realgap's record .*params/run.json.* nor Isaac "
+        r"Lab's .*run.json.*; pass --task",
+    ):
         run_task(_run_folder(tmp_path / "c"))
     with pytest.raises(CheckpointError, match="trained with 'skrl'; realgap loads rsl_rl checkpoints"):
         run_task(_run_folder(tmp_path / "d", None, manifest | {"library": "skrl"}))

@@ -9,8 +9,13 @@ pytestmark = pytest.mark.unit
 
 def test_missing_package_names_the_distribution(tmp_path, monkeypatch):
     monkeypatch.setenv("REALGAP_CACHE", str(tmp_path))
-    robot = RobotSource(name="ghost", package="realgap_no_such_asset_pkg", distribution="no-such-asset-pkg",
-                        mjcf_relpath="robot.xml", joint_names=("j1",))  # fmt: skip
+    robot = RobotSource(
+        name="ghost",
+        package="realgap_no_such_asset_pkg",
+        distribution="no-such-asset-pkg",
+        mjcf_relpath="robot.xml",
+        joint_names=("j1",),
+    )
     from realgap.envs.sim.assets import robot_usd
 
     with pytest.raises(MissingRobotSourceError, match=r"pip install no-such-asset-pkg"):

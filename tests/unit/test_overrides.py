@@ -25,9 +25,17 @@ def cfgs():
 
 def test_overrides_set_nested_fields_in_their_types(cfgs):
     env, agent = cfgs
-    apply_overrides(env, agent, ["agent.algorithm.num_learning_epochs=8", "agent.algorithm.learning_rate=3e-4",
-                                 "env.rewards.fall.weight=-50", "env.rewards.fall.params.minimum_height=0.5",
-                                 "agent.actor.hidden_dims=[128, 128]"])  # fmt: skip
+    apply_overrides(
+        env,
+        agent,
+        [
+            "agent.algorithm.num_learning_epochs=8",
+            "agent.algorithm.learning_rate=3e-4",
+            "env.rewards.fall.weight=-50",
+            "env.rewards.fall.params.minimum_height=0.5",
+            "agent.actor.hidden_dims=[128, 128]",
+        ],
+    )
     assert agent.algorithm.num_learning_epochs == 8 and agent.algorithm.learning_rate == 3e-4
     assert env.rewards.fall.weight == -50.0 and isinstance(env.rewards.fall.weight, float)
     assert env.rewards.fall.params["minimum_height"] == 0.5

@@ -52,9 +52,12 @@ def test_output_files_and_folders(tmp_path):
     (tmp_path / "file").write_text("x")
     (tmp_path / "link.yaml").symlink_to(tmp_path / "target.yaml")  # dangling: a write would create the target
     assert check_output_file(tmp_path / "new" / "spec.yaml", "--out", (".yaml",)) == tmp_path / "new" / "spec.yaml"
-    for path, text in [(tmp_path / "dir.yaml", "is an existing folder"), (tmp_path / "link.yaml", "symbolic link"),
-                       (tmp_path / "spec.txt", "must end in .yaml"),
-                       (tmp_path / "file" / "spec.yaml", "is a file, not a folder")]:  # fmt: skip
+    for path, text in [
+        (tmp_path / "dir.yaml", "is an existing folder"),
+        (tmp_path / "link.yaml", "symbolic link"),
+        (tmp_path / "spec.txt", "must end in .yaml"),
+        (tmp_path / "file" / "spec.yaml", "is a file, not a folder"),
+    ]:
         with pytest.raises(PathRefused, match=text):
             check_output_file(path, "--out", (".yaml",))
     with pytest.raises(PathRefused, match="is an existing file"):

@@ -16,12 +16,7 @@ import numpy as np
 import pytest
 
 from realgap.envs.format import MetadataError, OnnxPolicy, load_metadata
-from realgap.envs.format.description import (
-    DescriptionError,
-    description_files,
-    description_sha256,
-    locate_description,
-)
+from realgap.envs.format.description import DescriptionError, description_files, description_sha256, locate_description
 from realgap.envs.format.schema import FORMAT, schema, validate
 
 pytestmark = pytest.mark.unit
@@ -98,14 +93,16 @@ def _tree(root: Path) -> Path:
 
 def test_description_hash_follows_its_rule(tmp_path):
     mjcf = _tree(tmp_path)
-    paths = sorted(["robot.xml", "inc/parts.xml", "meshes/a.stl", "meshes/b.stl", "meshes/h.png", "tex/up.png",
-                    "tex/down.png"])  # fmt: skip
+    paths = sorted(
+        ["robot.xml", "inc/parts.xml", "meshes/a.stl", "meshes/b.stl", "meshes/h.png", "tex/up.png", "tex/down.png"]
+    )
     assert [f.path for f in description_files(mjcf)] == paths
     lines = "".join(f"{hashlib.sha256((tmp_path / p).read_bytes()).hexdigest()}  {p}\n" for p in paths)
     assert description_sha256(mjcf) == hashlib.sha256(lines.encode()).hexdigest()
     # the rule as written into every export: `sha256sum <files, sorted> | sha256sum` in the MJCF's folder
-    shell = subprocess.run(f"sha256sum {' '.join(paths)} | sha256sum", shell=True, cwd=tmp_path, capture_output=True,
-                           text=True, check=True)  # fmt: skip
+    shell = subprocess.run(
+        f"sha256sum {' '.join(paths)} | sha256sum", shell=True, cwd=tmp_path, capture_output=True, text=True, check=True
+    )
     assert shell.stdout.split()[0] == description_sha256(mjcf)
     (tmp_path / "meshes" / "b.stl").write_bytes(b"another mesh")
     assert description_sha256(mjcf) != hashlib.sha256(lines.encode()).hexdigest()  # a mesh is part of the robot
@@ -125,17 +122,21 @@ def test_description_is_located_through_its_import_package():
 
 
 def _deploy(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "realgap.scripts.deploy", *args], cwd=REPO, capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "realgap.scripts.deploy", *args], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
 
 
 def _v1_onnx(folder: Path) -> None:
     import onnx
     from onnx import TensorProto, helper
 
-    graph = helper.make_graph([helper.make_node("Identity", ["obs"], ["actions"])], "g",
-                              [helper.make_tensor_value_info("obs", TensorProto.FLOAT, [1, 3])],
-                              [helper.make_tensor_value_info("actions", TensorProto.FLOAT, [1, 3])])  # fmt: skip
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["obs"], ["actions"])],
+        "g",
+        [helper.make_tensor_value_info("obs", TensorProto.FLOAT, [1, 3])],
+        [helper.make_tensor_value_info("actions", TensorProto.FLOAT, [1, 3])],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
     model.ir_version = 10
     model.metadata_props.add(key="realgap_metadata", value=json.dumps({"format": "realgap.policy/1"}))

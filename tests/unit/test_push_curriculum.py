@@ -25,15 +25,15 @@ def _env(num_envs: int = 8, name: str = "shove") -> SimpleNamespace:
         device="cpu",
         common_step_counter=0,
         event_manager=SimpleNamespace(get_term_cfg=terms.__getitem__, active_terms={"interval": list(terms)}),
-        termination_manager=SimpleNamespace(time_outs=torch.zeros(num_envs, dtype=torch.bool),
-                                            terminated=torch.zeros(num_envs, dtype=torch.bool)),
+        termination_manager=SimpleNamespace(
+            time_outs=torch.zeros(num_envs, dtype=torch.bool), terminated=torch.zeros(num_envs, dtype=torch.bool)
+        ),
         push_cfg=push_cfg,
-    )  # fmt: skip
+    )
 
 
 def _term(env: SimpleNamespace, **params) -> push_curriculum:
-    params = {"start_mps": (0.0, 0.2), "step": 0.25, "promote": 0.75, "demote": 0.4,
-              "min_episodes": 4} | params  # fmt: skip
+    params = {"start_mps": (0.0, 0.2), "step": 0.25, "promote": 0.75, "demote": 0.4, "min_episodes": 4} | params
     return push_curriculum(SimpleNamespace(params=params), env)
 
 
@@ -80,10 +80,14 @@ def test_levels_rise_with_survival_and_fall_with_falls():
 
 @pytest.mark.parametrize(
     "params, match",
-    [({"start_mps": (0.3, 0.2)}, "min <= max"), ({"start_mps": (0.0, 0.5)}, "must not exceed"),
-     ({"step": 0.0}, "0 < step"), ({"promote": 0.3, "demote": 0.5}, "demote <= promote"),
-     ({"min_episodes": 0}, "min_episodes >= 1")],
-)  # fmt: skip
+    [
+        ({"start_mps": (0.3, 0.2)}, "min <= max"),
+        ({"start_mps": (0.0, 0.5)}, "must not exceed"),
+        ({"step": 0.0}, "0 < step"),
+        ({"promote": 0.3, "demote": 0.5}, "demote <= promote"),
+        ({"min_episodes": 0}, "min_episodes >= 1"),
+    ],
+)
 def test_bad_parameters_are_refused(params, match):
     with pytest.raises(ValueError, match=match):
         _term(_env(), **params)

@@ -11,20 +11,35 @@ pytestmark = pytest.mark.unit
 
 
 def test_directions_are_quadrants_centred_on_the_robot_axes():
-    degrees = {0: "forward", 44: "forward", 46: "left", 134: "left", 136: "backward", 180: "backward",
-               -179: "backward", -134: "right", -46: "right", -44: "forward", 360 + 90: "left"}  # fmt: skip
+    degrees = {
+        0: "forward",
+        44: "forward",
+        46: "left",
+        134: "left",
+        136: "backward",
+        180: "backward",
+        -179: "backward",
+        -134: "right",
+        -46: "right",
+        -44: "forward",
+        360 + 90: "left",
+    }
     assert {d: direction(math.radians(d)) for d in degrees} == degrees
 
 
 def test_table_counts_falls_per_direction_and_bin():
     back, left = math.pi, math.pi / 2
-    records = [PushRecord(0.25, back, False), PushRecord(0.38, back, True), PushRecord(0.40, back, True),
-               PushRecord(0.36, back, False), PushRecord(0.31, left, False)]  # fmt: skip
+    records = [
+        PushRecord(0.25, back, False),
+        PushRecord(0.38, back, True),
+        PushRecord(0.40, back, True),
+        PushRecord(0.36, back, False),
+        PushRecord(0.31, left, False),
+    ]
     rows = heading_table(records, [0.2, 0.3, 0.35, 0.4])
     got = {(r["direction"], tuple(r["push_mps"])): (r["falls"], r["pushes"]) for r in rows}
     # 0.40 falls in the last, closed bin; bins without a push are left out
-    assert got == {("left", (0.3, 0.35)): (0, 1), ("backward", (0.2, 0.3)): (0, 1),
-                   ("backward", (0.35, 0.4)): (2, 3)}  # fmt: skip
+    assert got == {("left", (0.3, 0.35)): (0, 1), ("backward", (0.2, 0.3)): (0, 1), ("backward", (0.35, 0.4)): (2, 3)}
     row = next(r for r in rows if r["pushes"] == 3)
     assert row["fall_rate"] == pytest.approx(2 / 3) and row["ci95"][0] < 2 / 3 < row["ci95"][1]
     totals = summary(records)

@@ -38,10 +38,12 @@ def test_config_resolution_derives_everything_from_the_rate_spec():
 
 @pytest.mark.parametrize(
     ("override", "text"),
-    [("env.decimation=2", "decimation = 2 but the rate spec says 4"),
-     ("env.sim.dt=0.002", "sim.dt = 0.002 s but the rate spec says physics 200"),
-     ("env.rates.policy_hz=25", "decimation=4 disagrees with the rates, which give 8")],
-)  # fmt: skip
+    [
+        ("env.decimation=2", "decimation = 2 but the rate spec says 4"),
+        ("env.sim.dt=0.002", "sim.dt = 0.002 s but the rate spec says physics 200"),
+        ("env.rates.policy_hz=25", "decimation=4 disagrees with the rates, which give 8"),
+    ],
+)
 def test_a_set_override_that_moves_one_copy_is_refused(override, text):
     env_cfg, agent_cfg = load_cfgs(TASK, "cpu", 4, 0)
     apply_overrides(env_cfg, agent_cfg, [override])  # what train.py does with --set, then it checks the rates
@@ -53,8 +55,15 @@ def _run(folder: Path, decimation: int | None = None, dt: float | None = None, r
     """A run folder as train.py writes it (``write_params``: env.yaml, agent.yaml, run.json) and a checkpoint; the
     resolved config edited after the fact where asked (an inconsistent record)."""
     env_cfg, agent_cfg = load_cfgs(TASK, "cpu", 4, 0)
-    record = {"task": TASK, "rates": rates or env_cfg.rates, "num_envs_total": 4, "num_procs": 1, "overrides": [],
-              "max_iterations": 5, "save_interval": 5}  # fmt: skip
+    record = {
+        "task": TASK,
+        "rates": rates or env_cfg.rates,
+        "num_envs_total": 4,
+        "num_procs": 1,
+        "overrides": [],
+        "max_iterations": 5,
+        "save_interval": 5,
+    }
     env_cfg.decimation = decimation or env_cfg.decimation
     env_cfg.sim.dt = dt or env_cfg.sim.dt
     folder.mkdir(parents=True)

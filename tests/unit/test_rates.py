@@ -53,8 +53,15 @@ def test_bad_target_mode_raises():
 def test_dict_round_trip_and_consistency_checks():
     r = RateSpec(400, 200, 50, "interpolate")
     d = r.to_dict()
-    assert d == {"physics_hz": 400, "control_hz": 200, "policy_hz": 50, "target_mode": "interpolate",
-                 "sim_dt": 0.0025, "decimation": 8, "servo_period_steps": 2}  # fmt: skip
+    assert d == {
+        "physics_hz": 400,
+        "control_hz": 200,
+        "policy_hz": 50,
+        "target_mode": "interpolate",
+        "sim_dt": 0.0025,
+        "decimation": 8,
+        "servo_period_steps": 2,
+    }
     assert RateSpec.from_dict(d) == r
     with pytest.raises(ValueError, match="decimation=4 disagrees"):
         RateSpec.from_dict({**d, "decimation": 4})

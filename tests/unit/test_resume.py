@@ -17,9 +17,17 @@ from realgap.envs.run.resume import prepare_resume, restore_flags
 from realgap.envs.run.run_dir import CheckpointError, CheckpointWriteError
 
 pytestmark = pytest.mark.unit
-RECORD = {"task": "Realgap-Balance-G1-v0", "num_envs_total": 8, "num_procs": 1, "dr_profile": "nominal",
-          "rates": {"physics_hz": 200, "control_hz": 200, "policy_hz": 50, "target_mode": "hold"},
-          "max_iterations": 20, "save_interval": 5, "seed": 3, "overrides": []}  # fmt: skip
+RECORD = {
+    "task": "Realgap-Balance-G1-v0",
+    "num_envs_total": 8,
+    "num_procs": 1,
+    "dr_profile": "nominal",
+    "rates": {"physics_hz": 200, "control_hz": 200, "policy_hz": 50, "target_mode": "hold"},
+    "max_iterations": 20,
+    "save_interval": 5,
+    "seed": 3,
+    "overrides": [],
+}
 
 
 def flags(**given) -> argparse.Namespace:
@@ -40,7 +48,12 @@ def test_a_plain_resume_restores_every_recorded_flag():
     args = flags()
     assert restore_flags(args, dict(RECORD)) == []
     assert (args.task, args.num_envs, args.num_procs, args.max_iterations, args.save_interval) == (
-        "Realgap-Balance-G1-v0", 8, 1, 20, 5)  # fmt: skip
+        "Realgap-Balance-G1-v0",
+        8,
+        1,
+        20,
+        5,
+    )
 
 
 @pytest.mark.parametrize(
@@ -62,8 +75,10 @@ def test_the_same_values_and_the_safe_changes_are_applied_and_stated():
     args = flags(num_envs=8, dr_profile="configs/dr/nominal.yaml", max_iterations=30, save_interval=10)
     notes = restore_flags(args, dict(RECORD), from_iteration=5)
     assert args.max_iterations == 30 and args.save_interval == 10
-    assert notes == ["--max_iterations 30 extends the run's recorded 20",
-                     "--save_interval 10 replaces the run's recorded 5"]  # fmt: skip
+    assert notes == [
+        "--max_iterations 30 extends the run's recorded 20",
+        "--save_interval 10 replaces the run's recorded 5",
+    ]
     args = flags(max_iterations=8)  # stopped sooner: the same run's first 8 iterations
     assert restore_flags(args, dict(RECORD), from_iteration=5) == ["--max_iterations 8 shortens the run's recorded 20"]
     with pytest.raises(ValueError, match="--max_iterations 5 leaves nothing to train: the checkpoint continues at"):
@@ -115,8 +130,9 @@ except CheckpointWriteError as err:
 def test_a_failed_checkpoint_write_names_the_last_good_one_and_leaves_no_orphan(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
-    out = subprocess.run([sys.executable, "-c", WRITE_UNDER_A_FILE_SIZE_LIMIT, str(run)], capture_output=True,
-                         text=True, timeout=120)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", WRITE_UNDER_A_FILE_SIZE_LIMIT, str(run)], capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     message = out.stdout.strip()
     assert f"Cannot write checkpoint '{run / 'model_2.pt'}'" in message

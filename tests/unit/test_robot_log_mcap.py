@@ -30,13 +30,31 @@ def _log(meta, n=25, tau_source="measured"):
     j = len(meta.joint_names)
     for k in range(n):
         rec.segment = k % 3 - 1
-        rec.record(rng.normal(size=j), rng.normal(size=j), rng.normal(size=j), rng.normal(size=j),
-                   rng.normal(size=3), np.array([0.0, 0.1, -0.99]), rng.normal(size=meta.action_dim))  # fmt: skip
+        rec.record(
+            rng.normal(size=j),
+            rng.normal(size=j),
+            rng.normal(size=j),
+            rng.normal(size=j),
+            rng.normal(size=3),
+            np.array([0.0, 0.1, -0.99]),
+            rng.normal(size=meta.action_dim),
+        )
     return rec.to_log()
 
 
-FIELDS = ("t", "q_target", "q", "qd", "tau", "imu_ang_vel_b", "imu_projected_gravity_b", "action", "segment", "kp",
-          "kd")  # fmt: skip
+FIELDS = (
+    "t",
+    "q_target",
+    "q",
+    "qd",
+    "tau",
+    "imu_ang_vel_b",
+    "imu_projected_gravity_b",
+    "action",
+    "segment",
+    "kp",
+    "kd",
+)
 
 
 @pytest.mark.parametrize("tau_source", ["measured", "none"])
@@ -49,8 +67,17 @@ def test_mcap_round_trip_equals_the_npz_round_trip(meta, tmp_path, tau_source):
         assert (x is None) == (y is None), name
         if x is not None:
             np.testing.assert_allclose(y, x, rtol=0, atol=1e-12, err_msg=name)
-    for name in ("joint_names", "control_dt", "physics_dt", "command_mode", "tau_source", "source", "fixed_base",
-                 "metadata_sha256", "metadata_json"):  # fmt: skip
+    for name in (
+        "joint_names",
+        "control_dt",
+        "physics_dt",
+        "command_mode",
+        "tau_source",
+        "source",
+        "fixed_base",
+        "metadata_sha256",
+        "metadata_json",
+    ):
         assert getattr(a, name) == getattr(b, name), name
     assert np.isnan(b.root_pos_w).all()
 

@@ -56,15 +56,22 @@ def test_policy_settings_keep_the_runs_rates_and_interface_overrides(tmp_path):
     from realgap.envs.run.run_record import policy_settings
 
     (tmp_path / "params").mkdir()
-    overrides = ["env.observations.policy.history_length=3", "env.events.push.params.magnitude_mps=[0.2,0.6]",
-                 "agent.actor.hidden_dims=[512,256,128]", "env.rewards.capture_point.weight=-50",
-                 "env.actions.arm.max_velocity=1.0"]  # fmt: skip
+    overrides = [
+        "env.observations.policy.history_length=3",
+        "env.events.push.params.magnitude_mps=[0.2,0.6]",
+        "agent.actor.hidden_dims=[512,256,128]",
+        "env.rewards.capture_point.weight=-50",
+        "env.actions.arm.max_velocity=1.0",
+    ]
     rates = {"physics_hz": 200, "control_hz": 100, "policy_hz": 50, "target_mode": "interpolate", "sim_dt": 0.005}
     (tmp_path / "params" / "run.json").write_text(json.dumps({"rates": rates, "overrides": overrides}))
     got = policy_settings(tmp_path / "model_10.pt")
     assert got.rates == RateSpec(200, 100, 50, "interpolate")
-    assert got.overrides == ("env.observations.policy.history_length=3", "agent.actor.hidden_dims=[512,256,128]",
-                             "env.actions.arm.max_velocity=1.0")  # fmt: skip
+    assert got.overrides == (
+        "env.observations.policy.history_length=3",
+        "agent.actor.hidden_dims=[512,256,128]",
+        "env.actions.arm.max_velocity=1.0",
+    )
     bare = policy_settings(tmp_path / "elsewhere" / "model_1.pt")  # no run record: the task's defaults
     assert bare.rates is None and bare.overrides == ()
 

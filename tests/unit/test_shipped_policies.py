@@ -126,8 +126,10 @@ def test_shipped_policies_are_one_command_each() -> None:
     from realgap.envs.run.factory import load_cfgs
     from realgap.tasks import DEFAULT_TASK, GRASP_TASK
 
-    for folder, task in ((ROOT / "configs/policies/balance_g1", DEFAULT_TASK),
-                         (ROOT / "configs/policies/grasp_franka_hand", GRASP_TASK)):  # fmt: skip
+    for folder, task in (
+        (ROOT / "configs/policies/balance_g1", DEFAULT_TASK),
+        (ROOT / "configs/policies/grasp_franka_hand", GRASP_TASK),
+    ):
         env_cfg, agent_cfg = load_cfgs(task, "cpu")
         _assert_matches(_meta(folder), env_cfg, agent_cfg, f"{folder.name} as {task}")
 

@@ -123,8 +123,20 @@ def test_a_broken_export_is_never_signed(tmp_path, keys):
 
 def test_the_robot_side_refuses_a_forged_export_before_anything_moves(signed, keys):
     _forge(signed, _swap_hips_and_weaken_kp)
-    cmd = [sys.executable, "-m", "realgap.scripts.deploy", "--policy", str(signed), "--robot", "mujoco",
-           "--trust", str(keys[1]), "--require_signature", "--duration_s", "1"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "realgap.scripts.deploy",
+        "--policy",
+        str(signed),
+        "--robot",
+        "mujoco",
+        "--trust",
+        str(keys[1]),
+        "--require_signature",
+        "--duration_s",
+        "1",
+    ]
     out = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=300)
     assert out.returncode == 2, out.stderr[-2000:]
     assert out.stderr.startswith("error: ") and "changed after it was signed" in out.stderr
@@ -136,8 +148,13 @@ def test_sign_export_cli_round_trip(tmp_path):
     shutil.copytree(SOURCE, folder)
 
     def cli(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, str(REPO / "scripts" / "sign_export.py"), *args], cwd=tmp_path,
-                              capture_output=True, text=True, timeout=300)  # fmt: skip
+        return subprocess.run(
+            [sys.executable, str(REPO / "scripts" / "sign_export.py"), *args],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
 
     assert cli("keygen", "--key", str(key)).returncode == 0
     assert cli("sign", "--policy", str(folder), "--key", str(key)).returncode == 0

@@ -83,8 +83,16 @@ def test_hidden_compare_refuses_bad_ranges_before_an_export_is_read(fields, mess
 
 def test_hidden_compare_pairs_a_policy_with_itself_and_the_zero_action(tmp_path):
     lines: list[str] = []
-    req = HiddenCompareRequest(policy=str(BALANCE), against=str(BALANCE), hidden_seed=3, episodes=2, duration_s=1.0,
-                               push_interval_s=(0.3, 0.6), zero_action=True, out=str(tmp_path / "r.json"))  # fmt: skip
+    req = HiddenCompareRequest(
+        policy=str(BALANCE),
+        against=str(BALANCE),
+        hidden_seed=3,
+        episodes=2,
+        duration_s=1.0,
+        push_interval_s=(0.3, 0.6),
+        zero_action=True,
+        out=str(tmp_path / "r.json"),
+    )
     report, out = hidden_compare(req, echo=lines.append)
     assert out == tmp_path / "r.json" and json.loads(out.read_text())["paired"] == report["paired"]
     same = report["paired"]["policy - against"]

@@ -36,10 +36,22 @@ def test_law_joint_order_follows_the_names_it_is_given(law):
 
     names = list(reversed(G1.joint_names))
     other = BalanceLaw(G1.mjcf_path(), names)
-    q, v = law.pin_state(np.array([0, 0, 0.6]), np.array([1.0, 0, 0, 0]), np.zeros(3), np.zeros(3),
-                         np.arange(29) * 0.01, np.arange(29) * 0.1)  # fmt: skip
-    q2, v2 = other.pin_state(np.array([0, 0, 0.6]), np.array([1.0, 0, 0, 0]), np.zeros(3), np.zeros(3),
-                             np.arange(29)[::-1] * 0.01, np.arange(29)[::-1] * 0.1)  # fmt: skip
+    q, v = law.pin_state(
+        np.array([0, 0, 0.6]),
+        np.array([1.0, 0, 0, 0]),
+        np.zeros(3),
+        np.zeros(3),
+        np.arange(29) * 0.01,
+        np.arange(29) * 0.1,
+    )
+    q2, v2 = other.pin_state(
+        np.array([0, 0, 0.6]),
+        np.array([1.0, 0, 0, 0]),
+        np.zeros(3),
+        np.zeros(3),
+        np.arange(29)[::-1] * 0.01,
+        np.arange(29)[::-1] * 0.1,
+    )
     np.testing.assert_array_equal(q, q2)  # the same joint gets the same value whatever the order it came in
     np.testing.assert_array_equal(v, v2)
     knee = list(G1.joint_names).index("left_knee_joint")
@@ -51,8 +63,14 @@ def test_law_joint_order_follows_the_names_it_is_given(law):
 def test_pin_state_puts_base_velocities_in_the_base_frame(law):
     # base yawed +90°: quaternion (w, x, y, z) = (cos 45°, 0, 0, sin 45°); base x axis = world y
     s = np.sqrt(0.5)
-    q, v = law.pin_state(np.array([1.0, 2.0, 0.6]), np.array([s, 0.0, 0.0, s]), np.array([1.0, 0.0, 0.0]),
-                         np.array([0.0, 2.0, 0.0]), np.zeros(29), np.zeros(29))  # fmt: skip
+    q, v = law.pin_state(
+        np.array([1.0, 2.0, 0.6]),
+        np.array([s, 0.0, 0.0, s]),
+        np.array([1.0, 0.0, 0.0]),
+        np.array([0.0, 2.0, 0.0]),
+        np.zeros(29),
+        np.zeros(29),
+    )
     np.testing.assert_allclose(q[:7], [1.0, 2.0, 0.6, 0.0, 0.0, s, s])  # pinocchio's q stores (x, y, z, w)
     np.testing.assert_allclose(v[:3], [0.0, -1.0, 0.0], atol=1e-12)  # world +x is base -y
     np.testing.assert_allclose(v[3:6], [2.0, 0.0, 0.0], atol=1e-12)  # world +y is base +x

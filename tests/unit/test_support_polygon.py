@@ -94,8 +94,11 @@ def test_sole_points_are_the_mjcf_foot_spheres():
     model = mujoco.MjModel.from_xml_path(str(G1.mjcf_path()))
     for foot in G1_FOOT_BODIES:
         body = model.body(foot).id
-        spheres = [g for g in range(model.ngeom)
-                   if model.geom_bodyid[g] == body and model.geom_type[g] == mujoco.mjtGeom.mjGEOM_SPHERE]  # fmt: skip
+        spheres = [
+            g
+            for g in range(model.ngeom)
+            if model.geom_bodyid[g] == body and model.geom_type[g] == mujoco.mjtGeom.mjGEOM_SPHERE
+        ]
         assert len(spheres) == len(G1_SOLE_POINTS_B), foot
         np.testing.assert_allclose(sorted(map(tuple, model.geom_pos[spheres])), sorted(G1_SOLE_POINTS_B), atol=1e-9)
         np.testing.assert_allclose(model.geom_size[spheres, 0], G1_SOLE_RADIUS)
@@ -121,11 +124,16 @@ def test_single_support_while_outside_pays_only_a_swing_when_the_capture_point_l
 def test_one_foot_lift_pays_a_raised_foot_not_both_heels_when_the_capture_point_left_both_feet():
     foot = [[-0.05, 0.1], [0.12, 0.1], [-0.05, -0.1], [0.12, -0.1]]  # two points per foot, left then right
     soles = torch.tensor([foot] * 5, dtype=torch.float64)
-    heights = torch.tensor([[0.0, 0.0, 0.0, 0.0],  # both flat
-                            [0.02, 0.0, 0.0, 0.0],  # left heel raised 2 cm: left mean 1 cm
-                            [0.06, 0.06, 0.0, 0.0],  # left foot 6 cm up: capped at 4 cm
-                            [0.0, 0.03, 0.0, 0.03],  # rocked back on both heels: toes up alike
-                            [0.06, 0.06, 0.0, 0.0]], dtype=torch.float64)  # fmt: skip
+    heights = torch.tensor(
+        [
+            [0.0, 0.0, 0.0, 0.0],  # both flat
+            [0.02, 0.0, 0.0, 0.0],  # left heel raised 2 cm: left mean 1 cm
+            [0.06, 0.06, 0.0, 0.0],  # left foot 6 cm up: capped at 4 cm
+            [0.0, 0.03, 0.0, 0.03],  # rocked back on both heels: toes up alike
+            [0.06, 0.06, 0.0, 0.0],
+        ],
+        dtype=torch.float64,
+    )
     xi = torch.tensor([[-0.08, 0.0]] * 4 + [[0.0, 0.0]], dtype=torch.float64)  # 3 cm behind the heels; last inside
     r = one_foot_lift_while_outside(xi, soles, heights, num_feet=2, threshold=0.02, cap=0.04)
     torch.testing.assert_close(r, torch.tensor([0.0, 0.25, 1.0, 0.0, 0.0], dtype=torch.float64))

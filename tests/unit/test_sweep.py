@@ -46,7 +46,9 @@ def test_actuator_stage_factors_ranges():
     cut, speed = FACTORS["torque_filter_hz"], FACTORS["speed_limit_scale"]
     assert cut.unit == "Hz" and cut.nominal is None and speed.nominal is None  # nominal: read from the env's chains
     assert parse_values(["torque_filter_hz=inf,50,5", "speed_limit_scale=0.5,inf"], dt) == {
-        "torque_filter_hz": (inf, 50.0, 5.0), "speed_limit_scale": (0.5, inf)}  # fmt: skip
+        "torque_filter_hz": (inf, 50.0, 5.0),
+        "speed_limit_scale": (0.5, inf),
+    }
     with pytest.raises(ValueError, match=r"torque_filter_hz.*150.*Nyquist rate 1/\(2·dt\) = 100 Hz"):
         parse_values(["torque_filter_hz=50,150"], dt)
     with pytest.raises(ValueError, match=r"torque_filter_hz.*100.*Nyquist"):  # at the Nyquist rate: refused too
@@ -69,7 +71,9 @@ def test_transmission_factors_need_compliant_joints_and_check_their_ranges():
     for name in ("backlash_rad", "transmission_stiffness_scale"):
         assert get_factor(name).needs == "compliant" and FACTORS[name].nominal is None  # nominal: read from the env
     assert parse_values(["backlash_rad=0,0.005", "transmission_stiffness_scale=0.5,1.5"]) == {
-        "backlash_rad": (0.0, 0.005), "transmission_stiffness_scale": (0.5, 1.5)}  # fmt: skip
+        "backlash_rad": (0.0, 0.005),
+        "transmission_stiffness_scale": (0.5, 1.5),
+    }
     with pytest.raises(ValueError, match=r"backlash_rad.*admissible range \[0, 0\.1\] rad"):
         parse_values(["backlash_rad=-0.001"])  # a negative dead band
     with pytest.raises(ValueError, match=r"transmission_stiffness_scale.*admissible range"):

@@ -23,23 +23,34 @@ WRAPPER = _module("realgap.envs.fake", "def wrapped(x):\n    LIB['step'](TERM['c
 WRAPPER.update(LIB=LIB, TERM=TERM)
 
 
-@pytest.mark.parametrize(("module", "kind"), [
-    ("realgap.tasks.balance.mdp", "realgap"), ("isaaclab.envs.manager_based_rl_env", "library"),
-    ("isaaclab_newton.physics", "library"), ("rsl_rl.runners", "library"), ("mujoco_warp._src.io", "library"),
-    ("torch.nn.modules", "other"), ("test_x", "other"), ("realgap.envs.sim.sync_audit", "other"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("module", "kind"),
+    [
+        ("realgap.tasks.balance.mdp", "realgap"),
+        ("isaaclab.envs.manager_based_rl_env", "library"),
+        ("isaaclab_newton.physics", "library"),
+        ("rsl_rl.runners", "library"),
+        ("mujoco_warp._src.io", "library"),
+        ("torch.nn.modules", "other"),
+        ("test_x", "other"),
+        ("realgap.envs.sim.sync_audit", "other"),
+    ],
+)
 def test_frame_kinds_by_module(module, kind):
     assert frame_kind(module) == kind
 
 
-@pytest.mark.parametrize(("kinds", "who"), [
-    (["other", "realgap", "library", "library", "realgap"], "realgap"),  # a term Isaac Lab calls
-    (["other", "realgap", "library", "library"], "library"),  # Isaac Lab's own nonzero inside the wrapper's step
-    (["other", "realgap"], "realgap"),  # the wrapper's own lines
-    (["other", "library", "realgap", "library"], "realgap"),  # a term calling a library helper that syncs
-    (["other", "library"], "library"),
-    (["other", "other"], "other"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("kinds", "who"),
+    [
+        (["other", "realgap", "library", "library", "realgap"], "realgap"),  # a term Isaac Lab calls
+        (["other", "realgap", "library", "library"], "library"),  # Isaac Lab's own nonzero inside the wrapper's step
+        (["other", "realgap"], "realgap"),  # the wrapper's own lines
+        (["other", "library", "realgap", "library"], "realgap"),  # a term calling a library helper that syncs
+        (["other", "library"], "library"),
+        (["other", "other"], "other"),
+    ],
+)
 def test_owner_by_stack(kinds, who):
     assert owner(kinds) == who
 

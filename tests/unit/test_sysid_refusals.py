@@ -20,8 +20,15 @@ def _log(tau_source="measured", fixed_base=True, excited=0):
     j = len(meta.joint_names)
     for k in range(40):
         rec.segment = excited if k >= 5 else -1
-        rec.record(np.zeros(j), np.zeros(j), np.zeros(j), np.zeros(j), np.zeros(3), np.array([0, 0, -1.0]),
-                   np.zeros(meta.action_dim))  # fmt: skip
+        rec.record(
+            np.zeros(j),
+            np.zeros(j),
+            np.zeros(j),
+            np.zeros(j),
+            np.zeros(3),
+            np.array([0, 0, -1.0]),
+            np.zeros(meta.action_dim),
+        )
     return rec.to_log()
 
 

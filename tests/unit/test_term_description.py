@@ -21,8 +21,12 @@ def test_joint_position_offset_words_and_parameters():
     clip = torch.tensor([[[-1.0, 1.0], [-float("inf"), float("inf")]]])  # (E=1, n=2, 2); an infinite bound is null
     d = terms.joint_position_offset(("a", "b"), 0.5, torch.tensor([[0.1, -0.2]]), clip, None, ramp_s=0.0)
     assert d["type"] == "joint_position_offset" and d["joint_names"] == ("a", "b") and d["feed_forward"] is None
-    assert d["params"] == {"scale": [0.5, 0.5], "offset": [0.1, -0.2], "clip_min": [-1.0, None],
-                           "clip_max": [1.0, None]}  # fmt: skip
+    assert d["params"] == {
+        "scale": [0.5, 0.5],
+        "offset": [0.1, -0.2],
+        "clip_min": [-1.0, None],
+        "clip_max": [1.0, None],
+    }
     assert d["equation"].endswith("qd_target[j] = 0; tau_ff[j] = 0")
     ramped = terms.joint_position_offset(("a",), 1.0, 0.0, None, terms.gravity_feed_forward("torch"), ramp_s=1.0)
     assert ramped["params"]["ramp_s"] == 1.0 and "ramp_s" in ramped["equation"]
@@ -36,8 +40,9 @@ class _Described:
         self.clipped = clipped
 
     def export_description(self) -> dict:
-        return terms.binary_joint_position(("f1", "f2"), torch.tensor([0.04, 0.04]), torch.tensor([0.0, 0.0]),
-                                           self.clipped)  # fmt: skip
+        return terms.binary_joint_position(
+            ("f1", "f2"), torch.tensor([0.04, 0.04]), torch.tensor([0.0, 0.0]), self.clipped
+        )
 
 
 def test_describe_term_adds_the_name_and_slice():

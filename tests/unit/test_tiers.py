@@ -15,8 +15,24 @@ INI = "[pytest]\nmarkers =\n    unit: u\n    sim: s\n    slow: l\n    gpu: g\n"
 def collect(folder: Path) -> subprocess.CompletedProcess:
     shutil.copy(TESTS / "conftest.py", folder / "conftest.py")
     (folder / "pytest.ini").write_text(INI)
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", "--collect-only",
-                           "-q", str(folder)], cwd=folder, capture_output=True, text=True, timeout=120)  # fmt: skip
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:xdist",
+            "--collect-only",
+            "-q",
+            str(folder),
+        ],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_an_unmarked_test_is_refused_by_name(tmp_path):

@@ -31,12 +31,49 @@ def dds_episode(policy: str, seed: int, duration_s: float, push: str, domain: in
     period p50/p99 (wall clock, ms) and its safety stop, if any. The simulator's report goes to ``tmp`` and is removed
     after reading."""
     report = tmp / f"sim_{seed}.json"
-    sim = subprocess.Popen([sys.executable, "-m", "realgap.envs.deploy.drivers.g1_dds_sim", "--policy", policy,
-                            "--domain", str(domain), "--duration_s", str(1.0 + duration_s), "--push_mps", push,
-                            "--seed", str(seed), "--report", str(report)], stdout=subprocess.DEVNULL)  # fmt: skip
-    drv = subprocess.run([sys.executable, "-m", "realgap.scripts.deploy", "--policy", policy, "--robot", "unitree_g1",
-                          "--domain", str(domain), "--connect_timeout_s", "60", "--duration_s", str(duration_s),
-                          "--push_mps", push, "--seed", str(seed)], capture_output=True, text=True)  # fmt: skip
+    sim = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "realgap.envs.deploy.drivers.g1_dds_sim",
+            "--policy",
+            policy,
+            "--domain",
+            str(domain),
+            "--duration_s",
+            str(1.0 + duration_s),
+            "--push_mps",
+            push,
+            "--seed",
+            str(seed),
+            "--report",
+            str(report),
+        ],
+        stdout=subprocess.DEVNULL,
+    )
+    drv = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "realgap.scripts.deploy",
+            "--policy",
+            policy,
+            "--robot",
+            "unitree_g1",
+            "--domain",
+            str(domain),
+            "--connect_timeout_s",
+            "60",
+            "--duration_s",
+            str(duration_s),
+            "--push_mps",
+            push,
+            "--seed",
+            str(seed),
+        ],
+        capture_output=True,
+        text=True,
+    )
     sim.wait(timeout=300)
     rep = json.loads(report.read_text())
     report.unlink()
@@ -44,10 +81,18 @@ def dds_episode(policy: str, seed: int, duration_s: float, push: str, domain: in
     fell = rep["fell_at_s"] is not None and rep["fell_at_s"] <= 1.0 + duration_s
     p50, p99 = (float(m.group(1)), float(m.group(2))) if m else (None, None)
     stop = re.search(r"safety stop at [\d.]+ s [a-z ]+ \(control time; wall [\d.]+ s\): (.*); damping", drv.stdout)
-    return {"seed": seed, "exit": drv.returncode, "fell": fell, "fell_at_s": rep["fell_at_s"],
-            "pushes": rep["pushes"], "crc_failures": rep["crc_failures"], "commands": rep["commands"],
-            "period_p50_ms": p50, "period_p99_ms": p99,
-            "safety_stop": stop.group(1) if stop else None}  # fmt: skip
+    return {
+        "seed": seed,
+        "exit": drv.returncode,
+        "fell": fell,
+        "fell_at_s": rep["fell_at_s"],
+        "pushes": rep["pushes"],
+        "crc_failures": rep["crc_failures"],
+        "commands": rep["commands"],
+        "period_p50_ms": p50,
+        "period_p99_ms": p99,
+        "safety_stop": stop.group(1) if stop else None,
+    }
 
 
 @dataclass(frozen=True)
@@ -134,16 +179,36 @@ def franka_bridge(req: FrankaBridgeRequest) -> dict[str, Any]:
 
 def franky_episode(policy: str, duration_s: float, seed: int) -> dict:
     """franky-sim (headless, MuJoCo) and the deploy CLI's franka driver as two processes; the driver's report."""
-    sim = subprocess.Popen([sys.executable, "-m", "franky_sim.run_server", "-s", "mujoco", "--hostname", "127.0.0.1"],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    sim = subprocess.Popen(
+        [sys.executable, "-m", "franky_sim.run_server", "-s", "mujoco", "--hostname", "127.0.0.1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     for line in sim.stdout:
         if "Connect to the server" in line:
             break
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "franka.json"
-        cmd = [sys.executable, "-m", "realgap.scripts.deploy", "--policy", policy, "--robot", "franka", "--hostname",
-               "127.0.0.1", "--connect_timeout_s", "60", "--duration_s", str(duration_s), "--seed", str(seed),
-               "--report", str(report)]  # fmt: skip
+        cmd = [
+            sys.executable,
+            "-m",
+            "realgap.scripts.deploy",
+            "--policy",
+            policy,
+            "--robot",
+            "franka",
+            "--hostname",
+            "127.0.0.1",
+            "--connect_timeout_s",
+            "60",
+            "--duration_s",
+            str(duration_s),
+            "--seed",
+            str(seed),
+            "--report",
+            str(report),
+        ]
         drv = subprocess.run(cmd, capture_output=True, text=True)
         sim.terminate()
         sim.wait(timeout=30)

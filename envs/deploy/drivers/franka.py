@@ -81,8 +81,15 @@ class FrankaRobot(Robot):
     simulated = False
     gravity_compensated = True  # libfranka's torque interface adds g(q) inside the robot
 
-    def __init__(self, meta: PolicyMetadata, hostname: str, connect_timeout_s: float = 3.0, watchdog_s: float = 0.5,
-                 gripper_force_n: float = 20.0, gripper_speed_mps: float | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        meta: PolicyMetadata,
+        hostname: str,
+        connect_timeout_s: float = 3.0,
+        watchdog_s: float = 0.5,
+        gripper_force_n: float = 20.0,
+        gripper_speed_mps: float | None = None,
+    ) -> None:
         import franky
 
         if gripper_speed_mps is None:  # the hand as the policy trained with it (tasks/grasp/hand.py)
@@ -127,8 +134,10 @@ class FrankaRobot(Robot):
             except Exception as err:  # libfranka raises NetworkException / its own types while nobody answers
                 last = err
             if time.monotonic() > deadline:
-                raise TimeoutError(f"no Franka at '{hostname}' within {timeout_s:g} s (libfranka: {last}); check the "
-                                   "FCI address, the network, and that FCI is activated in Desk") from last  # fmt: skip
+                raise TimeoutError(
+                    f"no Franka at '{hostname}' within {timeout_s:g} s (libfranka: {last}); check the "
+                    "FCI address, the network, and that FCI is activated in Desk"
+                ) from last
             time.sleep(0.2)
 
     # -- Robot interface ---------------------------------------------------------------------------------------------

@@ -18,13 +18,19 @@ NUM_MOTOR_SLOTS = 35
 LOWCMD_TOPIC = "rt/lowcmd"
 LOWSTATE_TOPIC = "rt/lowstate"
 MOTOR_ENABLE = 1  # MotorCmd_.mode: 1 = enabled (servo), 0 = off
-G1_MOTOR_ORDER: tuple[str, ...] = tuple(
-    f"{side}_{j}_joint" for side in ("left", "right")
-    for j in ("hip_pitch", "hip_roll", "hip_yaw", "knee", "ankle_pitch", "ankle_roll")
-) + ("waist_yaw_joint", "waist_roll_joint", "waist_pitch_joint") + tuple(
-    f"{side}_{j}_joint" for side in ("left", "right")
-    for j in ("shoulder_pitch", "shoulder_roll", "shoulder_yaw", "elbow", "wrist_roll", "wrist_pitch", "wrist_yaw")
-)  # fmt: skip
+G1_MOTOR_ORDER: tuple[str, ...] = (
+    tuple(
+        f"{side}_{j}_joint"
+        for side in ("left", "right")
+        for j in ("hip_pitch", "hip_roll", "hip_yaw", "knee", "ankle_pitch", "ankle_roll")
+    )
+    + ("waist_yaw_joint", "waist_roll_joint", "waist_pitch_joint")
+    + tuple(
+        f"{side}_{j}_joint"
+        for side in ("left", "right")
+        for j in ("shoulder_pitch", "shoulder_roll", "shoulder_yaw", "elbow", "wrist_roll", "wrist_pitch", "wrist_yaw")
+    )
+)
 
 
 # unitree_hg LowState_ as the C struct unitree_sdk2 computes its CRC over (little-endian, 4-byte aligned; the SDK's

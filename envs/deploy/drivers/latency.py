@@ -89,13 +89,27 @@ def measure_latency(policy: str, domain: int, seconds: float = 10.0, interface: 
     meta, _ = load_policy(policy)
     with tempfile.TemporaryDirectory() as tmp:
         timing = Path(tmp) / "timing.npz"
-        sim = subprocess.Popen([sys.executable, "-m", "realgap.envs.deploy.drivers.g1_dds_sim", "--policy", policy,
-                                "--domain", str(domain), "--interface", interface, "--duration_s",
-                                str(seconds + 1.5), "--timing_log", str(timing)],
-                               stdout=subprocess.DEVNULL, env=os.environ.copy())  # fmt: skip
+        sim = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "realgap.envs.deploy.drivers.g1_dds_sim",
+                "--policy",
+                policy,
+                "--domain",
+                str(domain),
+                "--interface",
+                interface,
+                "--duration_s",
+                str(seconds + 1.5),
+                "--timing_log",
+                str(timing),
+            ],
+            stdout=subprocess.DEVNULL,
+            env=os.environ.copy(),
+        )
         try:
-            robot = UnitreeG1Robot(meta, domain, interface, connect_timeout_s=60.0, watchdog_s=1.0,
-                                   record_timing=True)  # fmt: skip
+            robot = UnitreeG1Robot(meta, domain, interface, connect_timeout_s=60.0, watchdog_s=1.0, record_timing=True)
             gains = DeployRuntime(meta, robot, None, command_delay=False)
             t0 = time.monotonic()
             robot.soft_start(gains.kp, gains.kd, seconds)  # a hold at the start pose: one command per period
@@ -109,6 +123,7 @@ def measure_latency(policy: str, domain: int, seconds: float = 10.0, interface: 
         with np.load(timing) as f:
             applied = {k: f[k] for k in f.files}
     stats = latency_stats(robot.command_log[:held], robot.state_log, applied)  # the hold's commands, not the damping
-    stats.update({"control_hz": float(meta.rates.control_hz), "tick_ms": PHYSICS_DT * 1e3, "held_s": seconds,
-                  "wall_s": wall})  # fmt: skip
+    stats.update(
+        {"control_hz": float(meta.rates.control_hz), "tick_ms": PHYSICS_DT * 1e3, "held_s": seconds, "wall_s": wall}
+    )
     return stats

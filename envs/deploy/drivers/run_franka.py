@@ -24,8 +24,11 @@ from realgap.envs.deploy.runtime import DeployRuntime
 
 
 def _stats(values: np.ndarray) -> dict:
-    return {"p50": float(np.percentile(values, 50)), "p99": float(np.percentile(values, 99)),
-            "max": float(np.max(values))} if len(values) else {}  # fmt: skip
+    return (
+        {"p50": float(np.percentile(values, 50)), "p99": float(np.percentile(values, 99)), "max": float(np.max(values))}
+        if len(values)
+        else {}
+    )
 
 
 def franka_report(robot: FrankaRobot) -> dict:
@@ -36,14 +39,19 @@ def franka_report(robot: FrankaRobot) -> dict:
     track = np.array(robot.tracking)
     span = (robot.step_times[-1] - robot.step_times[0]) if len(robot.step_times) > 1 else 0.0
     widths = {"min": min(robot.widths, default=None), "max": max(robot.widths, default=None)}
-    return {"steps": len(robot.step_times), "fault": robot.fault,
-            "tracking_rad": _stats(track.reshape(-1)) | ({"per_joint_p50": np.percentile(track, 50, axis=0).tolist()}
-                                                         if len(track) else {}),
-            "commanded_step_rad": _stats(np.array(robot.commanded).reshape(-1)),
-            "period_wall_ms": _stats(wall), "period_robot_ms": _stats(clock),
-            "robot_to_wall_time": (robot.robot_times[-1] - robot.robot_times[0]) / span if span > 0 else None,
-            "gripper_width_m": widths, "gripper_grasped_steps": int(sum(robot.grasped)),
-            "grasp_window_m": list(robot.grasp_window_m)}  # fmt: skip
+    return {
+        "steps": len(robot.step_times),
+        "fault": robot.fault,
+        "tracking_rad": _stats(track.reshape(-1))
+        | ({"per_joint_p50": np.percentile(track, 50, axis=0).tolist()} if len(track) else {}),
+        "commanded_step_rad": _stats(np.array(robot.commanded).reshape(-1)),
+        "period_wall_ms": _stats(wall),
+        "period_robot_ms": _stats(clock),
+        "robot_to_wall_time": (robot.robot_times[-1] - robot.robot_times[0]) / span if span > 0 else None,
+        "gripper_width_m": widths,
+        "gripper_grasped_steps": int(sum(robot.grasped)),
+        "grasp_window_m": list(robot.grasp_window_m),
+    }
 
 
 def run_franka(args: argparse.Namespace, meta, policy) -> int:
@@ -52,13 +60,20 @@ def run_franka(args: argparse.Namespace, meta, policy) -> int:
 
     if args.zero_action:
         policy = ZeroPolicy(meta.action_dim)
-    robot = FrankaRobot(meta, args.hostname, connect_timeout_s=args.connect_timeout_s, watchdog_s=args.watchdog_s,
-                        gripper_force_n=args.gripper_force_n)  # fmt: skip
+    robot = FrankaRobot(
+        meta,
+        args.hostname,
+        connect_timeout_s=args.connect_timeout_s,
+        watchdog_s=args.watchdog_s,
+        gripper_force_n=args.gripper_force_n,
+    )
     runtime = DeployRuntime(meta, robot, policy, seed=args.seed, objects=StaticObjectPose.nominal(meta))
     steps = round((meta.scene.episode_s if args.duration_s is None else args.duration_s) / robot.control_dt)
-    print(f"[realgap] Franka over franky: {args.hostname}, control {1 / robot.control_dt:g} Hz (joint impedance, the "
-          f"export's gains), gripper force {args.gripper_force_n:g} N; object: the scene's nominal placement",
-          flush=True)  # fmt: skip
+    print(
+        f"[realgap] Franka over franky: {args.hostname}, control {1 / robot.control_dt:g} Hz (joint impedance, the "
+        f"export's gains), gripper force {args.gripper_force_n:g} N; object: the scene's nominal placement",
+        flush=True,
+    )
     status = 0
     try:
         robot.move_to_start()
@@ -81,8 +96,11 @@ def run_franka(args: argparse.Namespace, meta, policy) -> int:
     report = franka_report(robot)
     t, p = report["tracking_rad"], report["period_wall_ms"]
     if t and p:
-        print(f"[realgap] tracking |q - q*| p50 {t['p50']:.4f} rad, p99 {t['p99']:.4f} rad; control period (wall) p50 "
-              f"{p['p50']:.2f} ms, p99 {p['p99']:.2f} ms over {report['steps']} steps", flush=True)  # fmt: skip
+        print(
+            f"[realgap] tracking |q - q*| p50 {t['p50']:.4f} rad, p99 {t['p99']:.4f} rad; control period (wall) p50 "
+            f"{p['p50']:.2f} ms, p99 {p['p99']:.2f} ms over {report['steps']} steps",
+            flush=True,
+        )
     if args.report:
         Path(args.report).write_text(json.dumps(report | {"exit": status}, indent=1) + "\n")
     print(f"[realgap] ended stopped ({robot.fault or 'episode end'})", flush=True)

@@ -67,9 +67,11 @@ def excite_g1(args: argparse.Namespace, meta, motion: Callable[[UnitreeG1Robot, 
 
     robot = _connect(args, meta)
     root = np.asarray(meta.robot.start_root_pos, dtype=float) + np.array([0.0, 0.0, args.hang_m])
-    print(f"[realgap] G1 over DDS: domain {args.domain}, interface {args.interface}; soft start "
-          f"{args.soft_start_s:g} s, then excitation of {', '.join(args.excite)} (hanging {args.hang_m:g} m up)",
-          flush=True)  # fmt: skip
+    print(
+        f"[realgap] G1 over DDS: domain {args.domain}, interface {args.interface}; soft start "
+        f"{args.soft_start_s:g} s, then excitation of {', '.join(args.excite)} (hanging {args.hang_m:g} m up)",
+        flush=True,
+    )
     status, log = 0, None
     try:
         gains = DeployRuntime(meta, robot, None, command_delay=False)  # the export's kp/kd in joint order
@@ -89,8 +91,11 @@ def excite_g1(args: argparse.Namespace, meta, motion: Callable[[UnitreeG1Robot, 
         robot.damp(robot.fault or "excitation end")
         robot.hold_damping(0.5)
     if log is not None:
-        print(f"[realgap] excitation of {len(args.excite)} joints over DDS, {log.num_samples} samples "
-              f"({log.t[-1]:.1f} s), torque {log.tau_source} (tau_est): {log.save(args.log)}", flush=True)  # fmt: skip
+        print(
+            f"[realgap] excitation of {len(args.excite)} joints over DDS, {log.num_samples} samples "
+            f"({log.t[-1]:.1f} s), torque {log.tau_source} (tau_est): {log.save(args.log)}",
+            flush=True,
+        )
     print(f"[realgap] commands sent {robot.commands_sent}; ended in damping ({robot.fault or 'excitation end'})")
     robot.close()
     return status
@@ -106,8 +111,11 @@ def run_g1(args: argparse.Namespace, meta, policy, protocol: BalanceProtocol) ->
     robot = _connect(args, meta)
     recorder = LogRecorder(meta, robot.control_dt, robot.command_mode, "measured") if args.log else None
     runtime = DeployRuntime(meta, robot, policy, seed=args.seed, log=recorder)
-    print(f"[realgap] G1 over DDS: domain {args.domain}, interface {args.interface}, control {1 / robot.control_dt:g} "
-          f"Hz, watchdog {args.watchdog_s * 1e3:g} ms; soft start {args.soft_start_s:g} s", flush=True)  # fmt: skip
+    print(
+        f"[realgap] G1 over DDS: domain {args.domain}, interface {args.interface}, control {1 / robot.control_dt:g} "
+        f"Hz, watchdog {args.watchdog_s * 1e3:g} ms; soft start {args.soft_start_s:g} s",
+        flush=True,
+    )
     pushes = schedules(1, protocol, args.seed)[0]
     status, episode_step, wall0 = 0, None, time.monotonic()
     try:
@@ -145,8 +153,11 @@ def run_g1(args: argparse.Namespace, meta, policy, protocol: BalanceProtocol) ->
         print(f"[realgap] no log written to {args.log}: the run stopped before the first policy step", flush=True)
     if len(robot.step_times) > 2:
         period = np.diff(robot.step_times) * 1e3
-        print(f"[realgap] control period (wall clock) p50 {np.percentile(period, 50):.2f} ms, p99 "
-              f"{np.percentile(period, 99):.2f} ms over {len(period)} periods", flush=True)  # fmt: skip
+        print(
+            f"[realgap] control period (wall clock) p50 {np.percentile(period, 50):.2f} ms, p99 "
+            f"{np.percentile(period, 99):.2f} ms over {len(period)} periods",
+            flush=True,
+        )
     print(f"[realgap] commands sent {robot.commands_sent}; ended in damping ({robot.fault or 'episode end'})")
     robot.close()
     return status

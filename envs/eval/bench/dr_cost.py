@@ -47,8 +47,9 @@ class _TimedTerm:
             self.inner.reset(env_ids)
 
 
-def reset_dr_cost(task: str, num_envs: int, device: str, profile: str, rounds: int, std: float,
-                  seed: int) -> dict[str, dict[str, float]]:  # fmt: skip
+def reset_dr_cost(
+    task: str, num_envs: int, device: str, profile: str, rounds: int, std: float, seed: int
+) -> dict[str, dict[str, float]]:
     """Per policy step and variant: wall and process-CPU time (s), resets, and time inside reset events (s).
 
     Actions are Gaussian noise of ``std`` (action units; the same stream for every variant); episode lengths are

@@ -18,8 +18,11 @@ TASKS = ("Realgap-Balance-G1-v0", "Realgap-Grasp-Franka-v0")
 SECTIONS = ("env", "ppo", "mujoco")
 PPO_LAYOUTS = ("one_process", "two_processes", "two_processes_double_envs")
 """PPO runs of the ppo section: 1 process with n envs, 2 processes sharing n envs, 2 processes with n envs each."""
-PPO_LABELS = {"one_process": "PPO end to end, 1 process", "two_processes": "PPO end to end, 2 processes",
-              "two_processes_double_envs": "PPO end to end, 2 processes x n envs"}  # fmt: skip
+PPO_LABELS = {
+    "one_process": "PPO end to end, 1 process",
+    "two_processes": "PPO end to end, 2 processes",
+    "two_processes_double_envs": "PPO end to end, 2 processes x n envs",
+}
 
 
 @dataclass(frozen=True)
@@ -64,8 +67,9 @@ def note(text: str) -> str:
     return f"{'':<44} {'':>6} {'':>14} {'':>16}  {text}"
 
 
-def env_section(bench: Any, tasks: list[str], n: int, req: BenchRequest, device: str, progress: Any,
-                result: dict) -> None:  # fmt: skip
+def env_section(
+    bench: Any, tasks: list[str], n: int, req: BenchRequest, device: str, progress: Any, result: dict
+) -> None:
     """Each task's env against bare stepping of its scene; the balance env with Isaac Lab's implicit PD."""
     for task in tasks:
         env = bench.env_policy_steps(task, n, req.steps, action_std=req.action_std, device=device)
@@ -80,16 +84,28 @@ def env_section(bench: Any, tasks: list[str], n: int, req: BenchRequest, device:
         solver_bare = bare["physics_seconds"] / bare["physics_steps"]
         result[task] |= {"solver_step_env_over_bare": solver_env / solver_bare}
         overhead = f"env overhead over its own physics = {env['overhead_over_physics']:.1%}"
-        print(note(f"{overhead} (bare: {bare['overhead_over_physics']:.1%}); solver step env/bare = "
-                   f"{solver_env / solver_bare:.2f}"))  # fmt: skip
+        print(
+            note(
+                f"{overhead} (bare: {bare['overhead_over_physics']:.1%}); solver step env/bare = "
+                f"{solver_env / solver_bare:.2f}"
+            )
+        )
     balance = tasks[0]
-    implicit = bench.env_policy_steps(balance, n, req.steps, actuators="implicit", action_std=req.action_std,
-                                      device=device)  # fmt: skip
+    implicit = bench.env_policy_steps(
+        balance, n, req.steps, actuators="implicit", action_std=req.action_std, device=device
+    )
     progress.update(1, done="implicit PD")
     ratio = result[balance]["env"]["policy_steps_per_s"] / implicit["policy_steps_per_s"]
     result[balance] |= {"env_implicit_pd": implicit, "explicit_chain_over_implicit": ratio}
-    print(row("  same env, Isaac Lab implicit PD", n, implicit["policy_steps_per_s"], implicit["physics_steps_per_s"],
-              f"explicit chain (with delay) / implicit = {ratio:.3f}"))  # fmt: skip
+    print(
+        row(
+            "  same env, Isaac Lab implicit PD",
+            n,
+            implicit["policy_steps_per_s"],
+            implicit["physics_steps_per_s"],
+            f"explicit chain (with delay) / implicit = {ratio:.3f}",
+        )
+    )
 
 
 def one_gpu_only(device: str) -> bool:
@@ -106,8 +122,15 @@ def ppo_section(bench: Any, task: str, n: int, req: BenchRequest, device: str, p
         progress.update(1, done="PPO 1 process (2 processes need 2 GPUs)")
         result["ppo"] = {"one_process": one}
         times = f"collect {one['collect_s']:.2f} s + learn {one['learn_s']:.2f} s"
-        print(row("PPO end to end, 1 process", one["num_envs"], one["env_steps_per_s"], None,
-                  f"{times}; 2 processes need 2 GPUs"))  # fmt: skip
+        print(
+            row(
+                "PPO end to end, 1 process",
+                one["num_envs"],
+                one["env_steps_per_s"],
+                None,
+                f"{times}; 2 processes need 2 GPUs",
+            )
+        )
         return
     sizes = {"one_process": (n, 1), "two_processes": (n, 2), "two_processes_double_envs": (2 * n, 2)}
     ppo: dict = {}
@@ -121,10 +144,20 @@ def ppo_section(bench: Any, task: str, n: int, req: BenchRequest, device: str, p
     result["ppo"] = ppo
     for name in req.ppo_layouts:
         r = ppo[name]
-        print(row(PPO_LABELS[name], r["num_envs"], r["env_steps_per_s"], None,
-                  f"collect {r['collect_s']:.2f} s + learn {r['learn_s']:.2f} s"))  # fmt: skip
-    ratios = [f"{ppo[key]:.2f} ({what})" for key, what in (("speedup", "same total envs"),
-              ("speedup_double_envs", "same envs per process")) if key in ppo]  # fmt: skip
+        print(
+            row(
+                PPO_LABELS[name],
+                r["num_envs"],
+                r["env_steps_per_s"],
+                None,
+                f"collect {r['collect_s']:.2f} s + learn {r['learn_s']:.2f} s",
+            )
+        )
+    ratios = [
+        f"{ppo[key]:.2f} ({what})"
+        for key, what in (("speedup", "same total envs"), ("speedup_double_envs", "same envs per process"))
+        if key in ppo
+    ]
     if ratios:
         print(note(f"2 processes / 1 = {', '.join(ratios)}"))
 
@@ -135,12 +168,33 @@ def mujoco_section(bench: Any, task: str, n: int, with_env: bool, progress: Any,
     mj = bench.mujoco_steps(meta)
     progress.update(1, done="MuJoCo")
     result["mujoco"] = mj
-    print(row("plain MuJoCo C, G1 standing, PD, 1 thread", 1, None, mj["raw_mj_steps_per_s"],
-              f"reference: holds the default pose ({mj['raw_restarts']} restarts)"))  # fmt: skip
-    print(row("  same, zero torque (collapses, lies down)", 1, None, mj["raw_zero_torque_mj_steps_per_s"],
-              "not a reference: more contacts on the ground"))  # fmt: skip
-    print(row("deploy runtime + MuJoCo (sim2sim)", 1, mj["runtime_policy_steps_per_s"],
-              mj["runtime_physics_steps_per_s"], f"runtime/raw = {mj['runtime_over_raw']:.3f}"))  # fmt: skip
+    print(
+        row(
+            "plain MuJoCo C, G1 standing, PD, 1 thread",
+            1,
+            None,
+            mj["raw_mj_steps_per_s"],
+            f"reference: holds the default pose ({mj['raw_restarts']} restarts)",
+        )
+    )
+    print(
+        row(
+            "  same, zero torque (collapses, lies down)",
+            1,
+            None,
+            mj["raw_zero_torque_mj_steps_per_s"],
+            "not a reference: more contacts on the ground",
+        )
+    )
+    print(
+        row(
+            "deploy runtime + MuJoCo (sim2sim)",
+            1,
+            mj["runtime_policy_steps_per_s"],
+            mj["runtime_physics_steps_per_s"],
+            f"runtime/raw = {mj['runtime_over_raw']:.3f}",
+        )
+    )
     if with_env:
         env = result[task]["env"]
         ratio = env["physics_steps_per_s"] / mj["raw_mj_steps_per_s"]
@@ -164,8 +218,15 @@ def run_benchmark(req: BenchRequest) -> dict[str, Any]:
     tasks = [check_task(t) for t in req.tasks.split(",")]
     device = resolve_device(req.device)
     n = req.num_envs
-    result: dict = {"machine": {"cpu": platform.processor() or platform.machine(), "cores": torch.get_num_threads(),
-                                "torch": torch.__version__, "device": device}, "num_envs": n}  # fmt: skip
+    result: dict = {
+        "machine": {
+            "cpu": platform.processor() or platform.machine(),
+            "cores": torch.get_num_threads(),
+            "torch": torch.__version__,
+            "device": device,
+        },
+        "num_envs": n,
+    }
     num_ppo = 1 if one_gpu_only(device) else len(req.ppo_layouts)
     total = (2 * len(tasks) + 1) * ("env" in sections) + num_ppo * ("ppo" in sections) + ("mujoco" in sections)
     progress = Progress("[realgap] benchmark", max(total, 1), unit="measurements", interval_s=0.0, bar=False)

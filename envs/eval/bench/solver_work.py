@@ -40,11 +40,13 @@ class _SolverCounts:
     def summary(self, num_envs: int, skip: int) -> dict[str, float]:
         """Means over the steps after the first ``skip`` (the settling after a reset), per world and step."""
         rows = self.rows[skip:]
-        return {"physics_steps": len(rows),
-                "contacts_per_world": float(np.mean([r[0] for r in rows])) / num_envs,
-                "constraint_rows_per_world": float(np.mean([r[1].mean() for r in rows])),
-                "solver_iterations": float(np.mean([r[2].mean() for r in rows])),
-                "solver_iterations_max": int(max(r[2].max() for r in rows))}  # fmt: skip
+        return {
+            "physics_steps": len(rows),
+            "contacts_per_world": float(np.mean([r[0] for r in rows])) / num_envs,
+            "constraint_rows_per_world": float(np.mean([r[1].mean() for r in rows])),
+            "solver_iterations": float(np.mean([r[2].mean() for r in rows])),
+            "solver_iterations_max": int(max(r[2].max() for r in rows)),
+        }
 
 
 def _model_facts() -> dict[str, Any]:
@@ -52,11 +54,16 @@ def _model_facts() -> dict[str, Any]:
     from isaaclab_newton.physics import NewtonManager
 
     m = NewtonManager._solver.mjw_model
-    return {"geoms": int(m.ngeom), "bodies": int(m.nbody), "excluded_body_pairs": int(m.nexclude),
-            "geom_pairs": int(m.nxn_geom_pair.shape[0]),
-            "geom_pairs_after_filtering": int(m.nxn_geom_pair_filtered.shape[0]),
-            "contype": m.geom_contype.numpy().tolist(), "conaffinity": m.geom_conaffinity.numpy().tolist(),
-            "max_iterations": int(m.opt.iterations)}  # fmt: skip
+    return {
+        "geoms": int(m.ngeom),
+        "bodies": int(m.nbody),
+        "excluded_body_pairs": int(m.nexclude),
+        "geom_pairs": int(m.nxn_geom_pair.shape[0]),
+        "geom_pairs_after_filtering": int(m.nxn_geom_pair_filtered.shape[0]),
+        "contype": m.geom_contype.numpy().tolist(),
+        "conaffinity": m.geom_conaffinity.numpy().tolist(),
+        "max_iterations": int(m.opt.iterations),
+    }
 
 
 def nominal_object_inertia(env_cfg: Any) -> None:
@@ -67,8 +74,9 @@ def nominal_object_inertia(env_cfg: Any) -> None:
     env_cfg.events.reset_object.params["inertia"] = dataclasses.asdict(InertiaRandomization())
 
 
-def env_counts(task: str, num_envs: int, physics_steps: int, seed: int = 0, device: str | None = None,
-               nominal_object: bool = False) -> dict[str, Any]:  # fmt: skip
+def env_counts(
+    task: str, num_envs: int, physics_steps: int, seed: int = 0, device: str | None = None, nominal_object: bool = False
+) -> dict[str, Any]:
     """Solver work per physics step of ``task``'s env at the zero action (the default pose: the state
     :func:`bare_counts` steps), over the second half of ``physics_steps`` after a reset.
 

@@ -183,9 +183,24 @@ def ppo_steps(
 
     repo = Path(__file__).resolve().parents[3]
     with tempfile.TemporaryDirectory() as tmp:
-        cmd = [sys.executable, str(repo / "scripts" / "train.py"), "--task", task, "--num_envs", str(num_envs),
-               "--max_iterations", str(iterations), "--seed", str(seed), "--log_root", tmp, "--num_procs",
-               str(num_procs), "--save_interval", str(10 * iterations)]  # fmt: skip
+        cmd = [
+            sys.executable,
+            str(repo / "scripts" / "train.py"),
+            "--task",
+            task,
+            "--num_envs",
+            str(num_envs),
+            "--max_iterations",
+            str(iterations),
+            "--seed",
+            str(seed),
+            "--log_root",
+            tmp,
+            "--num_procs",
+            str(num_procs),
+            "--save_interval",
+            str(10 * iterations),
+        ]
         cmd += ["--device", device] if device else []
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
         if out.returncode != 0:
@@ -195,9 +210,15 @@ def ppo_steps(
     collect = sum(float(r["collect_s"]) for r in rows) / len(rows)
     learn = sum(float(r["learn_s"]) for r in rows) / len(rows)
     steps = num_envs * 24  # num_steps_per_env of the realgap PPO configs
-    return {"num_envs": num_envs, "num_procs": num_procs, "iterations_timed": len(rows), "collect_s": collect,
-            "learn_s": learn, "env_steps_per_s": steps / (collect + learn),
-            "collect_share": collect / (collect + learn)}  # fmt: skip
+    return {
+        "num_envs": num_envs,
+        "num_procs": num_procs,
+        "iterations_timed": len(rows),
+        "collect_s": collect,
+        "learn_s": learn,
+        "env_steps_per_s": steps / (collect + learn),
+        "collect_share": collect / (collect + learn),
+    }
 
 
 def mujoco_steps(meta: Any, seconds: float = 5.0) -> dict[str, Any]:
@@ -251,11 +272,16 @@ def mujoco_steps(meta: Any, seconds: float = 5.0) -> dict[str, Any]:
             runtime.reset()
     elapsed = time.perf_counter() - t0
     physics = policy_steps * runtime.steps_per_policy
-    return {"raw_reference": "G1 standing from its default pose under datasheet PD (restarted if it falls)",
-            "raw_mj_steps_per_s": raw, "raw_restarts": falls, "raw_zero_torque_mj_steps_per_s": zero_torque,
-            "raw_zero_torque": "G1 with zero torque: collapses and lies on the ground (not a reference)",
-            "runtime_physics_steps_per_s": physics / elapsed, "runtime_policy_steps_per_s": policy_steps / elapsed,
-            "runtime_over_raw": physics / elapsed / raw}  # fmt: skip
+    return {
+        "raw_reference": "G1 standing from its default pose under datasheet PD (restarted if it falls)",
+        "raw_mj_steps_per_s": raw,
+        "raw_restarts": falls,
+        "raw_zero_torque_mj_steps_per_s": zero_torque,
+        "raw_zero_torque": "G1 with zero torque: collapses and lies on the ground (not a reference)",
+        "runtime_physics_steps_per_s": physics / elapsed,
+        "runtime_policy_steps_per_s": policy_steps / elapsed,
+        "runtime_over_raw": physics / elapsed / raw,
+    }
 
 
 def policy_metadata_of(task: str) -> Any:

@@ -94,8 +94,13 @@ def plot_robustness(results: Sequence[RunResult], path: Path) -> Path:
         for r in results:
             factor = r.report["factors"][name]
             rows = next(iter(factor["policies"].values()))
-            ax.plot([x["value"] for x in rows], [_num(x["success_rate"]) for x in rows], marker="o",
-                    label=f"{r.space} (s{r.seed})", **styles[(r.space, r.seed)])  # fmt: skip
+            ax.plot(
+                [x["value"] for x in rows],
+                [_num(x["success_rate"]) for x in rows],
+                marker="o",
+                label=f"{r.space} (s{r.seed})",
+                **styles[(r.space, r.seed)],
+            )
         nominal = results[0].report["factors"][name]["nominal"]
         ax.axvline(nominal, color="grey", linestyle="--", linewidth=1)
         unit = results[0].report["factors"][name]["unit"]

@@ -188,8 +188,9 @@ def check_request(args: CompareRequest) -> tuple[list[str], list[int], list[str]
 
         available = available_factors(load_cfgs(ACTION_SPACE_IDS[spaces[0]], args.device, 1)[0])
         if missing := [f for f in factors if f not in available]:
-            raise ValueError(f"factors {missing} are not available for the grasp task; available: "
-                             f"{', '.join(available)}")  # fmt: skip
+            raise ValueError(
+                f"factors {missing} are not available for the grasp task; available: {', '.join(available)}"
+            )
     return spaces, seeds, factors, included
 
 
@@ -207,8 +208,11 @@ def compare_action_spaces(args: CompareRequest) -> tuple[Path, str]:
     included = compare.adopt(included, out)  # every run's evaluation and record in <out>/eval, none left outside it
     # the same command run again into the same folder goes on where a stopped sitting ended (settings checked equal):
     # finished runs are kept, a run whose training ended is only evaluated, the others train from the start
-    kept = {(r.space, r.seed): r for r in compare.load_comparison(out, asdict(args) | {"factors": factors})} if (
-        out / "comparison.json").is_file() else {}  # fmt: skip
+    kept = (
+        {(r.space, r.seed): r for r in compare.load_comparison(out, asdict(args) | {"factors": factors})}
+        if (out / "comparison.json").is_file()
+        else {}
+    )
 
     def train_and_evaluate(space: str, seed: int) -> compare.RunResult:
         tag = f"{space}_s{seed}"
@@ -217,12 +221,29 @@ def compare_action_spaces(args: CompareRequest) -> tuple[Path, str]:
             say(f"[realgap] {tag}: its training had ended ({finished}): evaluating it")
         else:
             say(f"[realgap] train {tag}: {args.max_iterations} it x {args.num_envs} envs")
-        training = dict(task=ACTION_SPACE_IDS[space], num_envs=args.num_envs, max_iterations=args.max_iterations,
-                        seed=seed, log_root=str(out / "runs"), run_name=tag, save_interval=args.max_iterations,
-                        device=args.device, max_minutes=args.max_minutes)  # fmt: skip
-        evaluation = dict(label=[tag], factors=",".join(factors), heatmap="none", episodes=args.episodes,
-                          num_envs=args.eval_envs, seed=seed, device=args.device, out=str(out / "eval" / tag),
-                          values=list(args.values), episode_s=args.episode_s)  # fmt: skip
+        training = dict(
+            task=ACTION_SPACE_IDS[space],
+            num_envs=args.num_envs,
+            max_iterations=args.max_iterations,
+            seed=seed,
+            log_root=str(out / "runs"),
+            run_name=tag,
+            save_interval=args.max_iterations,
+            device=args.device,
+            max_minutes=args.max_minutes,
+        )
+        evaluation = dict(
+            label=[tag],
+            factors=",".join(factors),
+            heatmap="none",
+            episodes=args.episodes,
+            num_envs=args.eval_envs,
+            seed=seed,
+            device=args.device,
+            out=str(out / "eval" / tag),
+            values=list(args.values),
+            episode_s=args.episode_s,
+        )
         result = out / "logs" / f"{tag}.result.json"
         if finished is not None:
             training["finished_run"] = str(finished)
@@ -247,10 +268,15 @@ def compare_action_spaces(args: CompareRequest) -> tuple[Path, str]:
         results = sorted([*included, *finished], key=lambda r: (order[r.space], r.seed))
         rows = compare.table_rows(results)
         # the table's seeds (trained here or included) and those trained in this sitting
-        settings = asdict(args) | {"spaces": spaces, "seeds": sorted({r.seed for r in results}), "factors": factors,
-                                 "trained_seeds": seeds}  # fmt: skip
-        (out / "comparison.json").write_text(json.dumps(finite_or_none({"settings": settings, "rows": rows}),
-                                                        indent=2, default=str))  # fmt: skip
+        settings = asdict(args) | {
+            "spaces": spaces,
+            "seeds": sorted({r.seed for r in results}),
+            "factors": factors,
+            "trained_seeds": seeds,
+        }
+        (out / "comparison.json").write_text(
+            json.dumps(finite_or_none({"settings": settings, "rows": rows}), indent=2, default=str)
+        )
         return rows
 
     jobs = [(space, seed) for space in spaces for seed in seeds if (space, seed) not in kept]

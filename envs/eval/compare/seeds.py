@@ -164,8 +164,11 @@ def markdown(results: Sequence[RunResult], rows: Sequence[Mapping[str, Any]]) ->
     ]
     for metric, (summaries, floors) in sections.items():
         steps = metric.startswith("steps_to")
-        title = _title(metric) + (f" (a seed that never reached it counts as the budget, {budget / 1e6:.2f} M: fewer "
-                                  "is better)" if steps else "")  # fmt: skip
+        title = _title(metric) + (
+            f" (a seed that never reached it counts as the budget, {budget / 1e6:.2f} M: fewer is better)"
+            if steps
+            else ""
+        )
         lines += [f"**{title}**", "", "| action space | seeds | mean (95 % interval) | per seed |", "|---|---|---|---|"]
         for s in summaries:
             reached = f" ({s.reached}/{len(s.values)} reached)" if steps else ""

@@ -64,8 +64,17 @@ def _num(value: float | None) -> float:
 TRAINING_RECORD = ("progress.csv", "params/run.json", "params/agent.yaml")
 """The parts of a run folder the table and the learning curves read."""
 
-COMPARABLE_SETTINGS = ("max_iterations", "max_minutes", "num_envs", "episodes", "eval_envs", "episode_s", "factors",
-                       "values", "device")  # fmt: skip
+COMPARABLE_SETTINGS = (
+    "max_iterations",
+    "max_minutes",
+    "num_envs",
+    "episodes",
+    "eval_envs",
+    "episode_s",
+    "factors",
+    "values",
+    "device",
+)
 """Settings two comparisons must share for their runs to sit in one table (one budget, one evaluation)."""
 
 
@@ -107,8 +116,10 @@ def load_comparison(folder: Path, settings: Mapping[str, Any]) -> list[RunResult
         evaluation = folder / "eval" / tag
         kept = ["report.json", *(f"run/{name}" for name in TRAINING_RECORD)]
         if missing := [name for name in kept if not (evaluation / name).is_file()]:
-            raise ValueError(f"{folder}: run {tag} keeps no {', '.join(missing)} (a comparison made before its "
-                             f"training records were kept cannot be joined)")  # fmt: skip
+            raise ValueError(
+                f"{folder}: run {tag} keeps no {', '.join(missing)} (a comparison made before its "
+                f"training records were kept cannot be joined)"
+            )
         run = evaluation / "run"
         report = json.loads((evaluation / "report.json").read_text())
         results.append(RunResult(row["action_space"], int(row["seed"]), run, float(row["train_wall_s"]), report))
@@ -284,17 +295,28 @@ def markdown(rows: Sequence[Mapping[str, Any]], factors: Sequence[str]) -> str:
         return "–" if math.isnan(v) else f"{100 * v:.0f} %"
 
     learned = f"steps_to_train_success_{LEARNED_AT:g}"
-    head = ["action space", "seeds", "Play success, seeds pooled (Wilson 95 %)", "Play success per seed",
-            f"env steps to {pct(LEARNED_AT)} training success, per seed", "training min (mean)",
-            "speed-reflex episodes: eval / training"]  # fmt: skip
+    head = [
+        "action space",
+        "seeds",
+        "Play success, seeds pooled (Wilson 95 %)",
+        "Play success per seed",
+        f"env steps to {pct(LEARNED_AT)} training success, per seed",
+        "training min (mean)",
+        "speed-reflex episodes: eval / training",
+    ]
     head += [f"{f}: worst of any seed" for f in factors]
     summary = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in summary_rows(rows):
-        cells = [f"`{r['action_space']}`", ", ".join(map(str, r["seeds"])),
-                 f"{pct(r['success_pooled'])} ({pct(r['success_pooled_ci95_lo'])}–{pct(r['success_pooled_ci95_hi'])}"
-                 f", {r['successes']}/{r['episodes']})", " / ".join(pct(v) for v in r["success_per_seed"]),
-                 " / ".join(_mega(v) for v in r[f"{learned}_per_seed"]), f"{r['train_min_mean']:.1f}",
-                 f"{pct(r['speed_reflex_rate_eval'])} / {pct(r['train_reflex_rate_mean'])}"]  # fmt: skip
+        cells = [
+            f"`{r['action_space']}`",
+            ", ".join(map(str, r["seeds"])),
+            f"{pct(r['success_pooled'])} ({pct(r['success_pooled_ci95_lo'])}–{pct(r['success_pooled_ci95_hi'])}"
+            f", {r['successes']}/{r['episodes']})",
+            " / ".join(pct(v) for v in r["success_per_seed"]),
+            " / ".join(_mega(v) for v in r[f"{learned}_per_seed"]),
+            f"{r['train_min_mean']:.1f}",
+            f"{pct(r['speed_reflex_rate_eval'])} / {pct(r['train_reflex_rate_mean'])}",
+        ]
         cells += [pct(r[f"{f}_worst_success"]) for f in factors]
         summary.append("| " + " | ".join(cells) + " |")
 
@@ -314,17 +336,35 @@ def markdown(rows: Sequence[Mapping[str, Any]], factors: Sequence[str]) -> str:
     head += [f"{f}: mean / worst" for f in factors]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
-        cells = [f"`{r['action_space']}`", str(r["seed"]),
-                 f"{r['physics_hz']:g} / {r['control_hz']:g} / {r['policy_hz']:g} Hz, {r['target_mode']}",
-                 f"{r['iterations']} it × {r['num_envs']} envs ({r['env_steps']} steps)", f"{r['train_wall_s']:g}",
-                 f"{pct(r['success_rate'])} ({pct(r['success_ci95_lo'])}–{pct(r['success_ci95_hi'])})",
-                 pct(r["train_success_rate"]),
-                 f"{_mega(r['steps_to_first_success'])} / {_mega(r[learned])}",
-                 f"{pct(r['speed_reflex_rate'])} / {pct(r['train_reflex_rate'])}",
-                 " / ".join(pct(r[f"late_{m}"]) for m in LATE_MODES),
-                 " / ".join(_two(r[f"late_reward_{t}"]) for t in LATE_REWARDS)]  # fmt: skip
+        cells = [
+            f"`{r['action_space']}`",
+            str(r["seed"]),
+            f"{r['physics_hz']:g} / {r['control_hz']:g} / {r['policy_hz']:g} Hz, {r['target_mode']}",
+            f"{r['iterations']} it × {r['num_envs']} envs ({r['env_steps']} steps)",
+            f"{r['train_wall_s']:g}",
+            f"{pct(r['success_rate'])} ({pct(r['success_ci95_lo'])}–{pct(r['success_ci95_hi'])})",
+            pct(r["train_success_rate"]),
+            f"{_mega(r['steps_to_first_success'])} / {_mega(r[learned])}",
+            f"{pct(r['speed_reflex_rate'])} / {pct(r['train_reflex_rate'])}",
+            " / ".join(pct(r[f"late_{m}"]) for m in LATE_MODES),
+            " / ".join(_two(r[f"late_reward_{t}"]) for t in LATE_REWARDS),
+        ]
         cells += [f"{pct(r[f'{f}_mean_success'])} / {pct(r[f'{f}_worst_success'])}" for f in factors]
         lines.append("| " + " | ".join(cells) + " |")
     models = [f"- `{r['action_space']}`: {r['low_level_actuator_model']}" for r in rows if r["seed"] == rows[0]["seed"]]
-    return "\n".join(["Per action space, over its seeds:", "", *summary, "", "Per run:", "", *lines, "",
-                      "Low-level actuator model of each action space:", "", *models, ""])  # fmt: skip
+    return "\n".join(
+        [
+            "Per action space, over its seeds:",
+            "",
+            *summary,
+            "",
+            "Per run:",
+            "",
+            *lines,
+            "",
+            "Low-level actuator model of each action space:",
+            "",
+            *models,
+            "",
+        ]
+    )

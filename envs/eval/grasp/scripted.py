@@ -85,8 +85,10 @@ class ScriptedGrasp:
 
     def __init__(self, env: ManagerBasedRLEnv, cfg: ScriptedGraspCfg | None = None) -> None:
         if env.cfg.action_space_info.get("name") != "ee_pose_delta":
-            raise ValueError(f"ScriptedGrasp drives the 'ee_pose_delta' action space, the env has "
-                             f"{env.cfg.action_space_info.get('name')!r}")  # fmt: skip
+            raise ValueError(
+                f"ScriptedGrasp drives the 'ee_pose_delta' action space, the env has "
+                f"{env.cfg.action_space_info.get('name')!r}"
+            )
         self.env = env
         self.cfg = cfg or ScriptedGraspCfg()
         n, dev = env.num_envs, env.device
@@ -222,16 +224,19 @@ def record_grasp_states(
     for _ in range(env.max_episode_length - 1):
         phase = policy.phase.clone()
         keep = active.clone()
-        rows.append({
-            "env": torch.nonzero(keep).flatten(),
-            "joint_pos": robot.data.joint_pos.torch[keep].clone(),
-            "joint_vel": robot.data.joint_vel.torch[keep].clone(),
-            "object_pose": torch.cat([obj.data.root_link_pos_w.torch - env.scene.env_origins,
-                                      obj.data.root_link_quat_w.torch], dim=-1)[keep],
-            "object_vel": obj.data.root_com_vel_w.torch[keep].clone(),
-            "object_size": size_term.size_m[keep].clone(),
-            "phase": phase[keep],
-        })  # fmt: skip
+        rows.append(
+            {
+                "env": torch.nonzero(keep).flatten(),
+                "joint_pos": robot.data.joint_pos.torch[keep].clone(),
+                "joint_vel": robot.data.joint_vel.torch[keep].clone(),
+                "object_pose": torch.cat(
+                    [obj.data.root_link_pos_w.torch - env.scene.env_origins, obj.data.root_link_quat_w.torch], dim=-1
+                )[keep],
+                "object_vel": obj.data.root_com_vel_w.torch[keep].clone(),
+                "object_size": size_term.size_m[keep].clone(),
+                "phase": phase[keep],
+            }
+        )
         _, _, terminated, truncated, _ = env.step(policy())
         succeeded |= hold.succeeded & active
         active &= ~(terminated | truncated)
@@ -251,8 +256,11 @@ def record_grasp_states(
         raise RuntimeError("the scripted grasp succeeded in no episode: no states to record")
     pick = np.concatenate(picks)
     out: dict[str, object] = {k: v[pick] for k, v in cat.items()}
-    out |= {"joint_names": list(robot.joint_names), "success_rate": float(succeeded.float().mean()),
-            "recorded": recorded}  # fmt: skip
+    out |= {
+        "joint_names": list(robot.joint_names),
+        "success_rate": float(succeeded.float().mean()),
+        "recorded": recorded,
+    }
     return out
 
 

@@ -56,13 +56,26 @@ def heading_table(records: Sequence[PushRecord], edges: Sequence[float]) -> list
     for name in DIRECTIONS:
         for i, (lo, hi) in enumerate(zip(edges[:-1], edges[1:], strict=True)):
             last = i == len(edges) - 2
-            inside = [r for r in records if direction(r.heading) == name and lo <= r.magnitude
-                      and (r.magnitude <= hi if last else r.magnitude < hi)]  # fmt: skip
+            inside = [
+                r
+                for r in records
+                if direction(r.heading) == name
+                and lo <= r.magnitude
+                and (r.magnitude <= hi if last else r.magnitude < hi)
+            ]
             if not inside:
                 continue
             falls = sum(r.fell for r in inside)
-            rows.append({"direction": name, "push_mps": [lo, hi], "pushes": len(inside), "falls": falls,
-                         "fall_rate": falls / len(inside), "ci95": wilson_interval(falls, len(inside))})  # fmt: skip
+            rows.append(
+                {
+                    "direction": name,
+                    "push_mps": [lo, hi],
+                    "pushes": len(inside),
+                    "falls": falls,
+                    "fall_rate": falls / len(inside),
+                    "ci95": wilson_interval(falls, len(inside)),
+                }
+            )
     return rows
 
 
@@ -108,8 +121,9 @@ def log_pushes(env, policy, steps: int, clip_actions: float | None = None) -> li
                 _, _, yaw = euler_xyz_from_quat(asset.data.root_quat_w.torch[pushed])
                 dv = push.last_dv[pushed]
                 heading = torch.atan2(dv[:, 1], dv[:, 0]) - yaw
-                for i, m, h, y in zip(pushed.tolist(), dv.norm(dim=-1).tolist(), heading.tolist(), yaw.tolist(),
-                                      strict=True):  # fmt: skip
+                for i, m, h, y in zip(
+                    pushed.tolist(), dv.norm(dim=-1).tolist(), heading.tolist(), yaw.tolist(), strict=True
+                ):
                     if i in open_push:  # held until the next push
                         m0, h0, y0 = open_push.pop(i)
                         records.append(PushRecord(m0, h0, fell=False, yaw=y0))
@@ -237,6 +251,9 @@ def summary(records: Sequence[PushRecord]) -> dict:
     falls = [r for r in records if r.fell]
     sagittal = sum(direction(r.heading) in ("forward", "backward") for r in falls)
     held = [r.magnitude for r in records if not r.fell]
-    return {"pushes": len(records), "falls": len(falls),
-            "sagittal_share_of_falls": sagittal / len(falls) if falls else float("nan"),
-            "largest_push_held_mps": float(np.max(held, initial=0.0))}  # fmt: skip
+    return {
+        "pushes": len(records),
+        "falls": len(falls),
+        "sagittal_share_of_falls": sagittal / len(falls) if falls else float("nan"),
+        "largest_push_held_mps": float(np.max(held, initial=0.0)),
+    }

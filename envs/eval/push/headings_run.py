@@ -103,11 +103,21 @@ def push_headings(req: PushHeadingsRequest) -> tuple[dict[str, Any], Path]:
         records = log_pushes(env, policy, req.steps)  # each policy clips its raw actions as in training
         stance = stance_offset(env, policy)  # after the log: the pushes logged are the task's draws from the seed
         env.close()
-    report = {"policy": variant_label(req), "task": task, "steps": req.steps, "num_envs": req.num_envs,
-              "seed": req.seed, "ankle_pitch_bias": req.ankle_pitch_bias, "hip_reflex": req.hip_reflex,
-              "crouch_rad": req.crouch, "reflex_steps": req.reflex_steps, "edges_mps": edges,
-              "summary": summary(records), "rows": heading_table(records, edges),
-              "stance_xi_ahead_of_ankles_m": {"mean": stance[0], "std": stance[1]}}  # fmt: skip
+    report = {
+        "policy": variant_label(req),
+        "task": task,
+        "steps": req.steps,
+        "num_envs": req.num_envs,
+        "seed": req.seed,
+        "ankle_pitch_bias": req.ankle_pitch_bias,
+        "hip_reflex": req.hip_reflex,
+        "crouch_rad": req.crouch,
+        "reflex_steps": req.reflex_steps,
+        "edges_mps": edges,
+        "summary": summary(records),
+        "rows": heading_table(records, edges),
+        "stance_xi_ahead_of_ankles_m": {"mean": stance[0], "std": stance[1]},
+    }
     out = Path(req.out or default_out(req))
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2))
@@ -117,12 +127,16 @@ def push_headings(req: PushHeadingsRequest) -> tuple[dict[str, Any], Path]:
 def report_lines(report: dict[str, Any]) -> list[str]:
     """The report as scripts/push_headings.py prints it: totals, the standing capture point, one line per row."""
     totals, stance = report["summary"], report["stance_xi_ahead_of_ankles_m"]
-    lines = [f"[realgap] {report['task']} | {report['policy']} | {totals['pushes']} pushes, {totals['falls']} followed "
-             f"by a fall ({totals['sagittal_share_of_falls']:.2f} of them sagittal)",
-             f"[realgap] standing (3 s, no pushes): ξ {stance['mean'] * 100:.1f} ± {stance['std'] * 100:.1f} cm ahead "
-             "of the ankles"]  # fmt: skip
+    lines = [
+        f"[realgap] {report['task']} | {report['policy']} | {totals['pushes']} pushes, {totals['falls']} followed "
+        f"by a fall ({totals['sagittal_share_of_falls']:.2f} of them sagittal)",
+        f"[realgap] standing (3 s, no pushes): ξ {stance['mean'] * 100:.1f} ± {stance['std'] * 100:.1f} cm ahead "
+        "of the ankles",
+    ]
     for r in report["rows"]:
         lo, hi = r["push_mps"]
-        lines.append(f"[realgap] {r['direction']:>8} {lo:g}-{hi:g} m/s  falls {r['falls']:>3} / {r['pushes']:<3}  "
-                     f"{r['fall_rate']:.2f} (95 % CI {r['ci95'][0]:.2f}-{r['ci95'][1]:.2f})")  # fmt: skip
+        lines.append(
+            f"[realgap] {r['direction']:>8} {lo:g}-{hi:g} m/s  falls {r['falls']:>3} / {r['pushes']:<3}  "
+            f"{r['fall_rate']:.2f} (95 % CI {r['ci95'][0]:.2f}-{r['ci95'][1]:.2f})"
+        )
     return lines

@@ -20,8 +20,17 @@ Counts = list[tuple[int, int]]
 """Per swept magnitude: (episodes survived, episodes)."""
 
 
-def isaac_single_push(meta: Any, onnx_path: Path, labels: Sequence[str], values: Sequence[float], episodes: int,
-                      push_at_s: float, duration_s: float, num_envs: int, seed: int) -> dict[str, Counts]:  # fmt: skip
+def isaac_single_push(
+    meta: Any,
+    onnx_path: Path,
+    labels: Sequence[str],
+    values: Sequence[float],
+    episodes: int,
+    push_at_s: float,
+    duration_s: float,
+    num_envs: int,
+    seed: int,
+) -> dict[str, Counts]:
     """Survival counts per label (``"policy"``: the export; ``"zero action"``) and magnitude in Isaac Lab."""
     from realgap.envs.eval.policies import export_actions, exported_policy, zero_policy
     from realgap.envs.eval.robustness.apply import pin_term, prepare_env_cfg
@@ -50,8 +59,16 @@ def isaac_single_push(meta: Any, onnx_path: Path, labels: Sequence[str], values:
     return out
 
 
-def mujoco_single_push(meta: Any, onnx_path: Path, labels: Sequence[str], values: Sequence[float], episodes: int,
-                       push_at_s: float, duration_s: float, seed: int) -> dict[str, Counts]:  # fmt: skip
+def mujoco_single_push(
+    meta: Any,
+    onnx_path: Path,
+    labels: Sequence[str],
+    values: Sequence[float],
+    episodes: int,
+    push_at_s: float,
+    duration_s: float,
+    seed: int,
+) -> dict[str, Counts]:
     """Survival counts per label and magnitude on the MuJoCo robot through the deploy runtime (the same headings, from
     ``seed``, for every label and magnitude; the export's fall rule, :attr:`PolicyMetadata.balance_protocol`)."""
 
@@ -69,8 +86,9 @@ def mujoco_single_push(meta: Any, onnx_path: Path, labels: Sequence[str], values
     out: dict[str, Counts] = {}
     for label in labels:
         # the zero action holds the task's stance, whatever nominal pose the policy was trained around
-        runtime = DeployRuntime(stance_metadata(meta) if label == "zero action" else meta, robot, policies[label],
-                                seed=seed)  # fmt: skip
+        runtime = DeployRuntime(
+            stance_metadata(meta) if label == "zero action" else meta, robot, policies[label], seed=seed
+        )
         out[label] = []
         for v in values:
             survived = 0

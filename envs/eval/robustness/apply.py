@@ -89,8 +89,11 @@ def prepare_env_cfg(env_cfg: Any, episode_s: float | None = None, single_push_at
 
 
 def _compliant_specs(env_cfg: Any) -> bool:
-    return any(s.get("transmission_stiffness") is not None
-               for c in realgap_actuator_cfgs(env_cfg, "robot").values() for s in c.specs.values())  # fmt: skip
+    return any(
+        s.get("transmission_stiffness") is not None
+        for c in realgap_actuator_cfgs(env_cfg, "robot").values()
+        for s in c.specs.values()
+    )
 
 
 def _standin(env_cfg: Any) -> dict[str, tuple[float, float]]:
@@ -106,9 +109,12 @@ def available_factors(env_cfg: Any) -> list[str]:
     """Factors a task's env config supports, known before the env is built (``push_mps`` needs the balance push
     term, ``object_mass_scale`` a rigid object called ``object``, the transmission factors compliant joints or a
     compliant stand-in of the robot)."""
-    has = {"": True, "push": find_push(env_cfg.events) is not None,
-           "object": getattr(env_cfg.scene, "object", None) is not None,
-           "compliant": _compliant_specs(env_cfg) or bool(_standin(env_cfg))}  # fmt: skip
+    has = {
+        "": True,
+        "push": find_push(env_cfg.events) is not None,
+        "object": getattr(env_cfg.scene, "object", None) is not None,
+        "compliant": _compliant_specs(env_cfg) or bool(_standin(env_cfg)),
+    }
     return [name for name, f in FACTORS.items() if has[f.needs]]
 
 
@@ -126,8 +132,10 @@ def prepare_compliant(env_cfg: Any) -> dict[str, tuple[float, float]]:
         return {}
     standin = _standin(env_cfg)
     if not standin:
-        raise ValueError("backlash_rad / transmission_stiffness_scale need joints built with a compliant transmission; "
-                         "this robot's specs are rigid and envs/robots has no compliant stand-in for it")  # fmt: skip
+        raise ValueError(
+            "backlash_rad / transmission_stiffness_scale need joints built with a compliant transmission; "
+            "this robot's specs are rigid and envs/robots has no compliant stand-in for it"
+        )
     build_compliant(env_cfg, "robot", standin)
     return dict(standin)
 
@@ -156,15 +164,17 @@ class pin_sweep_point(ManagerTermBase):
         keys = ("kp", "kd", "peak_torque", "torque_filter_hz", "velocity_limit", "backlash", "transmission_stiffness")
         self.nominal_params = [{k: getattr(act.chain.params, k).clone() for k in keys} for act, _ in self.actuators]
         self.nominal_stages = [act.chain.stages for act, _ in self.actuators]
-        self.datasheet_velocity = [torch.tensor([s.velocity_limit for s in act.specs], device=env.device)
-                                   for act, _ in self.actuators]  # fmt: skip
+        self.datasheet_velocity = [
+            torch.tensor([s.velocity_limit for s in act.specs], device=env.device) for act, _ in self.actuators
+        ]
         self.nominal_friction = (
             data.joint_friction_coeff.torch.clone(),
             data.joint_viscous_friction_coeff.torch.clone(),
         )
         contact = resolve_names(self.targets.contact_bodies, names, "robustness contact bodies", "body")
-        self.contact_shapes = torch.tensor([s for group in _body_colliders(self.robot, contact) for s in group],
-                                           dtype=torch.long, device=env.device)  # fmt: skip
+        self.contact_shapes = torch.tensor(
+            [s for group in _body_colliders(self.robot, contact) for s in group], dtype=torch.long, device=env.device
+        )
         self.solref = ColliderSolref(env, self.robot, self.contact_shapes, "robustness contact bodies")
         model = env.sim.physics_manager.get_model()
         self.mu = wp.to_torch(self.robot._root_view.get_attribute("shape_material_mu", model)[:, 0])  # (E, S) view
@@ -311,11 +321,15 @@ class pin_sweep_point(ManagerTermBase):
                 params.backlash[:] = torch.where(compliant, v["backlash_rad"][:, None], nominal["backlash"])
             if "transmission_stiffness_scale" in v:
                 scale = v["transmission_stiffness_scale"][:, None]
-                params.transmission_stiffness[:] = torch.where(compliant, nominal["transmission_stiffness"] * scale,
-                                                               nominal["transmission_stiffness"])  # fmt: skip
+                params.transmission_stiffness[:] = torch.where(
+                    compliant, nominal["transmission_stiffness"] * scale, nominal["transmission_stiffness"]
+                )
             finite = {k: bool(torch.isfinite(getattr(params, k)).any()) for k in ("torque_filter_hz", "velocity_limit")}
-            on = replace(stages, torque_filter=stages.torque_filter or finite["torque_filter_hz"],
-                         velocity_limit=stages.velocity_limit or finite["velocity_limit"])  # fmt: skip
+            on = replace(
+                stages,
+                torque_filter=stages.torque_filter or finite["torque_filter_hz"],
+                velocity_limit=stages.velocity_limit or finite["velocity_limit"],
+            )
             if on != act.chain.stages:
                 act.chain.set_stages(on)
 
@@ -385,7 +399,10 @@ class pin_sweep_point(ManagerTermBase):
     def __call__(self, env: ManagerBasedRLEnv, env_ids: torch.Tensor | slice | None) -> None:
         if not self.values:
             return
-        ids = torch.arange(self.num_envs, device=self.device) if env_ids is None or isinstance(env_ids, slice) else (
-            env_ids.to(self.device, torch.long))  # fmt: skip
+        ids = (
+            torch.arange(self.num_envs, device=self.device)
+            if env_ids is None or isinstance(env_ids, slice)
+            else (env_ids.to(self.device, torch.long))
+        )
         self._pin_delay(ids)
         self._scale_object(ids)

@@ -125,8 +125,10 @@ def check_compliant_alone(factors: list[str], standin: dict[str, Any]) -> None:
 
     rigid = [f for f in factors if f not in COMPLIANT_FACTORS]
     if standin and rigid:
-        raise ValueError(f"{sorted(set(factors) & set(COMPLIANT_FACTORS))} build the joints compliant, which "
-                         f"changes the robot {rigid} would be swept on: sweep them in a separate call")  # fmt: skip
+        raise ValueError(
+            f"{sorted(set(factors) & set(COMPLIANT_FACTORS))} build the joints compliant, which "
+            f"changes the robot {rigid} would be swept on: sweep them in a separate call"
+        )
 
 
 def parse_heatmap(text: str | None, factors: list[str]) -> tuple[str, str] | None:
@@ -157,14 +159,18 @@ def evaluate(req: EvalRequest) -> tuple[dict[str, Any], Path, int]:
     env_cfg, agent_cfg = load_cfgs(task, req.device, req.num_envs, req.seed)
     settings = {policy_settings(v[1]) for v in checkpoints.values() if v is not None and v[0] == "checkpoint"}
     if len(settings) > 1:
-        raise ValueError("the checkpoints come from runs with different rates or interface overrides "
-                         f"({sorted(map(str, settings))}); evaluate them one run at a time")  # fmt: skip
+        raise ValueError(
+            "the checkpoints come from runs with different rates or interface overrides "
+            f"({sorted(map(str, settings))}); evaluate them one run at a time"
+        )
     for s in settings:  # the run's rates and interface overrides (an observation history, a network size)
         s.apply(env_cfg, agent_cfg)
     exports = [v[1][0] for v in checkpoints.values() if v is not None and v[0] == "export"]
     if any(m.actions != exports[0].actions for m in exports):
-        raise ValueError("the exports act through different action terms (another nominal pose, scale or ramp); "
-                         "evaluate them one at a time")  # fmt: skip
+        raise ValueError(
+            "the exports act through different action terms (another nominal pose, scale or ramp); "
+            "evaluate them one at a time"
+        )
     if exports:  # their action terms (a policy trained around another nominal pose); the zero action holds the stance
         from realgap.envs.eval.policies import export_actions
 
@@ -205,21 +211,31 @@ def evaluate(req: EvalRequest) -> tuple[dict[str, Any], Path, int]:
             return checkpoint_policy(env, agent_cfg, value) if kind == "checkpoint" else exported_policy(env, *value)
 
         policies = {label: make_policy(given) for label, given in checkpoints.items()}
-        print(f"[realgap] {task}: {len(plan.points)} points x {req.episodes} episodes x {len(policies)} policies "
-              f"in batches of {env.num_envs} envs")  # fmt: skip
+        print(
+            f"[realgap] {task}: {len(plan.points)} points x {req.episodes} episodes x {len(policies)} policies "
+            f"in batches of {env.num_envs} envs"
+        )
         results = robustness_run.run_plan(env, policies, plan, req.episodes, seed=req.seed)
         env.close()
     success = "task success" if getattr(env_cfg, "episode_success", None) is not None else "survival to the time-out"
     report = {
-        "task": task, "robot": robot, "success": success, "rates": env_cfg.rates,
+        "task": task,
+        "robot": robot,
+        "success": success,
+        "rates": env_cfg.rates,
         "action_space": getattr(env_cfg, "action_space_info", None),
-        "actuators": {name: {"model": type(cfg).__name__, "specs": sorted(getattr(cfg, "specs", {}))}
-                      for name, cfg in env_cfg.scene.robot.actuators.items()},
+        "actuators": {
+            name: {"model": type(cfg).__name__, "specs": sorted(getattr(cfg, "specs", {}))}
+            for name, cfg in env_cfg.scene.robot.actuators.items()
+        },
         "compliant_transmission": standin,  # spec group -> (N·m/rad, N·m·s/rad) of the stand-in the env was built with
         "policies": {label: describe(given) for label, given in checkpoints.items()},
-        "episodes_per_point": req.episodes, "episode_s": env_cfg.episode_length_s, "num_envs": env_cfg.scene.num_envs,
-        "seed": req.seed, "wall_s": round(time.perf_counter() - t0, 1),
-    } | build_report(plan, results)  # fmt: skip
+        "episodes_per_point": req.episodes,
+        "episode_s": env_cfg.episode_length_s,
+        "num_envs": env_cfg.scene.num_envs,
+        "seed": req.seed,
+        "wall_s": round(time.perf_counter() - t0, 1),
+    } | build_report(plan, results)
     return report, out, write_report(report, out)
 
 
@@ -244,8 +260,10 @@ def summary_lines(report: dict[str, Any], out: Path, plots: int) -> list[str]:
     lines = []
     for label, stats in report["reference"].items():
         lo, hi = stats["success_ci95"]
-        lines.append(f"[realgap] {label}: {metric}={stats['success_rate']:.3f} (95 % CI {lo:.3f}-{hi:.3f}, "
-                     f"{stats['episodes']} episodes) under the task's own draws (reference)")  # fmt: skip
+        lines.append(
+            f"[realgap] {label}: {metric}={stats['success_rate']:.3f} (95 % CI {lo:.3f}-{hi:.3f}, "
+            f"{stats['episodes']} episodes) under the task's own draws (reference)"
+        )
     for name, f in report["factors"].items():
         rows = "  ".join(f"{r['value']:g}:{r['success_rate']:.2f}" for r in next(iter(f["policies"].values())))
         lines.append(f"[realgap] {name:>20}  {rows}")

@@ -44,8 +44,13 @@ def _label(name: str, factor: Mapping[str, Any]) -> str:
     return f"{name} [{factor['unit']}]" if factor.get("unit") else name
 
 
-def plot_factor(name: str, factor: Mapping[str, Any], path: Path, metric_name: str = "success",
-                reference: Mapping[str, Any] | None = None) -> Path:  # fmt: skip
+def plot_factor(
+    name: str,
+    factor: Mapping[str, Any],
+    path: Path,
+    metric_name: str = "success",
+    reference: Mapping[str, Any] | None = None,
+) -> Path:
     """Success rate and time up against one factor's values, per policy.
 
     Args:
@@ -65,8 +70,13 @@ def plot_factor(name: str, factor: Mapping[str, Any], path: Path, metric_name: s
         line = ax_rate.plot(x, rate, marker="o", label=label)[0]
         ax_rate.fill_between(x, lo, hi, color=line.get_color(), alpha=0.2)
         if reference and label in reference:
-            ax_rate.axhline(_num(reference[label]["success_rate"]), color=line.get_color(), linestyle=":",
-                            linewidth=1, label=f"{label}: task's own draws")  # fmt: skip
+            ax_rate.axhline(
+                _num(reference[label]["success_rate"]),
+                color=line.get_color(),
+                linestyle=":",
+                linewidth=1,
+                label=f"{label}: task's own draws",
+            )
         mean = [_num(r["time_up_s"]["mean"]) for r in rows]
         ci = [0.0 if math.isnan(_num(r["time_up_s"]["ci95"])) else r["time_up_s"]["ci95"] for r in rows]
         ax_time.errorbar(x, mean, yerr=ci, marker="o", capsize=3, color=line.get_color(), label=label)
@@ -88,8 +98,9 @@ def plot_factor(name: str, factor: Mapping[str, Any], path: Path, metric_name: s
     return path
 
 
-def plot_heatmap(heatmap: Mapping[str, Any], factors: Mapping[str, Any], path: Path,
-                 metric_name: str = "success") -> Path:  # fmt: skip
+def plot_heatmap(
+    heatmap: Mapping[str, Any], factors: Mapping[str, Any], path: Path, metric_name: str = "success"
+) -> Path:
     """Success rate over the two-factor grid, one panel per policy."""
     labels = list(heatmap["policies"])
     fig, axes = plt.subplots(1, len(labels), figsize=(4.6 * len(labels) + 0.8, 4.0), squeeze=False)

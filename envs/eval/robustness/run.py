@@ -75,8 +75,12 @@ def run_plan(
     term = pin_term(env)
     batches = pack(plan.points, episodes, env.num_envs)
     results: dict[str, dict[Point, list[Episode]]] = {label: {p: [] for p in plan.points} for label in policies}
-    progress = Progress("[realgap] evaluate", len(plan.points) * episodes * len(policies), unit="episodes",
-                        interval_s=progress_interval_s)  # fmt: skip
+    progress = Progress(
+        "[realgap] evaluate",
+        len(plan.points) * episodes * len(policies),
+        unit="episodes",
+        interval_s=progress_interval_s,
+    )
     for b, batch in enumerate(batches):
         rows = [point_values(p, plan.nominal) for p in batch]
         rows += [dict(plan.nominal)] * (env.num_envs - len(batch))

@@ -80,16 +80,22 @@ class Factor:
         v = float(value)
         inf = self.inf_ok and v == math.inf
         if not inf and not (math.isfinite(v) and self.lo <= v <= self.hi):
-            raise ValueError(f"factor {self.name}: value {value!r} outside its admissible range [{self.lo:g}, "
-                             f"{self.hi:g}]{' or inf' if self.inf_ok else ''} {self.unit}".rstrip())  # fmt: skip
+            raise ValueError(
+                f"factor {self.name}: value {value!r} outside its admissible range [{self.lo:g}, "
+                f"{self.hi:g}]{' or inf' if self.inf_ok else ''} {self.unit}".rstrip()
+            )
         if self.below_nyquist and physics_dt is not None and not inf and v >= 0.5 / physics_dt:
-            raise ValueError(f"factor {self.name}: value {value!r} {self.unit} is not below the Nyquist rate "
-                             f"1/(2·dt) = {0.5 / physics_dt:g} Hz of the physics step {physics_dt:g} s")  # fmt: skip
+            raise ValueError(
+                f"factor {self.name}: value {value!r} {self.unit} is not below the Nyquist rate "
+                f"1/(2·dt) = {0.5 / physics_dt:g} Hz of the physics step {physics_dt:g} s"
+            )
         shortest = self.min_physics_steps * (physics_dt or 0.0)
         if v < shortest * (1.0 - 1e-6):  # float32 values: 0.01 arrives as 0.0099999998
-            raise ValueError(f"factor {self.name}: value {value!r} {self.unit} is shorter than "
-                             f"{self.min_physics_steps:g} physics steps ({shortest:g} s at dt = {physics_dt:g} s): "
-                             "MuJoCo would clamp it up, so the point would not be the one asked for")  # fmt: skip
+            raise ValueError(
+                f"factor {self.name}: value {value!r} {self.unit} is shorter than "
+                f"{self.min_physics_steps:g} physics steps ({shortest:g} s at dt = {physics_dt:g} s): "
+                "MuJoCo would clamp it up, so the point would not be the one asked for"
+            )
         return v
 
 
@@ -104,7 +110,7 @@ FACTORS: dict[str, Factor] = {
             "CoM of the payload body moved forward (+x of its frame), whole mass rigidly",
             0.0,
             -math.inf,
-        ),  # fmt: skip
+        ),
         Factor("inertia_scale", "", "every robot link's rotational inertia about its CoM × s (mass kept)", 1.0, 1e-3),
         Factor(
             "object_mass_scale",
@@ -113,18 +119,14 @@ FACTORS: dict[str, Factor] = {
             1.0,
             1e-3,
             needs="object",
-        ),  # fmt: skip
-        Factor(
-            "command_delay_s", "s", "command latency, rounded to physics steps (nominal: the datasheet mean)", None
-        ),  # fmt: skip
+        ),
+        Factor("command_delay_s", "s", "command latency, rounded to physics steps (nominal: the datasheet mean)", None),
         Factor("pd_gain_scale", "", "servo kp and kd × s", 1.0, 1e-3),
-        Factor(
-            "torque_limit_scale", "", "peak torque (and stall torque of the torque-speed line) × s", 1.0, 1e-3, 1.0
-        ),  # fmt: skip
+        Factor("torque_limit_scale", "", "peak torque (and stall torque of the torque-speed line) × s", 1.0, 1e-3, 1.0),
         Factor("joint_friction_scale", "", "joint Coulomb and viscous friction × s", 1.0),
         Factor(
             "contact_friction", "", "Coulomb μ of the contact bodies' colliders (G1: feet, Panda: finger pads)", None
-        ),  # fmt: skip
+        ),
         Factor(
             "contact_timeconst_s",
             "s",
@@ -186,7 +188,7 @@ FACTORS: dict[str, Factor] = {
             "every push's horizontal velocity change (random heading, the task's timing)",
             None,
             needs="push",
-        ),  # fmt: skip
+        ),
     )
 }
 """Every factor a sweep can vary, by name."""
@@ -264,8 +266,9 @@ class Plan:
         return [[make_point({fx: x, fy: y}, self.nominal) for x in self.sweeps[fx]] for y in self.sweeps[fy]]
 
 
-def make_plan(sweeps: Mapping[str, Sequence[float]], nominal: Mapping[str, float],
-              grid: tuple[str, str] | None = None) -> Plan:  # fmt: skip
+def make_plan(
+    sweeps: Mapping[str, Sequence[float]], nominal: Mapping[str, float], grid: tuple[str, str] | None = None
+) -> Plan:
     """Build the :class:`Plan` of one-factor sweeps (and a grid over two of them).
 
     Raises:
@@ -334,8 +337,13 @@ def build_report(plan: Plan, results: Mapping[str, Mapping[Point, Sequence[Episo
             label: [{"value": v} | summarize(by_point[p]) for v, p in zip(values, plan.sweep_points(name), strict=True)]
             for label, by_point in results.items()
         }
-        factors[name] = {"unit": f.unit, "description": f.description, "nominal": plan.nominal[name],
-                         "values": list(values), "policies": per_policy}  # fmt: skip
+        factors[name] = {
+            "unit": f.unit,
+            "description": f.description,
+            "nominal": plan.nominal[name],
+            "values": list(values),
+            "policies": per_policy,
+        }
     heatmap = None
     if plan.grid is not None:
         fx, fy = plan.grid
@@ -343,9 +351,15 @@ def build_report(plan: Plan, results: Mapping[str, Mapping[Point, Sequence[Episo
         policies = {}
         for label, by_point in results.items():
             stats = [[summarize(by_point[p]) for p in row] for row in grid]
-            policies[label] = {key: [[s[key] for s in row] for row in stats]
-                               for key in ("success_rate", "success_ci95", "episodes")}  # fmt: skip
-        heatmap = {"x": fx, "y": fy, "x_values": list(plan.sweeps[fx]), "y_values": list(plan.sweeps[fy]),
-                   "policies": policies}  # fmt: skip
+            policies[label] = {
+                key: [[s[key] for s in row] for row in stats] for key in ("success_rate", "success_ci95", "episodes")
+            }
+        heatmap = {
+            "x": fx,
+            "y": fy,
+            "x_values": list(plan.sweeps[fx]),
+            "y_values": list(plan.sweeps[fy]),
+            "policies": policies,
+        }
     reference = {label: summarize(by_point[REFERENCE]) for label, by_point in results.items() if REFERENCE in by_point}
     return {"nominal": dict(plan.nominal), "reference": reference, "factors": factors, "heatmap": heatmap}

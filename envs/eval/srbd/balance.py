@@ -27,8 +27,13 @@ from realgap.envs.format import load_policy
 from realgap.envs.srbd.controller import SRBDController
 
 
-def evaluate(policy_dir: str | Path, episodes: int = 32, duration_s: float = 20.0, seed: int = 0,
-             push_mps: tuple[float, float] | None = None) -> dict[str, Any]:  # fmt: skip
+def evaluate(
+    policy_dir: str | Path,
+    episodes: int = 32,
+    duration_s: float = 20.0,
+    seed: int = 0,
+    push_mps: tuple[float, float] | None = None,
+) -> dict[str, Any]:
     """Survival (share of episodes without a fall, Wilson 95 %) and mean time up of each arm, under the export's
     balance protocol with ``duration_s`` episodes and ``push_mps`` (None: the protocol's)."""
     from realgap.envs.deploy.episode import run_episode, schedules
@@ -43,31 +48,47 @@ def evaluate(policy_dir: str | Path, episodes: int = 32, duration_s: float = 20.
         "zero_action": DeployRuntime(meta, robot, ZeroPolicy(meta.action_dim), seed=seed),
         "srbd_controller": SRBDController(DeployRuntime(meta, robot, None, seed=seed), robot),
     }
-    out: dict[str, Any] = {"episodes": episodes, "duration_s": duration_s, "push_mps": list(protocol.push_mps),
-                           "seed": seed, "arms": {}}  # fmt: skip
+    out: dict[str, Any] = {
+        "episodes": episodes,
+        "duration_s": duration_s,
+        "push_mps": list(protocol.push_mps),
+        "seed": seed,
+        "arms": {},
+    }
     for name, runner in arms.items():
         results = [run_episode(runner, robot, s, protocol) for s in plan]
         up = sum(not r.fell for r in results)
         lo, hi = wilson_interval(up, episodes)
-        out["arms"][name] = {"survival": up / episodes, "survival_ci95": [lo, hi],
-                             "time_up_mean_s": float(np.mean([r.time_up_s for r in results])),
-                             "falls": episodes - up}  # fmt: skip
+        out["arms"][name] = {
+            "survival": up / episodes,
+            "survival_ci95": [lo, hi],
+            "time_up_mean_s": float(np.mean([r.time_up_s for r in results])),
+            "falls": episodes - up,
+        }
     return out
 
 
 def evaluation_lines(result: Mapping[str, Any]) -> list[str]:
     """One line per arm of :func:`evaluate`'s result: survival with its Wilson interval and the mean time up."""
-    return [f"[realgap] {name}: survival {arm['survival']:.3f} (95 % {arm['survival_ci95'][0]:.3f}-"
-            f"{arm['survival_ci95'][1]:.3f}), time up {arm['time_up_mean_s']:.2f} s"
-            for name, arm in result["arms"].items()]  # fmt: skip
+    return [
+        f"[realgap] {name}: survival {arm['survival']:.3f} (95 % {arm['survival_ci95'][0]:.3f}-"
+        f"{arm['survival_ci95'][1]:.3f}), time up {arm['time_up_mean_s']:.2f} s"
+        for name, arm in result["arms"].items()
+    ]
 
 
 PUSH_LIMIT_MPS = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7)
 """Push magnitudes of the SRBD controller's MuJoCo single-push sweep, m/s."""
 
 
-def single_push(policy_dir: str | Path, values: tuple[float, ...], episodes: int = 16, push_at_s: float = 1.0,
-                duration_s: float = 4.0, seed: int = 0) -> dict[str, Any]:  # fmt: skip
+def single_push(
+    policy_dir: str | Path,
+    values: tuple[float, ...],
+    episodes: int = 16,
+    push_at_s: float = 1.0,
+    duration_s: float = 4.0,
+    seed: int = 0,
+) -> dict[str, Any]:
     """Single-push survival of the SRBD controller per magnitude (m/s), the protocol of
     :func:`realgap.envs.eval.push.limit.mujoco_single_push`: one push at ``push_at_s`` of a heading drawn from
     ``seed`` (the same headings for every magnitude), stay up until ``duration_s``. The limit is the largest swept
@@ -87,11 +108,24 @@ def single_push(policy_dir: str | Path, values: tuple[float, ...], episodes: int
         for h in headings:
             push = Push(push_at_s, (v * math.cos(h), v * math.sin(h)))
             up += not run_episode(controller, robot, [push], protocol).fell
-        rows.append({"push_mps": v, "survived": up, "episodes": episodes, "survival": up / episodes,
-                     "ci95": list(wilson_interval(up, episodes))})  # fmt: skip
+        rows.append(
+            {
+                "push_mps": v,
+                "survived": up,
+                "episodes": episodes,
+                "survival": up / episodes,
+                "ci95": list(wilson_interval(up, episodes)),
+            }
+        )
     held = [r["push_mps"] for r in rows if r["survival"] >= 0.5]
-    return {"episodes": episodes, "push_at_s": push_at_s, "recover_s": duration_s - push_at_s, "seed": seed,
-            "rows": rows, "limit_mps": max(held) if held else None}  # fmt: skip
+    return {
+        "episodes": episodes,
+        "push_at_s": push_at_s,
+        "recover_s": duration_s - push_at_s,
+        "seed": seed,
+        "rows": rows,
+        "limit_mps": max(held) if held else None,
+    }
 
 
 LAB_FACTORS: dict[str, tuple[float, ...]] = {
@@ -111,9 +145,16 @@ ARMS = ("SRBD controller", "learned policy", "zero action")
 """The three arms' labels in the Isaac Lab report."""
 
 
-def lab_evaluate(policy_dir: str | Path, out: str | Path, factors: Mapping[str, Sequence[float]] | None = None,
-                 episodes: int = 16, num_envs: int = 64, seed: int = 0, device: str = "cpu",
-                 command: str = "") -> dict[str, Any]:  # fmt: skip
+def lab_evaluate(
+    policy_dir: str | Path,
+    out: str | Path,
+    factors: Mapping[str, Sequence[float]] | None = None,
+    episodes: int = 16,
+    num_envs: int = 64,
+    seed: int = 0,
+    device: str = "cpu",
+    command: str = "",
+) -> dict[str, Any]:
     """The three arms in the balance task's robustness protocol on Isaac Lab; writes ``out/report.json`` and one plot
     per factor (the format of ``scripts/evaluate.py``'s report, plus the controller's settings and ``command``).
 
@@ -162,18 +203,35 @@ def lab_evaluate(policy_dir: str | Path, out: str | Path, factors: Mapping[str, 
         controller = SRBDLabPolicy(env)
         policies = dict(zip(ARMS, (controller, exported_policy(env, meta, onnx_path), zero_policy(env)), strict=True))
         plan = make_plan(factors, pin_term(env).nominal_values())
-        print(f"[realgap] {task}: {len(plan.points)} points x {episodes} episodes x {len(policies)} arms in batches "
-              f"of {env.num_envs} envs")  # fmt: skip
+        print(
+            f"[realgap] {task}: {len(plan.points)} points x {episodes} episodes x {len(policies)} arms in batches "
+            f"of {env.num_envs} envs"
+        )
         results = robustness_run.run_plan(env, policies, plan, episodes, seed=seed)
         env.close()
     report = {
-        "command": command, "task": task, "robot": "g1", "success": "survival to the time-out", "rates": env_cfg.rates,
-        "policies": {ARMS[0]: "envs/eval/srbd/lab.py (the SRBD law of envs/srbd/law.py at the policy rate)",
-                     ARMS[1]: f"export {Path(policy_dir)}", ARMS[2]: "zero action (the task's stance)"},
-        "controller": {"gains": controller.law.gains, "mu": controller.law.mu, "ramp_s": controller.law.ramp_s,
-                       "rate_hz": round(1.0 / env.step_dt), "state": "perfect (the simulator's root and joint state)"},
-        "episodes_per_point": episodes, "episode_s": env_cfg.episode_length_s, "num_envs": env_cfg.scene.num_envs,
-        "seed": seed, "wall_s": round(time.perf_counter() - t0, 1),
-    } | build_report(plan, results)  # fmt: skip
+        "command": command,
+        "task": task,
+        "robot": "g1",
+        "success": "survival to the time-out",
+        "rates": env_cfg.rates,
+        "policies": {
+            ARMS[0]: "envs/eval/srbd/lab.py (the SRBD law of envs/srbd/law.py at the policy rate)",
+            ARMS[1]: f"export {Path(policy_dir)}",
+            ARMS[2]: "zero action (the task's stance)",
+        },
+        "controller": {
+            "gains": controller.law.gains,
+            "mu": controller.law.mu,
+            "ramp_s": controller.law.ramp_s,
+            "rate_hz": round(1.0 / env.step_dt),
+            "state": "perfect (the simulator's root and joint state)",
+        },
+        "episodes_per_point": episodes,
+        "episode_s": env_cfg.episode_length_s,
+        "num_envs": env_cfg.scene.num_envs,
+        "seed": seed,
+        "wall_s": round(time.perf_counter() - t0, 1),
+    } | build_report(plan, results)
     write_report(report, Path(out))
     return report

@@ -95,8 +95,15 @@ class SRBDLabPolicy:
         ramp_s: The law's ramp into the crouch, s.
     """
 
-    def __init__(self, env: Any, mjcf_path: str | Path | None = None, *, gains: Mapping[str, float] | None = None,
-                 mu: float = 0.6, ramp_s: float = 1.0) -> None:  # fmt: skip
+    def __init__(
+        self,
+        env: Any,
+        mjcf_path: str | Path | None = None,
+        *,
+        gains: Mapping[str, float] | None = None,
+        mu: float = 0.6,
+        ramp_s: float = 1.0,
+    ) -> None:
 
         self.env = env
         self.robot = env.scene["robot"]

@@ -16,8 +16,11 @@ from realgap.envs.format.metadata import PolicyMetadata
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m realgap.envs.deploy.drivers.g1_dds_sim", description=g1_dds_sim.__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    p = argparse.ArgumentParser(
+        prog="python -m realgap.envs.deploy.drivers.g1_dds_sim",
+        description=g1_dds_sim.__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--policy", required=True, help="export folder: its MJCF, drives and start pose are simulated")
     p.add_argument("--domain", type=int, default=1, help="DDS domain id (default 1; a real G1 uses 0)")
     p.add_argument("--interface", default="lo", help="network interface (default lo: loopback)")
