@@ -24,6 +24,9 @@ compliant stand-in for their spec group (:data:`realgap.envs.robots.COMPLIANT_TR
 actuator config is rebuilt with it (the solver's armature then leaves out the motor inertia the chain integrates);
 otherwise the profile is refused.
 
+A profile's ``actuator_model`` other than the chain rebuilds the robot's actuator configs first
+(:func:`realgap.envs.dr.targets.use_actuator_model`), after refusing sections that need the chain it removes.
+
 The terms are built in :mod:`realgap.envs.dr.terms`, against what the task offers (:mod:`realgap.envs.dr.targets`);
 this module routes body-owned groups, then writes everything into the config once all of it is validated.
 """
@@ -41,7 +44,7 @@ from realgap.envs.dr.profile import DRProfile, load_dr_profile
 from realgap.envs.dr.push import find_push
 from realgap.envs.dr.targets import ROOT_RESETS as ROOT_RESETS
 from realgap.envs.dr.targets import asset_names as asset_names
-from realgap.envs.dr.targets import body_owners, root_reset_of
+from realgap.envs.dr.targets import body_owners, root_reset_of, use_actuator_model
 from realgap.envs.dr.targets import build_compliant as build_compliant
 from realgap.envs.dr.targets import realgap_actuator_cfgs as realgap_actuator_cfgs
 from realgap.envs.dr.terms import SECTIONS as SECTIONS
@@ -84,6 +87,32 @@ def _route_owned(env_cfg: Any, profile: DRProfile) -> tuple[DRProfile, list[tupl
         for section in ("payload", "contact_geometry", "initial_pose")
     }
     return dataclasses.replace(profile, **kept), updates
+
+
+def _check_actuator_model(profile: DRProfile, compliant: bool) -> None:
+    """Refuse sections that act on a chain the profile's ``actuator_model`` does not run.
+
+    Raises:
+        ValueError: ``chain_no_delay`` with a delay range; ``implicit_pd`` with actuator, stage, delay or transmission
+            randomization (the solver's PD has no chain for them to write into).
+    """
+    delay = profile.command_delay_s != (0.0, 0.0)
+    if profile.actuator_model == "chain_no_delay" and delay:
+        raise ValueError(
+            f"{profile.name}: actuator_model chain_no_delay runs without delay, but command_delay_s is "
+            f"{list(profile.command_delay_s)}; set command_delay_s: [0.0, 0.0]"
+        )
+    if profile.actuator_model == "implicit_pd":
+        on_chain = {
+            "actuator": bool(profile.actuator),
+            "actuator_stages": bool(profile.actuator_stages) or compliant,
+            "command_delay_s": delay,
+        }
+        if any(on_chain.values()):
+            raise ValueError(
+                f"{profile.name}: actuator_model implicit_pd has no actuator chain for "
+                f"{[k for k, on in on_chain.items() if on]} to randomize; leave them empty"
+            )
 
 
 def apply_dr_profile(
@@ -130,7 +159,9 @@ def apply_dr_profile(
     replaced = [
         root_reset_of(env_cfg, t.params["asset_cfg"].name) for t in terms.values() if t.func is reset_root_pose_uniform
     ]
+    _check_actuator_model(profile, bool(compliant))
     # Everything is validated: now edit the config.
+    use_actuator_model(env_cfg, profile.actuator_model)  # builds every new config before it writes one
     for asset, transmission in compliant.items():
         build_compliant(env_cfg, asset, transmission)
     if push is not None:

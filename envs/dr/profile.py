@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from realgap.envs.dr.profile_schema import (  # noqa: F401  (the schema, re-exported)
+    ACTUATOR_MODELS,
     INERTIA_BOUNDS,
     MAX_LUMP_TRAVEL_M,
     MIN_TIMECONST_STEPS,

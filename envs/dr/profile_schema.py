@@ -5,7 +5,8 @@ over which *plausible* real-world range: payload mass and CoM, link mass/inertia
 torque limit, command delay, contact friction, contact solref, contact geometry, initial object pose, and (balance)
 pushes. Every top-level key must be present (an empty list says "considered, not randomized") except
 ``actuator_stages`` (the actuator chain's optional stages: absent or ``[]`` leaves every chain as its specs built it)
-and ``contact_solref`` (absent or ``[]``: every collider keeps the task's solref); inside a group,
+``contact_solref`` (absent or ``[]``: every collider keeps the task's solref) and ``actuator_model`` (absent: the
+chain, :data:`ACTUATOR_MODELS`); inside a group,
 omitted fields mean "not randomized". Body / joint selectors are full-match regular expressions (Isaac Lab's
 convention) on the names of the scene entity ``asset`` (``robot``, ``object``). Ranges are ``[lo, hi]`` and uniform;
 unit suffixes are part of the key names (``_m``, ``_kg``, ``_s``, ``_nm``, ``_nms_per_rad``, ``_mps``, ``_rad``,
@@ -37,6 +38,11 @@ from realgap.envs.dr.inertia_sampling import (
 PROFILE_PACKAGE = "realgap.configs"
 PROFILE_DIR = "dr"
 TASKS = ("balance", "grasp")
+ACTUATOR_MODELS = ("chain", "chain_no_delay", "implicit_pd")
+"""What drives the joints in training: ``chain``, the explicit datasheet chain with its command delay (the default);
+``chain_no_delay``, that chain with every spec's latency at zero; ``implicit_pd``, Isaac Lab's implicit solver PD with
+the specs' gains, armature, friction and effort limits (no delay, servo hold nor torque–speed line) -- what a user
+gets without realgap. The transfer study's arms (b) and (a) (docs/results/transfer.md)."""
 
 
 def _f(kind: str, unit: str = "", default: Any = dataclasses.MISSING) -> Any:
@@ -179,6 +185,7 @@ class DRProfile:
     push: PushSpec | None = _f("push")
     actuator_stages: tuple[ActuatorStagesGroup, ...] = _f("groups", default=())
     contact_solref: tuple[ContactSolrefGroup, ...] = _f("groups", default=())
+    actuator_model: str = _f("actuator_model", default="chain")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain YAML/JSON-ready dict with every field resolved; ``parse_dr_profile(p.to_dict()) == p``."""
@@ -298,6 +305,10 @@ def _parse_value(kind: str, unit: str, value: Any, where: str) -> Any:
             except re.error as err:
                 raise ValueError(f"{where}: invalid regex {pattern!r}: {err}") from None
         return tuple(patterns)
+    if kind == "actuator_model":
+        if value not in ACTUATOR_MODELS:
+            raise ValueError(f"{where}: expected one of {list(ACTUATOR_MODELS)}, got {value!r}")
+        return value
     if kind == "bool":
         if not isinstance(value, bool):
             raise ValueError(f"{where}: expected true or false, got {value!r}")

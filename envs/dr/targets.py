@@ -100,6 +100,39 @@ def build_compliant(env_cfg: Any, asset: str, transmission: dict[str, tuple[floa
     return done
 
 
+def use_actuator_model(env_cfg: Any, model: str) -> list[str]:
+    """Rebuild every realgap actuator config of the scene for ``model`` (one of
+    :data:`~realgap.envs.dr.profile.ACTUATOR_MODELS`): ``chain_no_delay`` keeps the chain with zero latency,
+    ``implicit_pd`` swaps in Isaac Lab's implicit PD with the same datasheet numbers; ``chain`` changes nothing.
+    Edits ``env_cfg`` before the env is built.
+
+    Returns:
+        ``asset/actuator`` of every config rebuilt.
+
+    Raises:
+        ValueError: A model other than ``chain`` on a scene with no realgap actuator.
+    """
+    from realgap.envs.sim.actuator import implicit_actuator_cfg, realgap_actuator_cfg, without_delay
+
+    if model == "chain":
+        return []
+    rebuilt = []
+    for asset in [n for n in dir(env_cfg.scene) if not n.startswith("_")]:
+        for name, cfg in realgap_actuator_cfgs(env_cfg, asset).items():
+            specs = {k: ActuatorSpec.from_dict(v) for k, v in cfg.specs.items()}
+            new = (
+                implicit_actuator_cfg(specs)
+                if model == "implicit_pd"
+                else realgap_actuator_cfg(without_delay(specs), RateSpec.from_dict(cfg.rates), cfg.seed)
+            )
+            rebuilt.append((asset, name, new))
+    if not rebuilt:
+        raise ValueError(f"actuator_model {model!r}: the scene has no realgap actuator to rebuild")
+    for asset, name, new in rebuilt:  # all built: nothing is changed on error
+        getattr(env_cfg.scene, asset).actuators[name] = new
+    return [f"{asset}/{name}" for asset, name, _ in rebuilt]
+
+
 def joint_specs(env_cfg: Any, asset: str, joints: list[str]) -> tuple[dict[str, str], dict[str, ActuatorSpec]]:
     """Spec group and spec of each joint (realgap actuators of ``asset``)."""
     group_of, spec_of = {}, {}

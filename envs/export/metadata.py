@@ -36,12 +36,14 @@ def actuator_groups(robot: Any) -> tuple[ActuatorGroup, ...]:
     """Every actuator group of ``robot`` with its per-joint parameters and datasheet specs."""
     groups = []
     for name, act in robot.actuators.items():
-        if not (hasattr(act, "specs") and hasattr(act, "chain")):
+        if not hasattr(act, "specs"):
             raise ExportError(
-                f"actuator group '{name}' is a {type(act).__name__}; only realgap actuator chains "
-                "(realgap.envs.sim.actuator.RealgapActuator) export their model"
+                f"actuator group '{name}' is a {type(act).__name__}; only realgap actuators (the chain "
+                "RealgapActuator, or RealgapImplicitActuator) export their model"
             )
-        groups.append(ActuatorGroup.from_specs(name, act.joint_names, list(act.specs), bool(act.chain.apply_friction)))
+        chain = getattr(act, "chain", None)  # an implicit PD has none: the solver applies the friction
+        friction = bool(chain.apply_friction) if chain is not None else False
+        groups.append(ActuatorGroup.from_specs(name, act.joint_names, list(act.specs), friction))
     return tuple(groups)
 
 

@@ -74,6 +74,7 @@ def training_record(checkpoint: Path, iteration: int) -> dict[str, Any]:
         "resumes": run.get("resumes", []),
         "device": run.get("device"),
         "dr_profile": run.get("dr_profile"),
+        "actuator_model": run.get("actuator_model", "chain"),
         "exported_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
     }
 

@@ -344,6 +344,7 @@ def record_new_run(req: TrainRequest, run: ResolvedRun, agent_cfg: Any, env: Any
         "num_envs_total": env.num_envs * world_size(),
         "rates": run.env_cfg.rates,
         "dr_profile": run.dr_profile.name,
+        "actuator_model": run.dr_profile.actuator_model,
         "overrides": run.overrides,
         "seed": run.seed,
         "max_iterations": agent_cfg.max_iterations,

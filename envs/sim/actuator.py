@@ -17,12 +17,13 @@ Requires ``SimulationCfg(use_newton_actuators=False)``: Newton executes only Isa
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import MISSING
 from typing import Any
 
 import torch
-from isaaclab.actuators import ActuatorBase, ActuatorBaseCfg, ImplicitActuatorCfg
+from isaaclab.actuators import ActuatorBase, ActuatorBaseCfg, ImplicitActuator, ImplicitActuatorCfg
 from isaaclab.utils import configclass
 from isaaclab.utils.types import ArticulationActions
 
@@ -157,11 +158,40 @@ def realgap_actuator_cfg(specs: Mapping[str, ActuatorSpec], rates: RateSpec, see
     )
 
 
-def implicit_actuator_cfg(specs: Mapping[str, ActuatorSpec]) -> ImplicitActuatorCfg:
+class RealgapImplicitActuator(ImplicitActuator):
+    """Isaac Lab's implicit PD that keeps the datasheet specs it was built from, so an export can describe the joints
+    (:func:`realgap.envs.export.metadata.actuator_groups`) as it does a chain's."""
+
+    cfg: RealgapImplicitActuatorCfg
+
+    def __init__(self, cfg: RealgapImplicitActuatorCfg, joint_names: list[str], *args: Any, **kwargs: Any):
+        super().__init__(cfg, joint_names, *args, **kwargs)
+        specs = {k: ActuatorSpec.from_dict(v) for k, v in cfg.specs.items()}
+        self.specs: list[ActuatorSpec] = resolve_joint_specs(joint_names, specs)
+
+
+@configclass
+class RealgapImplicitActuatorCfg(ImplicitActuatorCfg):
+    """Isaac Lab config of :class:`RealgapImplicitActuator`; build it with :func:`implicit_actuator_cfg`."""
+
+    class_type: type = RealgapImplicitActuator
+    specs: dict = MISSING
+    """Datasheet specs by group name, as ``ActuatorSpec.to_dict()``, latency zero (the solver drive has none)."""
+
+
+def without_delay(specs: Mapping[str, ActuatorSpec]) -> dict[str, ActuatorSpec]:
+    """``specs`` with every command latency at zero: a chain without the datasheet's delay."""
+    return {k: dataclasses.replace(s, latency_range_s=(0.0, 0.0)) for k, s in specs.items()}
+
+
+def implicit_actuator_cfg(specs: Mapping[str, ActuatorSpec]) -> RealgapImplicitActuatorCfg:
     """Isaac Lab's implicit PD (solver drive) with the same gains, armature, friction and effort limits as ``specs``.
 
     The baseline realgap's explicit chain is compared against: no delay, no servo hold, no torque–speed line, and the
     solver integrates the PD implicitly (stable at any gain, unlike an explicit PD); no compliant transmission either,
     so the joint carries the whole reflected inertia.
     """
-    return ImplicitActuatorCfg(**_solver_properties(specs, chain_transmission=False))
+    return RealgapImplicitActuatorCfg(
+        **_solver_properties(specs, chain_transmission=False),
+        specs={k: s.to_dict() for k, s in without_delay(specs).items()},
+    )

@@ -72,7 +72,7 @@ def test_shipped_profiles_load_validate_and_round_trip():
         assert parse_dr_profile(yaml.safe_load(yaml.safe_dump(profile.to_dict()))) == profile  # run-folder copy
     field_names = [f.name for f in dataclasses.fields(DRProfile)]
     # the optional sections come last (fields with a default); their terms follow dr_actuator / dr_contact_friction
-    assert tuple(field_names[3:]) == (*PRIORITY, "actuator_stages", "contact_solref")
+    assert tuple(field_names[3:]) == (*PRIORITY, "actuator_stages", "contact_solref", "actuator_model")
 
 
 @pytest.mark.unit
@@ -80,6 +80,23 @@ def test_none_profile_randomizes_nothing():
     profile = load_dr_profile("none")
     groups = [getattr(profile, f) for f in (*PRIORITY, "contact_solref") if f not in ("command_delay_s", "push")]
     assert all(g == () for g in groups) and profile.command_delay_s == (0.0, 0.0) and profile.push is None
+
+
+@pytest.mark.unit
+def test_actuator_model_defaults_to_the_chain_and_names_one_of_three():
+    assert parse_dr_profile(minimal()).actuator_model == "chain"  # absent: the explicit chain
+    assert {n: load_dr_profile(n).actuator_model for n in list_dr_profiles() if n.startswith("ablation_")}.items() >= {
+        ("ablation_a", "implicit_pd"),
+        ("ablation_b", "chain_no_delay"),
+        ("ablation_g1_c", "chain"),
+    }
+    for model in ("chain", "chain_no_delay", "implicit_pd"):
+        profile = parse_dr_profile(minimal(actuator_model=model))
+        assert parse_dr_profile(yaml.safe_load(yaml.safe_dump(profile.to_dict()))).actuator_model == model
+    message = error_of(minimal(actuator_model="ideal"))
+    assert message == (
+        "test.yaml.actuator_model: expected one of ['chain', 'chain_no_delay', 'implicit_pd'], got 'ideal'"
+    )
 
 
 @pytest.mark.unit

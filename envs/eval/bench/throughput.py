@@ -65,11 +65,12 @@ def env_policy_steps(
         ``overhead_over_physics`` ((seconds − physics_seconds) / physics_seconds: the env's own work for the physics it
         ran, whatever state the robots are in).
     """
+    from realgap.envs.dr.targets import use_actuator_model
     from realgap.envs.run.factory import load_cfgs, make_env, simulation
 
     env_cfg, _ = load_cfgs(task, device, num_envs=num_envs, seed=seed)
     if actuators == "implicit":
-        _use_implicit_actuators(env_cfg)
+        use_actuator_model(env_cfg, "implicit_pd")
     elif actuators != "realgap":
         raise ValueError(f"actuators must be 'realgap' or 'implicit', got {actuators!r}")
     with simulation(env_cfg):
@@ -103,19 +104,6 @@ def env_policy_steps(
         "physics_seconds": clock.seconds,
         "overhead_over_physics": (seconds - clock.seconds) / clock.seconds,
     }
-
-
-def _use_implicit_actuators(env_cfg: Any) -> None:
-    """Swap every realgap actuator of the scene for Isaac Lab's implicit PD with the same datasheet numbers."""
-    from realgap.actuators.spec import ActuatorSpec
-    from realgap.envs.sim.actuator import implicit_actuator_cfg
-
-    for name in dir(env_cfg.scene):
-        asset = getattr(env_cfg.scene, name, None)
-        acts = getattr(asset, "actuators", None) or {}
-        for key, act in list(acts.items()):
-            if hasattr(act, "specs"):
-                acts[key] = implicit_actuator_cfg({k: ActuatorSpec.from_dict(v) for k, v in act.specs.items()})
 
 
 def bare_physics_steps(
