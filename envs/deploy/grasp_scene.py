@@ -138,7 +138,9 @@ class MujocoGraspRobot(MujocoRobot, ObjectPose):
         m.geom_friction[self._pads, 0] = self._rng.uniform(*s.pad_friction, len(self._pads))  # per geom, as training
         # the contacts' softness scales with the bodies' inverse weights (body_invweight0), which MuJoCo computes from
         # the masses once: recompute them for the new object, as training's engine does after every mass draw
-        mujoco.mj_setConst(m, mujoco.MjData(m))
+        if getattr(self, "_const_data", None) is None:  # mj_setConst's scratch (it overwrites the state it is given)
+            self._const_data = mujoco.MjData(m)
+        mujoco.mj_setConst(m, self._const_data)
         self.size_m = size
         xy = np.array(s.object_nominal_xy_m) + [u(*s.object_position_range_m[0]), u(*s.object_position_range_m[1])]
         yaw = u(*s.object_yaw_range_rad)

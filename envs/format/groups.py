@@ -146,12 +146,6 @@ class ActuatorGroup:
             columns | ({} if self.stages is None else self.stages.columns(self.velocity_limit))
         )
 
-    def gain_conflicts(self) -> list[str]:
-        """Joints whose datasheet spec (``datasheet.specs[...].gains``, written by exports before kp was written once)
-        gives other PD gains than the group's ``kp``/``kd``: each named with both values. Empty when they agree or the
-        file carries the gains once."""
-        return list(self.written_gain_conflicts)
-
     def check_stages(self, physics_dt: float) -> None:
         """Refuse stages the training physics step cannot realize, with the chain's own checks
         (:func:`~realgap.actuators.chain.check_stage_params` on the arrays: filter cutoffs below the Nyquist rate
@@ -212,15 +206,19 @@ class ActuatorGroup:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ActuatorGroup:
         """Read :meth:`to_dict`'s form, and an older file's that wrote kp/kd twice (per group and in each datasheet
-        spec's ``gains``): the group's arrays win where present, else the specs' gains are used; where both are
-        written, :meth:`gain_conflicts` names any difference (the verifying loader refuses it).
+        spec's ``gains``): the group's arrays are the gains; where the specs repeat them, :attr:`written_gain_conflicts`
+        names any difference (the verifying loader refuses it).
 
         Raises:
-            MetadataError: Neither the group nor the datasheet gives a joint's ``kp``/``kd``.
+            MetadataError: The group gives no ``kp``/``kd``.
         """
         f, delay = d["friction"], d["command_delay"]
         keys = ("peak_torque", "no_load_speed", "continuous_torque", "velocity_limit", "armature")
-        gains = {k: tuple(d[k]) if k in d else _gains_from_datasheet(d, k) for k in ("kp", "kd")}
+        if missing := [k for k in ("kp", "kd") if k not in d]:
+            raise MetadataError(
+                f"actuators.groups '{d['name']}' gives no {missing[0]}: every export writes it once, here"
+            )
+        gains = {k: tuple(d[k]) for k in ("kp", "kd")}
         return cls(
             name=d["name"],
             joint_names=tuple(d["joint_names"]),
@@ -271,8 +269,9 @@ def _without_pd_gains(datasheet: Mapping[str, Any] | None) -> Any:
 
 
 def _with_pd_gains(datasheet: Mapping[str, Any] | None, joints: Sequence[str], gains: Mapping[str, tuple]) -> Any:
-    """The datasheet in memory: a spec written without gains gets its joints' ``kp``/``kd`` back (the first joint that
-    uses it), so :meth:`ActuatorSpec.from_dict <realgap.actuators.spec.ActuatorSpec.from_dict>` reads it as before."""
+    """The datasheet in memory: a spec written without gains gets its first joint's ``kp``/``kd`` back, only so that
+    :meth:`ActuatorSpec.from_dict <realgap.actuators.spec.ActuatorSpec.from_dict>` can build it; the runtime reads
+    each joint's gains from the group's arrays, never from a spec (joints sharing a spec may differ)."""
     if not datasheet:
         return datasheet
     specs = {n: dict(s) for n, s in datasheet["specs"].items()}
@@ -280,14 +279,3 @@ def _with_pd_gains(datasheet: Mapping[str, Any] | None, joints: Sequence[str], g
         if "gains" not in specs[name]:
             specs[name]["gains"] = {"kp": gains["kp"][j], "kd": gains["kd"][j]}
     return {**datasheet, "specs": specs}
-
-
-def _gains_from_datasheet(d: Mapping[str, Any], key: str) -> tuple[float, ...]:
-    """``kp`` or ``kd`` per joint from the datasheet specs' PD gains, for a group written without its own arrays."""
-    specs = _joint_specs(d.get("datasheet"))
-    if len(specs) != len(d["joint_names"]) or any("kp" not in (s.get("gains") or {}) for s in specs):
-        raise MetadataError(
-            f"actuators.groups '{d['name']}' gives no {key}: neither the group's '{key}' array nor "
-            "PD gains in every joint's datasheet spec"
-        )
-    return tuple(float(s["gains"][key]) for s in specs)

@@ -137,7 +137,7 @@ def load_verified(path: str | Path) -> tuple[PolicyMetadata, Path]:
     if problems:
         raise ExportIntegrityError(f"{json_path}: physically impossible values:\n  - " + "\n  - ".join(problems))
     # an export before kp was written once carries the gains twice (the group's arrays, each datasheet spec's gains)
-    if conflicts := [c for g in meta.actuator_groups for c in g.gain_conflicts()]:
+    if conflicts := [c for g in meta.actuator_groups for c in g.written_gain_conflicts]:
         raise ExportIntegrityError(
             f"{json_path}: PD gains written twice with different values (the group's kp/kd vs its datasheet specs; "
             "a robot would not know which to use):\n  - " + "\n  - ".join(conflicts)

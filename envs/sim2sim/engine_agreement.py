@@ -19,11 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from realgap.envs.contact.engines import TRAINING_SOLVER
+from realgap.envs.contact.engines import TRAINING_SOLVER, mujoco_options
 from realgap.envs.sim2sim.engine_scenes import CANONICAL_SCENES, Scene, scene_xml, start_state
-
-SOLVER: dict[str, Any] = TRAINING_SOLVER
-"""The tasks' MuJoCo-Warp options (the contact lab's record of ``newton_physics`` with MJWarpSolverCfg's defaults)."""
 
 TOLERANCES: dict[str, float] = {
     "contacts": 0.05,
@@ -46,10 +43,8 @@ def _mujoco_model(scene: Scene) -> Any:
 
     m = mujoco.MjModel.from_xml_string(scene_xml(scene))
     m.opt.timestep = scene.dt
-    m.opt.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
-    m.opt.cone = mujoco.mjtCone.mjCONE_PYRAMIDAL
-    for key in ("impratio", "iterations", "ls_iterations", "tolerance"):
-        setattr(m.opt, key, SOLVER[key])
+    for key, value in mujoco_options().items():  # the training engine's options, as the contact lab sets them
+        setattr(m.opt, key, value)
     m.opt.disableflags |= EXACT_BOX_BOX_FLAGS
     return m
 
@@ -93,7 +88,7 @@ def run_training_engine(scene: Scene) -> tuple[SceneLog, dict[str, Any]]:
     builder = newton.ModelBuilder()
     builder.add_mjcf(scene_xml(scene))
     model = builder.finalize(device="cpu")
-    solver = ExactBoxBoxSolverMuJoCo(model, solver="newton", njmax=300, nconmax=60, **SOLVER)
+    solver = ExactBoxBoxSolverMuJoCo(model, solver="newton", njmax=300, nconmax=60, **TRAINING_SOLVER)
     s0, s1, control = model.state(), model.state(), model.control()
     m = _mujoco_model(scene)
     qpos, qvel, ctrl = start_state(scene, m)
@@ -167,8 +162,7 @@ def _free_joint(m: Any) -> int:
     """The tracked body's free joint: the object's where there is one, else the first (the G1's pelvis)."""
     import mujoco
 
-    names = [m.body(i).name for i in range(m.nbody)]
-    body = names.index("object") if "object" in names else None
+    body = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, "object")  # -1 where there is none
     free = [j for j in range(m.njnt) if m.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE]
     return next((j for j in free if m.jnt_bodyid[j] == body), free[0])
 

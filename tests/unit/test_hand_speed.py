@@ -87,13 +87,12 @@ def test_the_format_refuses_a_speed_that_is_not_positive():
 def test_the_hand_model_is_the_finger_spec_and_refuses_an_impossible_hand():
     from realgap.envs.robots.panda import FRANKA_HAND, PANDA_ACTUATORS, FrankaHand
 
+    # Franka Hand product data: 0.05 m/s per finger (0.1 m/s closing), 70 N continuous / 140 N peak grasp force;
+    # the hand and the chain's finger spec must both say so.
+    datasheet = (0.05, 140.0, 70.0)
+    assert (FRANKA_HAND.finger_speed_mps, FRANKA_HAND.peak_force_n, FRANKA_HAND.continuous_force_n) == datasheet
     fingers = PANDA_ACTUATORS["fingers"]
-    assert (FRANKA_HAND.finger_speed_mps, FRANKA_HAND.peak_force_n, FRANKA_HAND.continuous_force_n) == (
-        fingers.velocity_limit,
-        fingers.peak_torque,
-        fingers.continuous_torque,
-    )  # one model: the chain's finger spec and the hand's commands cannot drift apart
-    assert FRANKA_HAND.command_latency_s is None  # Franka publishes none (docs/limits.md)
+    assert (fingers.velocity_limit, fingers.peak_torque, fingers.continuous_torque) == datasheet
     with pytest.raises(ValueError, match="finger_speed_mps"):
         FrankaHand(finger_speed_mps=0.2)  # faster than the driver may command
     with pytest.raises(ValueError, match="continuous"):
