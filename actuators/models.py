@@ -24,9 +24,7 @@ def pd_torque(
 
     ``τ = kp·(q* − q) + kd·(q̇* − q̇) + τ_ff``
 
-    Every consumer computes its PD here: the training :class:`~realgap.actuators.chain.ActuatorChain` (and through it
-    the deploy runtime, the hidden robot and the SRBD controller, whose targets ``q* = q_nom + τ_j / kp`` it turns
-    into torque) and the G1 DDS simulator's drives (the raw-MuJoCo benchmark writes it out, for speed, and says so).
+    Every PD in realgap is this function (through the :class:`~realgap.actuators.chain.ActuatorChain` or directly).
     Saturation is the caller's next step (the chain's envelope, or :func:`clip_box` on the simulator's peak torque),
     never folded in here.
 

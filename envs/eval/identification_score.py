@@ -17,8 +17,7 @@ import yaml
 
 from realgap.envs.deploy.hidden_robot import draw_truth
 from realgap.envs.format import load_metadata
-
-SPEC_FORMAT = "realgap.identified_actuators/1"
+from realgap.envs.identify.report import FORMAT
 
 
 @dataclass(frozen=True)
@@ -39,8 +38,8 @@ def score_identification(req: ScoreRequest) -> list[str]:
         FileNotFoundError: No spec or no export metadata at the path given.
     """
     spec = yaml.safe_load(Path(req.spec).read_text())
-    if not isinstance(spec, dict) or spec.get("format") != SPEC_FORMAT:
-        raise ValueError(f"{req.spec} is not an identified spec (format {SPEC_FORMAT})")
+    if not isinstance(spec, dict) or spec.get("format") != FORMAT:
+        raise ValueError(f"{req.spec} is not an identified spec (format {FORMAT})")
     meta = load_metadata(req.policy)
     truth = draw_truth(meta, req.hidden_seed, req.hidden_drives)
     delay = spec["command_delay_steps"]["value"]

@@ -236,8 +236,8 @@ def mujoco_steps(meta: Any, seconds: float = 5.0) -> dict[str, Any]:
     t0 = time.perf_counter()
     for k in range(n):
         joints = robot.read_joints()
-        # realgap.actuators.models.pd_torque with q̇* = 0, written out: the reference is the CPU limit, and the
-        # function's dispatch costs 2 µs a step (measured 3.7 vs 1.6 µs, 29 joints), ~6 % of a standing G1 step
+        # realgap.actuators.models.pd_torque with q̇* = 0, written out: the reference is the CPU limit, so it pays no
+        # function dispatch per step
         robot.send_torques(kp * (q0 - joints.pos) - kd * joints.vel)
         robot.step()
         if k % 50 == 49 and robot.root_height() < 0.3:

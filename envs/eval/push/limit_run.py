@@ -45,7 +45,7 @@ def check_request(req: PushLimitRequest) -> tuple[list[float], list[str], Any, P
     """
     values = [float(v) for v in req.values.split(",")]
     engines = req.engines.split(",")
-    if not set(engines) <= set(ENGINES) or not engines:
+    if not set(engines) <= set(ENGINES):
         raise ValueError(f"--engines: choose from isaac, mujoco; got {req.engines!r}")
     if min(values) < 0 or req.episodes < 1 or req.push_at_s <= 0 or req.recover_s <= 0:
         raise ValueError("--values must be >= 0 m/s, --episodes >= 1, --push_at_s and --recover_s > 0")
