@@ -268,6 +268,25 @@ def simple_body_invweights(armatures: tuple[float, ...] = (0.0, 0.1, 1.0)) -> li
     return rows
 
 
+def arm_finger_invweights() -> dict[str, list[float]]:
+    """The Panda's finger dofs' inverse weights (kg⁻¹) on the arm, as the tasks build them (Menagerie MJCF): from
+    MuJoCo C's compiler and MuJoCo-Warp's ``set_const_0``. The fingers hang on the arm, so they are no "simple" body
+    (:func:`simple_body_invweights`) and the engines should agree."""
+    import mujoco
+    import mujoco_warp as mjw
+    import warp as wp
+
+    from realgap.envs.robots.panda import PANDA
+
+    m = mujoco.MjModel.from_xml_path(str(PANDA.mjcf_path()))
+    fingers = [m.jnt_dofadr[j] for j in range(m.njnt) if "finger" in m.joint(j).name]
+    with wp.ScopedDevice("cpu"):
+        mw = mjw.put_model(m)
+        mjw.set_const_0(mw, mjw.put_data(m, mujoco.MjData(m)))
+    warp = mw.dof_invweight0.numpy()[0]
+    return {"mujoco_c": [float(m.dof_invweight0[d]) for d in fingers], "mujoco_warp": [float(warp[d]) for d in fingers]}
+
+
 def agreement_report(out: Path | None = None) -> dict[str, Any]:
     """The whole comparison (``scripts/engine_agreement.py``), printed as it is measured: the offset-CoM box table
     (each engine's default box–box path, then the exact routine), the process-wide leak (in a child process of its
@@ -299,6 +318,11 @@ def agreement_report(out: Path | None = None) -> dict[str, Any]:
             f"simple body, armature {row['armature']:g} kg: dof inverse weight MuJoCo C {row['mujoco_c']:.4f}, "
             f"MuJoCo-Warp {row['mujoco_warp']:.4f} 1/kg"
         )
+    fingers = arm_finger_invweights()
+    print(
+        f"Panda fingers on the arm: dof inverse weights MuJoCo C {fingers['mujoco_c']}, "
+        f"MuJoCo-Warp {fingers['mujoco_warp']} 1/kg"
+    )
     scenes = [compare_scene(s) for s in CANONICAL_SCENES]
     for r in scenes:
         w, c = r["training_engine"], r["mujoco_c"]
@@ -308,7 +332,13 @@ def agreement_report(out: Path | None = None) -> dict[str, Any]:
             f"{w['normal_force_n']:.4f} / {c['normal_force_n']:.4f} N, position diff {r['max_position_diff_m']:.2g} m, "
             f"agree: {all(r['agree'].values())}"
         )
-    report = {"upstream_repro": repro, "leak": leak, "simple_body_invweights": invweights, "scenes": scenes}
+    report = {
+        "upstream_repro": repro,
+        "leak": leak,
+        "simple_body_invweights": invweights,
+        "arm_finger_invweights": fingers,
+        "scenes": scenes,
+    }
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(report, indent=1) + "\n")

@@ -48,12 +48,16 @@ def test_inverse_weights_of_a_simple_body_leave_out_its_armature_in_mujoco_c_onl
     """The upstream report's second table (docs/results/engine_agreement.md): a body on one slide joint off the world
     is "simple" in MuJoCo C, whose inverse weight then ignores the joint's armature; MuJoCo-Warp's set_const_0 (which
     Newton runs) includes it. If this fails, the engines now agree: the hold scene's stand-in servo may go."""
-    from realgap.envs.sim2sim.engine_agreement import simple_body_invweights
+    from realgap.envs.sim2sim.engine_agreement import arm_finger_invweights, simple_body_invweights
 
     rows = {r["armature"]: r for r in simple_body_invweights()}
     assert rows[0.0]["mujoco_c"] == pytest.approx(rows[0.0]["mujoco_warp"], rel=1e-5)  # 1/m = 66.67 both
     assert rows[0.1]["mujoco_c"] == pytest.approx(1 / 0.015, rel=1e-5)  # 1/m: the armature left out
     assert rows[0.1]["mujoco_warp"] == pytest.approx(1 / 0.115, rel=1e-5)  # 1/(m + armature)
+    # the tasks' fingers hang on the arm: no simple body, and there the engines agree
+    fingers = arm_finger_invweights()
+    assert len(fingers["mujoco_c"]) == 2
+    assert fingers["mujoco_c"] == pytest.approx(fingers["mujoco_warp"], rel=1e-5)
 
 
 def test_the_pushed_g1_stays_up_in_both_and_its_paths_part():
