@@ -183,7 +183,7 @@ def check_request(args: CompareRequest) -> tuple[list[str], list[int], list[str]
     if twice := sorted(set(tags) & {f"{s}_s{n}" for s in spaces for n in seeds}):
         raise ValueError(f"runs {', '.join(twice)} are both included and to be trained: drop them from --seeds")
     if seeds:  # a rebuild (--seeds none) evaluates nothing: its factors are the included folders' (checked equal)
-        from realgap.envs.eval.robustness.apply import available_factors
+        from realgap.envs.eval.robustness.prepare import available_factors
         from realgap.envs.run.factory import load_cfgs
 
         available = available_factors(load_cfgs(ACTION_SPACE_IDS[spaces[0]], args.device, 1)[0])

@@ -152,7 +152,7 @@ def evaluate(req: EvalRequest) -> tuple[dict[str, Any], Path, int]:
         from realgap.envs.run.memory import check_env_memory
 
         check_env_memory(task, req.num_envs)
-    from realgap.envs.eval.robustness.apply import available_factors, prepare_compliant, prepare_env_cfg
+    from realgap.envs.eval.robustness.prepare import available_factors, prepare_compliant, prepare_env_cfg
     from realgap.envs.eval.robustness.sweep import COMPLIANT_FACTORS, parse_values
     from realgap.envs.run.factory import load_cfgs, make_env, simulation
 

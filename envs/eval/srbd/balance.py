@@ -173,7 +173,7 @@ def lab_evaluate(
         ValueError: Unknown factors or values out of range, counts below 1 (before an env is built).
     """
     from realgap.envs.eval.policies import export_actions, read_export
-    from realgap.envs.eval.robustness.apply import available_factors, prepare_env_cfg
+    from realgap.envs.eval.robustness.prepare import available_factors, prepare_env_cfg
     from realgap.envs.run.factory import load_cfgs, make_env, simulation
     from realgap.tasks import play_task
 
