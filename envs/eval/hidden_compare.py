@@ -16,7 +16,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from realgap.envs.deploy.episode import EpisodeResult, PairedTimeUp
+    from realgap.envs.deploy.robot import Robot
+    from realgap.envs.format.protocol import BalanceProtocol
 
 
 @dataclass(frozen=True)
@@ -59,6 +64,51 @@ def _print_now(line: str) -> None:
     print(line, flush=True)
 
 
+def _run_arms(
+    arms: dict[str, tuple[str, Any, Any]],
+    req: HiddenCompareRequest,
+    protocol: BalanceProtocol,
+    make_robot: Callable[[], Robot],
+    echo: Callable[[str], None],
+) -> tuple[dict[str, list[EpisodeResult]], dict[str, float]]:
+    """Every arm's episodes on the same robot and push schedules (the seed), ``echo`` one summary line per arm.
+
+    Returns:
+        Each arm's episode results and its wall time over all its episodes, s.
+    """
+    from realgap.envs.deploy.episode import survival
+
+    results, wall = {}, {}
+    for name, (path, meta, policy) in arms.items():
+        t0 = time.perf_counter()
+        results[name] = survival(
+            meta, policy, episodes=req.episodes, protocol=protocol, seed=req.seed, make_robot=make_robot
+        )
+        wall[name] = time.perf_counter() - t0
+        falls = sum(r.fell for r in results[name])
+        mean = sum(r.time_up_s for r in results[name]) / req.episodes
+        echo(
+            f"{name:>8} {path}: mean time up {mean:.2f} s, falls {falls}/{req.episodes} "
+            f"({wall[name] / req.episodes:.1f} s per episode)"
+        )
+    return results, wall
+
+
+def _pair_arms(results: dict[str, list[EpisodeResult]], echo: Callable[[str], None]) -> dict[str, PairedTimeUp]:
+    """The paired time up of each pair of arms that ran (``policy - against``, then each against ``zero``), each
+    ``echo``-ed."""
+    from realgap.envs.deploy.episode import paired_time_up
+
+    pairs = [(a, b) for a, b in (("policy", "against"), ("policy", "zero"), ("against", "zero")) if b in results]
+    paired = {f"{a} - {b}": paired_time_up(results[a], results[b]) for a, b in pairs}
+    for key, p in paired.items():
+        echo(
+            f"[realgap] paired time up, {key}: {p.diff_mean_s:+.3f} ± {p.diff_se_s:.3f} s (mean ± standard error, "
+            f"{p.episodes} episodes; falls {p.falls_a} vs {p.falls_b})"
+        )
+    return paired
+
+
 def hidden_compare(req: HiddenCompareRequest, echo: Callable[[str], None] = _print_now) -> tuple[dict[str, Any], Path]:
     """Run every arm on the same hidden robot and push schedules, ``echo`` each arm's summary and each paired
     difference, write the report (and the plot when ``req.plot`` is set). Returns the report and its path.
@@ -69,7 +119,7 @@ def hidden_compare(req: HiddenCompareRequest, echo: Callable[[str], None] = _pri
     """
     check_request(req)
     from realgap.envs.deploy import ZeroPolicy
-    from realgap.envs.deploy.episode import check_comparable, paired_time_up, schedules, stance_metadata, survival
+    from realgap.envs.deploy.episode import check_comparable, schedules, stance_metadata
     from realgap.envs.deploy.flags import protocol_from_flags
     from realgap.envs.deploy.hidden_robot import HiddenRobot, draw_truth
     from realgap.envs.eval.robustness.sweep import finite_or_none
@@ -93,26 +143,8 @@ def hidden_compare(req: HiddenCompareRequest, echo: Callable[[str], None] = _pri
         f"pushes {lo:g}-{hi:g} m/s every {ilo:g}-{ihi:g} s, seed {req.seed}"
     )
     settings = {"episodes": req.episodes, "seed": req.seed, "protocol": protocol.to_dict()}
-    results, wall = {}, {}
-    for name, (path, meta, policy) in arms.items():
-        t0 = time.perf_counter()
-        results[name] = survival(
-            meta, policy, episodes=req.episodes, protocol=protocol, seed=req.seed, make_robot=make_robot
-        )
-        wall[name] = time.perf_counter() - t0
-        falls = sum(r.fell for r in results[name])
-        mean = sum(r.time_up_s for r in results[name]) / req.episodes
-        echo(
-            f"{name:>8} {path}: mean time up {mean:.2f} s, falls {falls}/{req.episodes} "
-            f"({wall[name] / req.episodes:.1f} s per episode)"
-        )
-    pairs = [(a, b) for a, b in (("policy", "against"), ("policy", "zero"), ("against", "zero")) if b in results]
-    paired = {f"{a} - {b}": paired_time_up(results[a], results[b]) for a, b in pairs}
-    for key, p in paired.items():
-        echo(
-            f"[realgap] paired time up, {key}: {p.diff_mean_s:+.3f} ± {p.diff_se_s:.3f} s (mean ± standard error, "
-            f"{p.episodes} episodes; falls {p.falls_a} vs {p.falls_b})"
-        )
+    results, wall = _run_arms(arms, req, protocol, make_robot, echo)
+    paired = _pair_arms(results, echo)
     plan = schedules(req.episodes, protocol, req.seed)
     report = {
         "hidden_robot": {

@@ -60,19 +60,29 @@ from realgap.envs.deploy.flags import (
     protocol_from_flags,
 )
 from realgap.envs.deploy.log import LogRecorder
-from realgap.envs.deploy.runtime import DeployRuntime
-from realgap.envs.format import DescriptionError, MetadataError, load_policy
-from realgap.envs.format.protocol import BALANCE_PROTOCOL
+from realgap.envs.deploy.runtime import DeployRuntime, Policy
+from realgap.envs.format import DescriptionError, MetadataError, PolicyMetadata, load_policy
+from realgap.envs.format.protocol import BALANCE_PROTOCOL, BalanceProtocol
 from realgap.envs.format.verify import check_export_signature
 from realgap.envs.identify.excitation import ExcitationPlan, run_excitation
 from realgap.envs.run.paths import check_output_file
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """``realgap deploy``'s flags (``argv``; None: the process's), a pair such as ``--push_mps 0.2 0.4`` joined."""
     p = argparse.ArgumentParser(
         prog="realgap deploy", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     add_policy_flag(p, required=True)
+    _add_target_flags(p)
+    _add_g1_flags(p)
+    _add_run_flags(p)
+    return p.parse_args(join_pair_values(sys.argv[1:] if argv is None else argv))
+
+
+# The flags in three groups, added in this order: ``--help`` lists them as they always were.
+def _add_target_flags(p: argparse.ArgumentParser) -> None:
+    """The robot to run on (``--robot``) and the flags that address a suite robot or a Franka."""
     p.add_argument(
         "--robot",
         required=True,
@@ -87,6 +97,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--hostname", default=None, help="franka: the robot's FCI address (franky-sim: 127.0.0.1)")
     p.add_argument("--gripper_force_n", type=float, default=20.0, help="franka: grasp force of a closing command, N")
     p.add_argument("--report", default=None, help="franka: write tracking, timing and gripper figures (JSON)")
+
+
+def _add_g1_flags(p: argparse.ArgumentParser) -> None:
+    """The Unitree G1 over DDS: the link, the watchdog, the soft start and the stream checks before a command."""
     p.add_argument("--interface", default="lo", help="unitree_g1: network interface of the robot (default lo)")
     p.add_argument("--domain", type=int, default=0, help="unitree_g1: DDS domain id, 0..232 (default 0)")
     p.add_argument("--connect_timeout_s", type=float, default=3.0, help="unitree_g1: wait for LowState, s")
@@ -125,6 +139,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="unitree_g1: before the first command, refuse (check) or release a high-level motion service holding "
         "the robot; skip: a simulator that does not serve it (unitree_mujoco)",
     )
+
+
+def _add_run_flags(p: argparse.ArgumentParser) -> None:
+    """What is run and recorded: the log, the identification motion, the hidden robot, the episodes and their
+    protocol, the zero action, the seed and the signature checks."""
     p.add_argument(
         "--log",
         default=None,
@@ -152,7 +171,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=0, help="seed of the pushes and the simulated command delay")
     p.add_argument("--trust", nargs="+", default=[], metavar="PUB", help="public keys (PEM, or folders of *.pub)")
     p.add_argument("--require_signature", action="store_true", help="refuse an export not signed by a --trust key")
-    return p.parse_args(join_pair_values(sys.argv[1:] if argv is None else argv))
 
 
 _POSITIVE = ("duration_s", "connect_timeout_s", "watchdog_s")
@@ -240,6 +258,12 @@ def main(argv: list[str] | None = None) -> int:
         return run_franka(args, meta, policy)
     if meta.scene is not None and args.robot == "mujoco":
         return _grasp(args, meta, policy)
+    return _balance(args, meta, policy, protocol)
+
+
+def _balance(args: argparse.Namespace, meta: PolicyMetadata, policy: Policy, protocol: BalanceProtocol | None) -> int:
+    """A balance export on ``--robot mujoco`` or ``hidden``: ``--episodes`` pushed episodes (each logged with
+    ``--log``), each one's time up and fall, then their mean time up and falls."""
     if meta.robot.fixed_base:
         raise ValueError(
             f"--robot {args.robot} runs push-and-fall episodes, which need a floating base; robot "

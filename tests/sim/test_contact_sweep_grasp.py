@@ -16,7 +16,8 @@ def test_finger_solref_written_per_world_and_dominant():
     from conftest import build_env
 
     from realgap.envs.contact.params import DOMINANT_SOLMIX
-    from realgap.envs.eval.robustness.apply import pin_term, prepare_env_cfg
+    from realgap.envs.eval.robustness.apply import pin_term
+    from realgap.envs.eval.robustness.prepare import prepare_env_cfg
 
     with build_env("Realgap-Grasp-Franka-Play-v0", 4, prepare=lambda cfg: prepare_env_cfg(cfg, episode_s=2.0)) as env:
         term = pin_term(env)

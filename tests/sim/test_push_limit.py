@@ -25,7 +25,7 @@ def test_single_push_is_applied_once_at_its_time():
     import torch
     from conftest import build_env
 
-    from realgap.envs.eval.robustness.apply import prepare_env_cfg
+    from realgap.envs.eval.robustness.prepare import prepare_env_cfg
 
     with build_env(
         "Realgap-Balance-G1-Play-v0",

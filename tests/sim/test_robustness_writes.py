@@ -17,7 +17,7 @@ TASK = "Realgap-Balance-G1-Play-v0"
 def env():
     from conftest import build_env
 
-    from realgap.envs.eval.robustness.apply import prepare_env_cfg
+    from realgap.envs.eval.robustness.prepare import prepare_env_cfg
 
     with build_env(TASK, 4, 0, prepare=lambda cfg: prepare_env_cfg(cfg, episode_s=2.0)) as env:
         yield env

@@ -19,7 +19,8 @@ def test_torque_filter_and_speed_limit_change_the_stepped_torques():
 
     from realgap.actuators.chain import ChainStages
     from realgap.actuators.models import clip_torque_speed, clip_velocity_limit
-    from realgap.envs.eval.robustness.apply import pin_term, prepare_env_cfg
+    from realgap.envs.eval.robustness.apply import pin_term
+    from realgap.envs.eval.robustness.prepare import prepare_env_cfg
 
     with build_env(TASK, 2, 0, prepare=lambda cfg: prepare_env_cfg(cfg, episode_s=2.0)) as env:
         term = pin_term(env)

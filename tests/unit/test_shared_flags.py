@@ -12,9 +12,9 @@ from realgap.envs.run.cli import UsageError, add_shared_flag, parser, shared_fla
 
 pytestmark = pytest.mark.unit
 REPO = Path(__file__).resolve().parents[2]
-OWN_POLICY_FLAG_ALLOWED = {"envs/deploy/flags.py", "envs/deploy/drivers/g1_dds_sim/__main__.py"}
-"""Where ``add_argument("--policy", ...)`` may appear: its one declaration, and the DDS simulator's command line (in
-another engineer's hands while its PD law moves; to use :func:`add_policy_flag`)."""
+OWN_POLICY_FLAG_ALLOWED = {"envs/deploy/flags.py"}
+"""Where ``add_argument("--policy", ...)`` may appear: its one declaration (every deploy-side command line, the DDS
+simulator's included, calls :func:`add_policy_flag`)."""
 
 
 def test_policy_is_one_flag_with_one_help_whatever_the_script_asks():

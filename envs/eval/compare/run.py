@@ -183,7 +183,7 @@ def check_request(args: CompareRequest) -> tuple[list[str], list[int], list[str]
     if twice := sorted(set(tags) & {f"{s}_s{n}" for s in spaces for n in seeds}):
         raise ValueError(f"runs {', '.join(twice)} are both included and to be trained: drop them from --seeds")
     if seeds:  # a rebuild (--seeds none) evaluates nothing: its factors are the included folders' (checked equal)
-        from realgap.envs.eval.robustness.apply import available_factors
+        from realgap.envs.eval.robustness.prepare import available_factors
         from realgap.envs.run.factory import load_cfgs
 
         available = available_factors(load_cfgs(ACTION_SPACE_IDS[spaces[0]], args.device, 1)[0])
@@ -194,13 +194,120 @@ def check_request(args: CompareRequest) -> tuple[list[str], list[int], list[str]
     return spaces, seeds, factors, included
 
 
+def _table_order(runs: list[compare.RunResult]) -> list[compare.RunResult]:
+    """``runs`` in the table's order: the action spaces as ``ACTION_SPACE_IDS`` lists them, then the seeds."""
+    from realgap.tasks.grasp import ACTION_SPACE_IDS
+
+    order = {space: i for i, space in enumerate(ACTION_SPACE_IDS)}
+    return sorted(runs, key=lambda r: (order[r.space], r.seed))
+
+
+def train_and_evaluate(args: CompareRequest, out: Path, factors: list[str], space: str, seed: int) -> compare.RunResult:
+    """One run of the comparison in its own process (:data:`CHILD`): train ``space`` with ``seed`` into
+    ``<out>/runs`` (only evaluate it where a stopped sitting's training had ended), evaluate it into ``<out>/eval``.
+
+    Args:
+        args: The comparison's request.
+        out: The comparison's folder.
+        factors: The robustness factors every run is evaluated under.
+        space: The action space (a key of ``ACTION_SPACE_IDS``).
+        seed: The run's seed (training and evaluation).
+
+    Returns:
+        The run's result: its run folder, training wall time (s) and evaluation report.
+    """
+    from realgap.tasks.grasp import ACTION_SPACE_IDS
+
+    tag = f"{space}_s{seed}"
+    finished = finished_training(out / "runs", tag, args.max_iterations, args.max_minutes)
+    if finished is not None:
+        say(f"[realgap] {tag}: its training had ended ({finished}): evaluating it")
+    else:
+        say(f"[realgap] train {tag}: {args.max_iterations} it x {args.num_envs} envs")
+    training = dict(
+        task=ACTION_SPACE_IDS[space],
+        num_envs=args.num_envs,
+        max_iterations=args.max_iterations,
+        seed=seed,
+        log_root=str(out / "runs"),
+        run_name=tag,
+        save_interval=args.max_iterations,
+        device=args.device,
+        max_minutes=args.max_minutes,
+    )
+    evaluation = dict(
+        label=[tag],
+        factors=",".join(factors),
+        heatmap="none",
+        episodes=args.episodes,
+        num_envs=args.eval_envs,
+        seed=seed,
+        device=args.device,
+        out=str(out / "eval" / tag),
+        values=list(args.values),
+        episode_s=args.episode_s,
+    )
+    result = out / "logs" / f"{tag}.result.json"
+    if finished is not None:
+        training["finished_run"] = str(finished)
+    cmd = [sys.executable, "-c", CHILD, json.dumps(training), json.dumps(evaluation), str(result)]
+    timing = out / "logs" / f"{tag}.train_s.json"
+    train_s = run(cmd, out / "logs" / f"{tag}.log", tag)
+    if finished is None:
+        timing.write_text(json.dumps({"train_wall_s": train_s}))
+    else:  # the first attempt's measured time, else the training loop's own (progress.csv, no env build)
+        train_s = json.loads(timing.read_text())["train_wall_s"] if timing.is_file() else loop_seconds(finished)
+    run_dir = Path(json.loads(result.read_text())["run_dir"])
+    result.unlink()
+    report = json.loads((out / "eval" / tag / "report.json").read_text())
+    compare.keep_training_record(run_dir, out / "eval" / tag / "run")  # the output folder stands on its own
+    return compare.RunResult(space, seed, run_dir, train_s, report)
+
+
+def record_comparison(
+    args: CompareRequest,
+    out: Path,
+    spaces: list[str],
+    seeds: list[int],
+    factors: list[str],
+    runs: list[compare.RunResult],
+) -> list[dict[str, Any]]:
+    """Write ``<out>/comparison.json`` of ``runs`` (those finished and the included); rewritten after every run, so a
+    sitting stopped part-way keeps each run it finished joinable by ``--include``.
+
+    Args:
+        args: The comparison's request (its settings are recorded).
+        out: The comparison's folder.
+        spaces: The action spaces trained in this sitting.
+        seeds: The seeds trained in this sitting.
+        factors: The robustness factors.
+        runs: The runs of the table, in any order.
+
+    Returns:
+        The table's rows (:func:`realgap.envs.eval.compare.table.table_rows`).
+    """
+    from realgap.envs.eval.robustness.sweep import finite_or_none
+
+    results = _table_order(runs)
+    rows = compare.table_rows(results)
+    # the table's seeds (trained here or included) and those trained in this sitting
+    settings = asdict(args) | {
+        "spaces": spaces,
+        "seeds": sorted({r.seed for r in results}),
+        "factors": factors,
+        "trained_seeds": seeds,
+    }
+    (out / "comparison.json").write_text(
+        json.dumps(finite_or_none({"settings": settings, "rows": rows}), indent=2, default=str)
+    )
+    return rows
+
+
 def compare_action_spaces(args: CompareRequest) -> tuple[Path, str]:
     """Run the comparison ``args`` asks for; returns its folder and the markdown."""
     from realgap.envs.eval.compare import plots as compare_plots
     from realgap.envs.eval.compare import seeds as compare_seeds
-    from realgap.envs.eval.robustness.sweep import finite_or_none
     from realgap.envs.run.progress import Progress
-    from realgap.tasks.grasp import ACTION_SPACE_IDS
 
     spaces, seeds, factors, included = check_request(args)
     out = Path(args.out or Path("runs") / "compare_actions" / f"{datetime.datetime.now():%Y-%m-%d_%H-%M-%S}")
@@ -213,72 +320,6 @@ def compare_action_spaces(args: CompareRequest) -> tuple[Path, str]:
         if (out / "comparison.json").is_file()
         else {}
     )
-
-    def train_and_evaluate(space: str, seed: int) -> compare.RunResult:
-        tag = f"{space}_s{seed}"
-        finished = finished_training(out / "runs", tag, args.max_iterations, args.max_minutes)
-        if finished is not None:
-            say(f"[realgap] {tag}: its training had ended ({finished}): evaluating it")
-        else:
-            say(f"[realgap] train {tag}: {args.max_iterations} it x {args.num_envs} envs")
-        training = dict(
-            task=ACTION_SPACE_IDS[space],
-            num_envs=args.num_envs,
-            max_iterations=args.max_iterations,
-            seed=seed,
-            log_root=str(out / "runs"),
-            run_name=tag,
-            save_interval=args.max_iterations,
-            device=args.device,
-            max_minutes=args.max_minutes,
-        )
-        evaluation = dict(
-            label=[tag],
-            factors=",".join(factors),
-            heatmap="none",
-            episodes=args.episodes,
-            num_envs=args.eval_envs,
-            seed=seed,
-            device=args.device,
-            out=str(out / "eval" / tag),
-            values=list(args.values),
-            episode_s=args.episode_s,
-        )
-        result = out / "logs" / f"{tag}.result.json"
-        if finished is not None:
-            training["finished_run"] = str(finished)
-        cmd = [sys.executable, "-c", CHILD, json.dumps(training), json.dumps(evaluation), str(result)]
-        timing = out / "logs" / f"{tag}.train_s.json"
-        train_s = run(cmd, out / "logs" / f"{tag}.log", tag)
-        if finished is None:
-            timing.write_text(json.dumps({"train_wall_s": train_s}))
-        else:  # the first attempt's measured time, else the training loop's own (progress.csv, no env build)
-            train_s = json.loads(timing.read_text())["train_wall_s"] if timing.is_file() else loop_seconds(finished)
-        run_dir = Path(json.loads(result.read_text())["run_dir"])
-        result.unlink()
-        report = json.loads((out / "eval" / tag / "report.json").read_text())
-        compare.keep_training_record(run_dir, out / "eval" / tag / "run")  # the output folder stands on its own
-        return compare.RunResult(space, seed, run_dir, train_s, report)
-
-    order = {space: i for i, space in enumerate(ACTION_SPACE_IDS)}
-
-    def record(finished: list[compare.RunResult]) -> list[dict[str, Any]]:
-        """Write comparison.json of ``finished`` + the included runs; rewritten after every run, so a sitting stopped
-        part-way keeps each run it finished joinable by ``--include``."""
-        results = sorted([*included, *finished], key=lambda r: (order[r.space], r.seed))
-        rows = compare.table_rows(results)
-        # the table's seeds (trained here or included) and those trained in this sitting
-        settings = asdict(args) | {
-            "spaces": spaces,
-            "seeds": sorted({r.seed for r in results}),
-            "factors": factors,
-            "trained_seeds": seeds,
-        }
-        (out / "comparison.json").write_text(
-            json.dumps(finite_or_none({"settings": settings, "rows": rows}), indent=2, default=str)
-        )
-        return rows
-
     jobs = [(space, seed) for space in spaces for seed in seeds if (space, seed) not in kept]
     done = {job: kept[job] for job in kept if job[1] in seeds and job[0] in spaces}
     if done:
@@ -287,14 +328,14 @@ def compare_action_spaces(args: CompareRequest) -> tuple[Path, str]:
         progress = Progress("[realgap] compare", len(jobs), unit="runs", interval_s=0.0, bar=False)
         # one training per core: each process steps its physics on one core (--jobs 2 on a 2-core machine)
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-            futures = {pool.submit(train_and_evaluate, *job): job for job in jobs}
+            futures = {pool.submit(train_and_evaluate, args, out, factors, *job): job for job in jobs}
             for future in as_completed(futures):
                 done[futures[future]] = future.result()
-                record(list(done.values()))
+                record_comparison(args, out, spaces, seeds, factors, [*included, *done.values()])
                 with _PRINT:  # its line must not land inside a worker's line
                     progress.update(1, finished=f"{futures[future][0]}_s{futures[future][1]}")
-    results = sorted([*included, *done.values()], key=lambda r: (order[r.space], r.seed))
-    rows = record(list(done.values()))
+    results = _table_order([*included, *done.values()])
+    rows = record_comparison(args, out, spaces, seeds, factors, [*included, *done.values()])
     compare.write_csv(rows, out / "comparison.csv")
     text = compare.markdown(rows, factors) + "\n" + compare_seeds.markdown(results, rows)
     (out / "comparison.md").write_text(text)

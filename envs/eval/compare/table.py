@@ -287,20 +287,19 @@ def _mega(steps: float) -> str:
     return "never" if math.isnan(steps) else f"{steps / 1e6:.2f} M"
 
 
-def markdown(rows: Sequence[Mapping[str, Any]], factors: Sequence[str]) -> str:
-    """Readable tables: one row per action space over its seeds (pooled success, per-seed success and speed,
-    robustness), then one per run (rates, budget, success (95 % CI), speed, violations, robustness per factor)."""
+def _pct(v: float) -> str:
+    return "–" if math.isnan(v) else f"{100 * v:.0f} %"
 
-    def pct(v: float) -> str:
-        return "–" if math.isnan(v) else f"{100 * v:.0f} %"
 
+def _summary_table(rows: Sequence[Mapping[str, Any]], factors: Sequence[str]) -> list[str]:
+    """The per-space table's lines: one row per action space over its seeds."""
     learned = f"steps_to_train_success_{LEARNED_AT:g}"
     head = [
         "action space",
         "seeds",
         "Play success, seeds pooled (Wilson 95 %)",
         "Play success per seed",
-        f"env steps to {pct(LEARNED_AT)} training success, per seed",
+        f"env steps to {_pct(LEARNED_AT)} training success, per seed",
         "training min (mean)",
         "speed-reflex episodes: eval / training",
     ]
@@ -310,16 +309,21 @@ def markdown(rows: Sequence[Mapping[str, Any]], factors: Sequence[str]) -> str:
         cells = [
             f"`{r['action_space']}`",
             ", ".join(map(str, r["seeds"])),
-            f"{pct(r['success_pooled'])} ({pct(r['success_pooled_ci95_lo'])}–{pct(r['success_pooled_ci95_hi'])}"
+            f"{_pct(r['success_pooled'])} ({_pct(r['success_pooled_ci95_lo'])}–{_pct(r['success_pooled_ci95_hi'])}"
             f", {r['successes']}/{r['episodes']})",
-            " / ".join(pct(v) for v in r["success_per_seed"]),
+            " / ".join(_pct(v) for v in r["success_per_seed"]),
             " / ".join(_mega(v) for v in r[f"{learned}_per_seed"]),
             f"{r['train_min_mean']:.1f}",
-            f"{pct(r['speed_reflex_rate_eval'])} / {pct(r['train_reflex_rate_mean'])}",
+            f"{_pct(r['speed_reflex_rate_eval'])} / {_pct(r['train_reflex_rate_mean'])}",
         ]
-        cells += [pct(r[f"{f}_worst_success"]) for f in factors]
+        cells += [_pct(r[f"{f}_worst_success"]) for f in factors]
         summary.append("| " + " | ".join(cells) + " |")
+    return summary
 
+
+def _run_table(rows: Sequence[Mapping[str, Any]], factors: Sequence[str]) -> list[str]:
+    """The per-run table's lines: one row per run."""
+    learned = f"steps_to_train_success_{LEARNED_AT:g}"
     head = [
         "action space",
         "seed",
@@ -328,7 +332,7 @@ def markdown(rows: Sequence[Mapping[str, Any]], factors: Sequence[str]) -> str:
         "train s",
         "success (95 % CI)",
         "training success (last)",
-        f"env steps to first / {pct(LEARNED_AT)} training success",
+        f"env steps to first / {_pct(LEARNED_AT)} training success",
         "speed-reflex episodes: eval / training",
         "contact, training's last quarter: none / sticking / sliding",
         "reward terms (per episode-second), last quarter: grasp / first mm / lift",
@@ -342,15 +346,22 @@ def markdown(rows: Sequence[Mapping[str, Any]], factors: Sequence[str]) -> str:
             f"{r['physics_hz']:g} / {r['control_hz']:g} / {r['policy_hz']:g} Hz, {r['target_mode']}",
             f"{r['iterations']} it × {r['num_envs']} envs ({r['env_steps']} steps)",
             f"{r['train_wall_s']:g}",
-            f"{pct(r['success_rate'])} ({pct(r['success_ci95_lo'])}–{pct(r['success_ci95_hi'])})",
-            pct(r["train_success_rate"]),
+            f"{_pct(r['success_rate'])} ({_pct(r['success_ci95_lo'])}–{_pct(r['success_ci95_hi'])})",
+            _pct(r["train_success_rate"]),
             f"{_mega(r['steps_to_first_success'])} / {_mega(r[learned])}",
-            f"{pct(r['speed_reflex_rate'])} / {pct(r['train_reflex_rate'])}",
-            " / ".join(pct(r[f"late_{m}"]) for m in LATE_MODES),
+            f"{_pct(r['speed_reflex_rate'])} / {_pct(r['train_reflex_rate'])}",
+            " / ".join(_pct(r[f"late_{m}"]) for m in LATE_MODES),
             " / ".join(_two(r[f"late_reward_{t}"]) for t in LATE_REWARDS),
         ]
-        cells += [f"{pct(r[f'{f}_mean_success'])} / {pct(r[f'{f}_worst_success'])}" for f in factors]
+        cells += [f"{_pct(r[f'{f}_mean_success'])} / {_pct(r[f'{f}_worst_success'])}" for f in factors]
         lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def markdown(rows: Sequence[Mapping[str, Any]], factors: Sequence[str]) -> str:
+    """Readable tables: one row per action space over its seeds (pooled success, per-seed success and speed,
+    robustness), then one per run (rates, budget, success (95 % CI), speed, violations, robustness per factor)."""
+    summary, lines = _summary_table(rows, factors), _run_table(rows, factors)
     models = [f"- `{r['action_space']}`: {r['low_level_actuator_model']}" for r in rows if r["seed"] == rows[0]["seed"]]
     return "\n".join(
         [

@@ -2,7 +2,7 @@
 
 One push per episode at ``push_at_s`` after the reset, of a fixed magnitude and a random heading, then stay up until
 ``duration_s``. Isaac Lab: the task's Play variant with its push term made a single per-env push
-(:func:`realgap.envs.eval.robustness.apply.prepare_env_cfg`), every magnitude in one batch of envs
+(:func:`realgap.envs.eval.robustness.prepare.prepare_env_cfg`), every magnitude in one batch of envs
 (:func:`realgap.envs.eval.robustness.run.run_plan`). MuJoCo: the deploy runtime on the MJCF robot
 (:func:`realgap.envs.deploy.episode.survival`) with a push schedule of one push.
 """
@@ -33,7 +33,8 @@ def isaac_single_push(
 ) -> dict[str, Counts]:
     """Survival counts per label (``"policy"``: the export; ``"zero action"``) and magnitude in Isaac Lab."""
     from realgap.envs.eval.policies import export_actions, exported_policy, zero_policy
-    from realgap.envs.eval.robustness.apply import pin_term, prepare_env_cfg
+    from realgap.envs.eval.robustness.apply import pin_term
+    from realgap.envs.eval.robustness.prepare import prepare_env_cfg
     from realgap.envs.eval.robustness.run import run_plan
     from realgap.envs.eval.robustness.sweep import REFERENCE, make_plan
     from realgap.envs.run.factory import load_cfgs, make_env, simulation

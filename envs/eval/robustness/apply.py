@@ -2,10 +2,10 @@
 
 A sweep point sets physical quantities exactly (not drawn from a range): each env of a batch gets the values of its own
 point (:mod:`realgap.envs.eval.robustness.sweep` packs the points into batches). :class:`pin_sweep_point` is an event
-term appended to the env's reset events by :func:`prepare_env_cfg`; :meth:`pin_sweep_point.set_values` writes a batch's
-values into the simulator and the actuator chains, and every reset re-pins what a reset would otherwise redraw (the
-command delay, the grasped object's mass). The balance task's push term (:class:`~realgap.envs.dr.push.push_robot`)
-pushes each env with its own magnitude once a sweep sets it.
+term appended to the env's reset events by :func:`~realgap.envs.eval.robustness.prepare.prepare_env_cfg`;
+:meth:`pin_sweep_point.set_values` writes a batch's values into the simulator and the actuator chains, and every
+reset re-pins what a reset would otherwise redraw (the command delay, the grasped object's mass). The balance task's
+push term (:class:`~realgap.envs.dr.push.push_robot`) pushes each env with its own magnitude once a sweep sets it.
 
 What each factor writes (per env; ``s`` = the factor's value):
 
@@ -18,7 +18,8 @@ What each factor writes (per env; ``s`` = the factor's value):
   ``speed_limit_scale`` (the speed-limit stage at s × each joint's datasheet velocity limit); a stage the chain was
   built without is switched on (:meth:`~realgap.actuators.chain.ActuatorChain.set_stages`) while a value is finite;
   ``backlash_rad`` (dead band b of every compliant joint) and ``transmission_stiffness_scale`` (k × s of every compliant
-  joint), available where joints are built compliant (:func:`prepare_compliant` builds the robot's stand-in);
+  joint), available where joints are built compliant
+  (:func:`~realgap.envs.eval.robustness.prepare.prepare_compliant` builds the robot's stand-in);
 - solver: ``joint_friction_scale`` (frictionloss and damping × s), ``contact_friction`` (μ of the contact bodies'
   colliders; MuJoCo uses it against the ground where those colliders have the higher priority, as the G1's foot
   spheres do), ``contact_timeconst_s`` / ``contact_dampratio`` (their solref, the pair's value:
@@ -30,7 +31,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import torch
 import warp as wp
@@ -38,7 +39,6 @@ from isaaclab.managers import EventTermCfg, ManagerTermBase
 from newton import ModelFlags
 
 from realgap.actuators.delay import CommandDelay, latency_range_to_steps, latency_to_steps_batch
-from realgap.envs.dr.apply import asset_names, build_compliant, realgap_actuator_cfgs
 from realgap.envs.dr.contact import ColliderSolref, _body_colliders
 from realgap.envs.dr.events import realgap_actuators, solver_update, torch_stream_order
 from realgap.envs.dr.inertia import BodyInertia
@@ -53,7 +53,7 @@ from realgap.envs.dr.push import find_push, live_push
 from realgap.envs.dr.sampling import body_from_flat, body_to_flat, resolve_names
 from realgap.envs.dr.stages import check_stage_ranges
 from realgap.envs.eval.robustness.sweep import FACTORS, TASK_DRAWN, get_factor
-from realgap.envs.robots import COMPLIANT_TRANSMISSION, TARGETS, robot_name
+from realgap.envs.robots import TARGETS, robot_name
 
 if TYPE_CHECKING:
     from isaaclab.envs import ManagerBasedRLEnv
@@ -62,86 +62,9 @@ PIN_TERM = "robustness_pin"
 """Name of the :class:`pin_sweep_point` event term in the env's event table."""
 
 
-def prepare_env_cfg(env_cfg: Any, episode_s: float | None = None, single_push_at_s: float | None = None) -> None:
-    """Make an env config sweepable: per-env pushes and the :class:`pin_sweep_point` reset term (call before build).
-
-    Args:
-        env_cfg: A realgap task's env config (usually its Play variant).
-        episode_s: Episode length override, s (``None``: the task's).
-        single_push_at_s: One push per episode, at this time after the reset (s), instead of the task's pushes every
-            3-5 s: the single-push limit of a balance policy (``None``: the task's pushes).
-    """
-    found = find_push(env_cfg.events)
-    push = None if found is None else found[1]
-    if push is not None:
-        if single_push_at_s is not None:
-            if not single_push_at_s > 0:
-                raise ValueError(f"the single push must come after the reset (> 0 s), got {single_push_at_s}")
-            push.interval_range_s = (float(single_push_at_s), float(single_push_at_s))
-            push.params["once"] = True
-    elif single_push_at_s is not None:
-        raise ValueError("a single push needs a task with a push term (the balance task)")
-    setattr(env_cfg.events, PIN_TERM, EventTermCfg(func=pin_sweep_point, mode="reset", params={}))
-    if episode_s is not None:
-        if not episode_s > 0:
-            raise ValueError(f"--episode_s must be > 0 s, got {episode_s}")
-        env_cfg.episode_length_s = float(episode_s)
-
-
-def _compliant_specs(env_cfg: Any) -> bool:
-    return any(
-        s.get("transmission_stiffness") is not None
-        for c in realgap_actuator_cfgs(env_cfg, "robot").values()
-        for s in c.specs.values()
-    )
-
-
-def _standin(env_cfg: Any) -> dict[str, tuple[float, float]]:
-    """The robot's compliant stand-in (spec group → stiffness, damping), restricted to its realgap spec groups."""
-    groups = {k for c in realgap_actuator_cfgs(env_cfg, "robot").values() for k in c.specs}
-    if not groups:
-        return {}
-    joints = asset_names(env_cfg, "robot", "robustness sweep")[1]
-    return {k: v for k, v in COMPLIANT_TRANSMISSION.get(robot_name(joints), {}).items() if k in groups}
-
-
-def available_factors(env_cfg: Any) -> list[str]:
-    """Factors a task's env config supports, known before the env is built (``push_mps`` needs the balance push
-    term, ``object_mass_scale`` a rigid object called ``object``, the transmission factors compliant joints or a
-    compliant stand-in of the robot)."""
-    has = {
-        "": True,
-        "push": find_push(env_cfg.events) is not None,
-        "object": getattr(env_cfg.scene, "object", None) is not None,
-        "compliant": _compliant_specs(env_cfg) or bool(_standin(env_cfg)),
-    }
-    return [name for name, f in FACTORS.items() if has[f.needs]]
-
-
-def prepare_compliant(env_cfg: Any) -> dict[str, tuple[float, float]]:
-    """Build the robot's joints compliant for the transmission factors (call before the env is built).
-
-    Returns:
-        The stand-in applied (spec group → (stiffness N·m/rad, damping N·m·s/rad)); empty when the specs already have
-        a compliant transmission (they are kept).
-
-    Raises:
-        ValueError: Rigid joints and no stand-in for this robot.
-    """
-    if _compliant_specs(env_cfg):
-        return {}
-    standin = _standin(env_cfg)
-    if not standin:
-        raise ValueError(
-            "backlash_rad / transmission_stiffness_scale need joints built with a compliant transmission; "
-            "this robot's specs are rigid and envs/robots has no compliant stand-in for it"
-        )
-    build_compliant(env_cfg, "robot", standin)
-    return dict(standin)
-
-
 def pin_term(env: ManagerBasedRLEnv) -> pin_sweep_point:
-    """The env's :class:`pin_sweep_point` term (the env must come from a :func:`prepare_env_cfg` config)."""
+    """The env's :class:`pin_sweep_point` term (the env must come from a
+    :func:`~realgap.envs.eval.robustness.prepare.prepare_env_cfg` config)."""
     return env.event_manager.get_term_cfg(PIN_TERM).func
 
 

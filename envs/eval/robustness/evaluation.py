@@ -2,9 +2,10 @@
 
 What ``scripts/evaluate.py`` runs, callable (and tested) without its command line: :func:`resolve_inputs` checks the
 policies and chooses the output folder, :func:`choose_factors` applies the factor rules (available for the task,
-compliant factors alone), :func:`parse_heatmap` reads the heatmap axes, :func:`evaluate` builds the env, runs the plan
-and writes ``report.json`` and the plots, :func:`summary_lines` says the result in a few lines. Every input is checked
-before an env is built.
+compliant factors alone), :func:`parse_heatmap` reads the heatmap axes, :func:`match_policies` makes the env the
+policies were trained for, :func:`sweep_inputs` gathers the checked sweep inputs, :func:`evaluate` builds the env, runs
+the plan and writes ``report.json`` and the plots, :func:`summary_lines` says the result in a few lines. Every input
+is checked before an env is built.
 """
 
 from __future__ import annotations
@@ -145,18 +146,20 @@ def parse_heatmap(text: str | None, factors: list[str]) -> tuple[str, str] | Non
     return heatmap  # type: ignore[return-value]
 
 
-def evaluate(req: EvalRequest) -> tuple[dict[str, Any], Path, int]:
-    """Run the evaluation ``req`` asks for; returns the report, its folder and the number of plots written."""
-    task, checkpoints, out = resolve_inputs(req)
-    if not str(req.device or "").startswith("cuda"):  # the envs' estimated memory against the machine's, up front
-        from realgap.envs.run.memory import check_env_memory
+def match_policies(env_cfg: Any, agent_cfg: Any, checkpoints: Policies) -> None:
+    """Build the env the policies were trained for: the checkpoints' run settings (rates and interface overrides: an
+    observation history, a network size) and the exports' action terms (a policy trained around another nominal pose;
+    the zero action holds the stance).
 
-        check_env_memory(task, req.num_envs)
-    from realgap.envs.eval.robustness.apply import available_factors, prepare_compliant, prepare_env_cfg
-    from realgap.envs.eval.robustness.sweep import COMPLIANT_FACTORS, parse_values
-    from realgap.envs.run.factory import load_cfgs, make_env, simulation
+    Args:
+        env_cfg: The task's env config, changed in place.
+        agent_cfg: Its PPO config, changed in place.
+        checkpoints: The policies by label (:func:`resolve_inputs`).
 
-    env_cfg, agent_cfg = load_cfgs(task, req.device, req.num_envs, req.seed)
+    Raises:
+        ValueError: Checkpoints of runs with different settings, or exports acting through different action terms:
+            one env cannot serve them, so they are evaluated one at a time.
+    """
     settings = {policy_settings(v[1]) for v in checkpoints.values() if v is not None and v[0] == "checkpoint"}
     if len(settings) > 1:
         raise ValueError(
@@ -175,6 +178,25 @@ def evaluate(req: EvalRequest) -> tuple[dict[str, Any], Path, int]:
         from realgap.envs.eval.policies import export_actions
 
         export_actions(env_cfg, exports[0])
+
+
+def sweep_inputs(
+    req: EvalRequest, env_cfg: Any, task: str
+) -> tuple[list[str], dict[str, Any], dict[str, tuple[float, ...]], tuple[str, str] | None]:
+    """The sweep's inputs, each checked before the env is built: the factors, the compliant stand-in they need (the
+    joints of ``env_cfg`` built compliant in place), the values given per factor and the heatmap axes.
+
+    Returns:
+        The factors, the stand-in (spec group → (stiffness N·m/rad, damping N·m·s/rad); empty when none was built),
+        the ``--values`` by factor and the heatmap axes (``None``: no heatmap).
+
+    Raises:
+        ValueError: See :func:`choose_factors`, :func:`check_compliant_alone` and :func:`parse_heatmap`; a value out
+            of its factor's range, or ``--values`` for a factor not swept.
+    """
+    from realgap.envs.eval.robustness.prepare import available_factors, prepare_compliant
+    from realgap.envs.eval.robustness.sweep import COMPLIANT_FACTORS, parse_values
+
     factors = choose_factors(req.factors, available_factors(env_cfg), task)
     standin = {}
     if req.factors and set(factors) & set(COMPLIANT_FACTORS):
@@ -183,7 +205,22 @@ def evaluate(req: EvalRequest) -> tuple[dict[str, Any], Path, int]:
     given = parse_values(req.values, env_cfg.sim.dt)  # cutoffs below the Nyquist rate of the physics step
     if extra := sorted(set(given) - set(factors)):
         raise ValueError(f"--values given for {extra}, which are not in --factors {factors}")
-    heatmap = parse_heatmap(req.heatmap, factors)
+    return factors, standin, given, parse_heatmap(req.heatmap, factors)
+
+
+def evaluate(req: EvalRequest) -> tuple[dict[str, Any], Path, int]:
+    """Run the evaluation ``req`` asks for; returns the report, its folder and the number of plots written."""
+    task, checkpoints, out = resolve_inputs(req)
+    if not str(req.device or "").startswith("cuda"):  # the envs' estimated memory against the machine's, up front
+        from realgap.envs.run.memory import check_env_memory
+
+        check_env_memory(task, req.num_envs)
+    from realgap.envs.eval.robustness.prepare import prepare_env_cfg
+    from realgap.envs.run.factory import load_cfgs, make_env, simulation
+
+    env_cfg, agent_cfg = load_cfgs(task, req.device, req.num_envs, req.seed)
+    match_policies(env_cfg, agent_cfg, checkpoints)
+    factors, standin, given, heatmap = sweep_inputs(req, env_cfg, task)
     prepare_env_cfg(env_cfg, req.episode_s)
     t0 = time.perf_counter()
     with simulation(env_cfg):

@@ -2,7 +2,7 @@
 episode per env.
 
 Used by ``scripts/evaluate.py`` (and, through it, ``scripts/compare_actions.py``). The env must be built from a config
-passed through :func:`realgap.envs.eval.robustness.apply.prepare_env_cfg`.
+passed through :func:`realgap.envs.eval.robustness.prepare.prepare_env_cfg`.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ import math
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,6 +25,9 @@ from realgap.envs.eval.robustness.evaluation import write_report
 from realgap.envs.eval.robustness.sweep import get_factor, wilson_interval
 from realgap.envs.format import load_policy
 from realgap.envs.srbd.controller import SRBDController
+
+if TYPE_CHECKING:
+    from realgap.envs.eval.srbd.lab import SRBDLabPolicy
 
 
 def evaluate(
@@ -145,6 +148,46 @@ ARMS = ("SRBD controller", "learned policy", "zero action")
 """The three arms' labels in the Isaac Lab report."""
 
 
+def _lab_factors(
+    factors: Mapping[str, Sequence[float]] | None, episodes: int, num_envs: int
+) -> dict[str, Sequence[float]]:
+    """The factors :func:`lab_evaluate` sweeps (:data:`LAB_FACTORS` if None), checked with its counts before an env
+    is built.
+
+    Raises:
+        ValueError: Unknown factors or values out of range, counts below 1.
+    """
+    if episodes < 1 or num_envs < 1:
+        raise ValueError(f"episodes and num_envs must be >= 1, got {episodes} and {num_envs}")
+    factors = dict(LAB_FACTORS if factors is None else factors)
+    for name, values in factors.items():
+        factor = get_factor(name)
+        for v in values:
+            factor.check(v)
+    return factors
+
+
+def _arm_descriptions(policy_dir: str | Path) -> dict[str, str]:
+    """What each arm of the Isaac Lab report is, by its label (:data:`ARMS`)."""
+    return {
+        ARMS[0]: "envs/eval/srbd/lab.py (the SRBD law of envs/srbd/law.py at the policy rate)",
+        ARMS[1]: f"export {Path(policy_dir)}",
+        ARMS[2]: "zero action (the task's stance)",
+    }
+
+
+def _controller_settings(controller: SRBDLabPolicy, step_dt: float) -> dict[str, Any]:
+    """The SRBD controller's settings in the report: its law's gains, μ and ramp, its rate (1 / ``step_dt``, the
+    env's policy step in s) and the state it reads."""
+    return {
+        "gains": controller.law.gains,
+        "mu": controller.law.mu,
+        "ramp_s": controller.law.ramp_s,
+        "rate_hz": round(1.0 / step_dt),
+        "state": "perfect (the simulator's root and joint state)",
+    }
+
+
 def lab_evaluate(
     policy_dir: str | Path,
     out: str | Path,
@@ -173,17 +216,11 @@ def lab_evaluate(
         ValueError: Unknown factors or values out of range, counts below 1 (before an env is built).
     """
     from realgap.envs.eval.policies import export_actions, read_export
-    from realgap.envs.eval.robustness.apply import available_factors, prepare_env_cfg
+    from realgap.envs.eval.robustness.prepare import available_factors, prepare_env_cfg
     from realgap.envs.run.factory import load_cfgs, make_env, simulation
     from realgap.tasks import play_task
 
-    if episodes < 1 or num_envs < 1:
-        raise ValueError(f"episodes and num_envs must be >= 1, got {episodes} and {num_envs}")
-    factors = dict(LAB_FACTORS if factors is None else factors)
-    for name, values in factors.items():
-        factor = get_factor(name)
-        for v in values:
-            factor.check(v)
+    factors = _lab_factors(factors, episodes, num_envs)
     meta, onnx_path = read_export(policy_dir)
     task = play_task(meta.task)
     env_cfg, _ = load_cfgs(task, device, num_envs, seed)
@@ -215,18 +252,8 @@ def lab_evaluate(
         "robot": "g1",
         "success": "survival to the time-out",
         "rates": env_cfg.rates,
-        "policies": {
-            ARMS[0]: "envs/eval/srbd/lab.py (the SRBD law of envs/srbd/law.py at the policy rate)",
-            ARMS[1]: f"export {Path(policy_dir)}",
-            ARMS[2]: "zero action (the task's stance)",
-        },
-        "controller": {
-            "gains": controller.law.gains,
-            "mu": controller.law.mu,
-            "ramp_s": controller.law.ramp_s,
-            "rate_hz": round(1.0 / env.step_dt),
-            "state": "perfect (the simulator's root and joint state)",
-        },
+        "policies": _arm_descriptions(policy_dir),
+        "controller": _controller_settings(controller, env.step_dt),
         "episodes_per_point": episodes,
         "episode_s": env_cfg.episode_length_s,
         "num_envs": env_cfg.scene.num_envs,

@@ -11,7 +11,7 @@ import numpy as np
 
 from realgap.envs.deploy.drivers import g1_dds_sim
 from realgap.envs.deploy.drivers.g1_dds_sim import run
-from realgap.envs.deploy.flags import add_protocol_flags
+from realgap.envs.deploy.flags import add_policy_flag, add_protocol_flags
 from realgap.envs.format.metadata import PolicyMetadata
 
 
@@ -21,7 +21,7 @@ def main(argv: list[str] | None = None) -> int:
         description=g1_dds_sim.__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--policy", required=True, help="export folder: its MJCF, drives and start pose are simulated")
+    add_policy_flag(p, required=True)  # the export whose MJCF, drives and start pose are simulated
     p.add_argument("--domain", type=int, default=1, help="DDS domain id (default 1; a real G1 uses 0)")
     p.add_argument("--interface", default="lo", help="network interface (default lo: loopback)")
     add_protocol_flags(p, fall=False)  # default here: no pushes (the simulator pushes only when asked)
