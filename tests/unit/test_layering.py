@@ -246,6 +246,42 @@ def test_no_library_file_over_400_lines():
         assert not path.is_file() or len(path.read_text().splitlines()) > LIBRARY_LINES, f"{rel} is split: drop it"
 
 
+FUNCTION_LINES = 80
+"""Lines a library or script function may span, docstring included (STYLE.md 8): what a reader holds at once."""
+FORMATTER_MARKERS: dict[str, int] = {}
+"""Files allowed ``# fmt: skip`` (a table that reads better aligned), each with its count; every marker carries its
+reason on the same line. None now: ``ruff format`` lays out everything (STYLE.md 15)."""
+
+
+def _python_files() -> list[Path]:
+    roots = [*(REPO / folder for folder in PACKAGE_DIRS.values()), REPO / "scripts", REPO / "tests", REPO / ".ci"]
+    return [p for root in roots for p in sorted(root.rglob("*.py"))]
+
+
+@pytest.mark.unit
+def test_no_function_over_80_lines():
+    too_long = {}
+    for path in [*_library_files(), *sorted((REPO / "scripts").glob("*.py"))]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                if (lines := node.end_lineno - node.lineno + 1) > FUNCTION_LINES:
+                    too_long[f"{path.relative_to(REPO)}:{node.name}"] = lines
+    assert too_long == {}, "split the function into named steps"
+
+
+@pytest.mark.unit
+def test_the_formatter_lays_out_the_code():
+    marker = "# fmt: " + "skip"  # split so this file does not count itself
+    found = {}
+    for path in _python_files():
+        lines = [line for line in path.read_text().splitlines() if marker in line or "# fmt: " + "off" in line]
+        if lines:
+            found[str(path.relative_to(REPO))] = len(lines)
+            bare = [line for line in lines if line.rstrip().endswith(marker)]
+            assert bare == [], f"{path.name}: a marker without its reason"
+    assert found == FORMATTER_MARKERS, "layout is ruff format's; keep a marker only for a table, with its reason"
+
+
 def _module_of(name: str) -> str | None:
     """The realgap module (file) ``name`` refers to: ``realgap.envs.run.cli.parser`` → ``realgap.envs.run.cli``."""
     parts = name.split(".")
