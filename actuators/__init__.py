@@ -1,7 +1,8 @@
 """Actuator models from datasheet numbers: pure math on numpy arrays or torch tensors (no simulator, no torch import).
 
 - :mod:`~realgap.actuators.spec`: :class:`ActuatorSpec` (gearbox → reflected inertia, torque envelope, friction,
-  latency, PD gains) and joint-name resolution.
+  latency, PD gains) and joint-name resolution; its parts (:class:`Gearbox`, :class:`PDGains`,
+  :class:`BandwidthGains`) in :mod:`~realgap.actuators.spec_parts`.
 - :mod:`~realgap.actuators.models`: PD, box and torque–speed saturation, speed-limit cut-off, friction, explicit
   stability margin.
 - :mod:`~realgap.actuators.delay`, :mod:`~realgap.actuators.hold`: per-env command delay; target hold/interpolation

@@ -6,127 +6,26 @@ inertias in kg·m² (kg). The spec only validates; it never rewrites a field (de
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import Any
 
 from realgap.actuators.filters import check_cutoff
 from realgap.actuators.models import explicit_pd_stability_margin
+from realgap.actuators.spec_parts import BandwidthGains, Gearbox, PDGains, is_finite, require
 from realgap.actuators.transmission import elastic_stability_margin
 
-
-def _require(ok: bool, owner: str, field: str, value: object, rule: str) -> None:
-    if not ok:
-        raise ValueError(f"{owner}: {field} {rule}, got {value!r}")
-
-
-def _finite(x: float) -> bool:
-    return isinstance(x, int | float) and math.isfinite(x)
-
-
-@dataclass(frozen=True)
-class Gearbox:
-    """A rotor followed by ``k`` reduction stages, for the reflected inertia (MuJoCo ``armature``) at the joint.
-
-    Convention: shaft 0 carries the rotor; stage ``i`` (1-based) reduces speed by ``N_i`` from shaft ``i-1`` to shaft
-    ``i``; shaft ``k`` is the joint. ``stage_inertias[i]`` is the inertia spinning with shaft ``i`` (``I_0`` the
-    rotor, then e.g. the planet carrier of each stage). Kinetic energy gives
-
-        J_reflected = sum_i I_i · (prod_{m > i} N_m)²,        total ratio N = prod_m N_m,
-
-    so a single stage with rotor inertia I_m gives N²·I_m. (mjlab writes the same sum with a leading ratio of 1 for
-    the rotor shaft.)
-
-    Attributes:
-        stage_ratios: ``(N_1, ..., N_k)``, each > 0 (input turns per output turn).
-        stage_inertias: ``(I_0, ..., I_k)``, kg·m², each >= 0; one more entry than ``stage_ratios``.
-    """
-
-    stage_ratios: tuple[float, ...]
-    stage_inertias: tuple[float, ...]
-
-    def __post_init__(self) -> None:
-        _require(len(self.stage_ratios) >= 1, "Gearbox", "stage_ratios", self.stage_ratios, "needs at least one stage")
-        _require(
-            len(self.stage_inertias) == len(self.stage_ratios) + 1,
-            "Gearbox",
-            "stage_inertias",
-            self.stage_inertias,
-            f"needs len(stage_ratios) + 1 = {len(self.stage_ratios) + 1} entries (rotor first)",
-        )
-        for i, n in enumerate(self.stage_ratios):
-            _require(_finite(n) and n > 0, "Gearbox", f"stage_ratios[{i}]", n, "must be a finite ratio > 0")
-        for i, inertia in enumerate(self.stage_inertias):
-            _require(_finite(inertia) and inertia >= 0, "Gearbox", f"stage_inertias[{i}]", inertia, "must be >= 0")
-
-    @classmethod
-    def single(cls, ratio: float, rotor_inertia: float) -> Gearbox:
-        """One stage of ratio ``N`` after a rotor of inertia ``I_m`` (kg·m²): reflected inertia ``N²·I_m``."""
-        return cls(stage_ratios=(ratio,), stage_inertias=(rotor_inertia, 0.0))
-
-    @property
-    def ratio(self) -> float:
-        """Total reduction ``N = prod_i N_i`` (rotor turns per joint turn)."""
-        return math.prod(self.stage_ratios)
-
-    @property
-    def reflected_inertia(self) -> float:
-        """``sum_i I_i · (prod_{m>i} N_m)²``, kg·m² at the joint."""
-        total = 0.0
-        for i, inertia in enumerate(self.stage_inertias):
-            total += inertia * math.prod(self.stage_ratios[i:]) ** 2
-        return total
-
-
-@dataclass(frozen=True)
-class PDGains:
-    """PD gains given directly: ``kp`` in N·m/rad (N/m), ``kd`` in N·m·s/rad (N·s/m)."""
-
-    kp: float
-    kd: float
-
-    def __post_init__(self) -> None:
-        _require(_finite(self.kp) and self.kp >= 0, "PDGains", "kp", self.kp, "must be >= 0")
-        _require(_finite(self.kd) and self.kd >= 0, "PDGains", "kd", self.kd, "must be >= 0")
-
-
-@dataclass(frozen=True)
-class BandwidthGains:
-    """PD gains from a closed-loop natural frequency and damping ratio on an inertia ``J``.
-
-    With ``ω = 2π·natural_freq_hz``: ``kp = J·ω²`` and ``kd = 2·ζ·J·ω``, i.e. the joint modelled as ``J·q̈ = τ``
-    has poles at ``ω`` with damping ratio ``ζ``. ``inertia="reflected"`` uses the gearbox's reflected inertia only
-    (mjlab's rule; with it the explicit stability margin is ``(ω·dt)²/4 + ζ·ω·dt``, independent of ``J``);
-    ``"total"`` adds :attr:`ActuatorSpec.link_inertia`.
-
-    Attributes:
-        natural_freq_hz: Natural frequency, Hz, > 0.
-        damping_ratio: Damping ratio ζ, > 0.
-        inertia: Which inertia ``J`` the gains are sized for.
-    """
-
-    natural_freq_hz: float
-    damping_ratio: float
-    inertia: Literal["reflected", "total"] = "reflected"
-
-    def __post_init__(self) -> None:
-        f, z = self.natural_freq_hz, self.damping_ratio
-        _require(_finite(f) and f > 0, "BandwidthGains", "natural_freq_hz", f, "must be > 0")
-        _require(_finite(z) and z > 0, "BandwidthGains", "damping_ratio", z, "must be > 0")
-        _require(
-            self.inertia in ("reflected", "total"),
-            "BandwidthGains",
-            "inertia",
-            self.inertia,
-            "must be 'reflected' or 'total'",
-        )
-
-    def resolve(self, inertia: float) -> PDGains:
-        """``PDGains(kp=J·ω², kd=2·ζ·J·ω)`` for ``J = inertia`` (kg·m²)."""
-        omega = 2.0 * math.pi * self.natural_freq_hz
-        return PDGains(kp=inertia * omega**2, kd=2.0 * self.damping_ratio * inertia * omega)
+# the parts live in spec_parts.py; they stay importable from here, where every caller imports them
+__all__ = [
+    "ActuatorSpec",
+    "BandwidthGains",
+    "Gearbox",
+    "PDGains",
+    "check_explicit_stability",
+    "check_physics_step",
+    "resolve_joint_specs",
+]
 
 
 @dataclass(frozen=True)
@@ -194,13 +93,26 @@ class ActuatorSpec:
     motor_inertia: float | None = None
 
     def __post_init__(self) -> None:
+        # validation only, no field rewritten; the checks run in this order, so the first broken rule is reported
+        # (the transmission and bandwidth checks read the reflected inertia, so gearbox/armature is checked before)
         who = f"ActuatorSpec '{self.name}'"
-        _require(len(self.joint_names_expr) > 0, who, "joint_names_expr", self.joint_names_expr, "must not be empty")
+        self._check_joint_names(who)
+        self._check_signs(who)
+        self._check_relations(who)
+        self._check_transmission(who)
+        self._check_bandwidth_inertia(who)
+
+    def _check_joint_names(self, who: str) -> None:
+        # at least one joint regex, and each one compiles (resolve_joint_specs matches them with re.fullmatch)
+        require(len(self.joint_names_expr) > 0, who, "joint_names_expr", self.joint_names_expr, "must not be empty")
         for expr in self.joint_names_expr:
             try:
                 re.compile(expr)
             except re.error as err:
                 raise ValueError(f"{who}: joint_names_expr {expr!r} is not a valid regex ({err})") from err
+
+    def _check_signs(self, who: str) -> None:
+        # every number finite; rates, limits and scales > 0 (an optional one only where given), the rest >= 0
         positive = {
             "peak_torque [N·m]": self.peak_torque,
             "continuous_torque [N·m]": self.continuous_torque,
@@ -225,48 +137,54 @@ class ActuatorSpec:
         if self.armature is not None:
             non_negative["armature [kg·m²]"] = self.armature
         for field, value in positive.items():
-            _require(_finite(value) and value > 0, who, field, value, "must be > 0")
+            require(is_finite(value) and value > 0, who, field, value, "must be > 0")
         for field, value in non_negative.items():
-            _require(_finite(value) and value >= 0, who, field, value, "must be >= 0")
-        _require(
+            require(is_finite(value) and value >= 0, who, field, value, "must be >= 0")
+
+    def _check_relations(self, who: str) -> None:
+        # the torque ratings ordered, the parts of the right kind, one inertia source, a (min, max) latency range
+        require(
             self.continuous_torque <= self.peak_torque,
             who,
             "continuous_torque [N·m]",
             self.continuous_torque,
             f"must not exceed peak_torque ({self.peak_torque} N·m)",
         )
-        _require(
+        require(
             isinstance(self.gains, PDGains | BandwidthGains),
             who,
             "gains",
             self.gains,
             "must be PDGains or BandwidthGains",
         )
-        _require(
+        require(
             (self.gearbox is None) != (self.armature is None),
             who,
             "gearbox/armature",
             (self.gearbox, self.armature),
             "needs exactly one of the two",
         )
-        _require(len(self.latency_range_s) == 2, who, "latency_range_s", self.latency_range_s, "must be (min, max)")
+        require(len(self.latency_range_s) == 2, who, "latency_range_s", self.latency_range_s, "must be (min, max)")
         lo, hi = self.latency_range_s
-        _require(_finite(lo) and lo >= 0, who, "latency_range_s min [s]", lo, "must be >= 0")
-        _require(_finite(hi) and hi >= lo, who, "latency_range_s max [s]", hi, f"must be >= min ({lo} s)")
-        _require(
+        require(is_finite(lo) and lo >= 0, who, "latency_range_s min [s]", lo, "must be >= 0")
+        require(is_finite(hi) and hi >= lo, who, "latency_range_s max [s]", hi, f"must be >= min ({lo} s)")
+        require(
             isinstance(self.enforce_velocity_limit, bool),
             who,
             "enforce_velocity_limit",
             self.enforce_velocity_limit,
             "must be a bool",
         )
+
+    def _check_transmission(self, who: str) -> None:
+        # damping, backlash and a motor inertia exist only behind a spring; a compliant one needs both inertias > 0
         if self.transmission_stiffness is None:
             for field, value in (
                 ("transmission_damping [N·m·s/rad]", self.transmission_damping),
                 ("backlash [rad]", self.backlash),
             ):
-                _require(value == 0, who, field, value, "needs transmission_stiffness (a rigid transmission has none)")
-            _require(
+                require(value == 0, who, field, value, "needs transmission_stiffness (a rigid transmission has none)")
+            require(
                 self.motor_inertia is None,
                 who,
                 "motor_inertia [kg·m²]",
@@ -274,21 +192,21 @@ class ActuatorSpec:
                 "needs transmission_stiffness (a rigid joint's rotor is the armature)",
             )
         else:
-            _require(
+            require(
                 self.transmission_motor_inertia > 0,
                 who,
                 "motor inertia [kg·m²]",
                 self.transmission_motor_inertia,
                 "must be > 0 for a compliant transmission (motor_inertia or the reflected inertia)",
             )
-            _require(
+            require(
                 self.link_inertia > 0,
                 who,
                 "link_inertia [kg·m²]",
                 self.link_inertia,
                 "must be > 0 with transmission_stiffness (it bounds the resonance for the stability check)",
             )
-            _require(
+            require(
                 self.transmission_motor_inertia <= self.reflected_inertia,
                 who,
                 "motor_inertia [kg·m²]",
@@ -296,9 +214,12 @@ class ActuatorSpec:
                 f"must not exceed the reflected inertia ({self.reflected_inertia:.6g} kg·m²) "
                 "it is the motor-side part of",
             )
+
+    def _check_bandwidth_inertia(self, who: str) -> None:
+        # gains from a bandwidth scale with the inertia they are sized for: a zero inertia would give zero gains
         if isinstance(self.gains, BandwidthGains):
             j = self.reflected_inertia if self.gains.inertia == "reflected" else self.total_inertia
-            _require(
+            require(
                 j > 0, who, f"{self.gains.inertia} inertia [kg·m²]", j, "must be > 0 to derive gains from a bandwidth"
             )
 

@@ -181,6 +181,36 @@ def load_log(
             metadata.
     """
     path = Path(path)
+    log = _log_from_arrays(path, _read_arrays(path))
+    problems = _problems(log)
+    if joint_names is not None and tuple(joint_names) != log.joint_names:
+        want, got = tuple(joint_names), log.joint_names
+        if set(want) == set(got):
+            problems.append(f"joint order differs from the robot's (log {list(got[:4])}…, robot {list(want[:4])}…)")
+        else:
+            problems.append(
+                f"joints of another robot: missing in the log {sorted(set(want) - set(got))[:6]}, "
+                f"unknown to the robot {sorted(set(got) - set(want))[:6]}"
+            )
+    if metadata_hash is not None and metadata_hash != log.metadata_sha256:
+        problems.append(
+            f"metadata sha256 {log.metadata_sha256[:12]}… is not the expected export's "
+            f"{metadata_hash[:12]}… (the log ran another policy export)"
+        )
+    if not problems and metadata_sha256(log.metadata()) != log.metadata_sha256:
+        problems.append("metadata_json does not hash to metadata_sha256 (the log was edited or corrupted)")
+    if problems:
+        raise LogError(f"{path}: unusable robot log:\n  - " + "\n  - ".join(problems))
+    return log
+
+
+def _read_arrays(path: Path) -> dict[str, Any]:
+    """The arrays of the log file at ``path``, ``.mcap`` or ``.npz`` (never unpickling), before any content check.
+
+    Raises:
+        FileNotFoundError: No file at ``path``.
+        LogError: An empty file, or one that is not a readable ``.npz`` / ``.mcap`` log.
+    """
     if not path.is_file():
         raise FileNotFoundError(f"no robot log at {path}")
     if path.stat().st_size == 0:
@@ -203,6 +233,15 @@ def load_log(
         except (OSError, ValueError) as err:
             why = "it holds pickled Python objects, which are never loaded" if "pickle" in str(err) else str(err)
             raise LogError(f"{path}: not a readable .npz file ({why})") from None
+    return data
+
+
+def _log_from_arrays(path: Path, data: dict[str, Any]) -> RobotLog:
+    """The :class:`RobotLog` the arrays read from ``path`` hold, typed (its content is checked by the caller).
+
+    Raises:
+        LogError: Another format, or missing channels (named; ``tau`` when ``tau_source`` says it was recorded).
+    """
     fmt = str(data.get("format", "<none>"))
     if fmt != LOG_FORMAT:
         raise LogError(f"{path}: format '{fmt}', expected '{LOG_FORMAT}'")
@@ -233,27 +272,7 @@ def load_log(
         "root_pos_w": np.asarray(data.get("root_pos_w", np.full(3, np.nan)), dtype=float),
         "tau": None if "tau" not in data or tau_source == "none" else np.asarray(data["tau"], dtype=float),
     }
-    log = RobotLog(**kwargs)
-    problems = _problems(log)
-    if joint_names is not None and tuple(joint_names) != log.joint_names:
-        want, got = tuple(joint_names), log.joint_names
-        if set(want) == set(got):
-            problems.append(f"joint order differs from the robot's (log {list(got[:4])}…, robot {list(want[:4])}…)")
-        else:
-            problems.append(
-                f"joints of another robot: missing in the log {sorted(set(want) - set(got))[:6]}, "
-                f"unknown to the robot {sorted(set(got) - set(want))[:6]}"
-            )
-    if metadata_hash is not None and metadata_hash != log.metadata_sha256:
-        problems.append(
-            f"metadata sha256 {log.metadata_sha256[:12]}… is not the expected export's "
-            f"{metadata_hash[:12]}… (the log ran another policy export)"
-        )
-    if not problems and metadata_sha256(log.metadata()) != log.metadata_sha256:
-        problems.append("metadata_json does not hash to metadata_sha256 (the log was edited or corrupted)")
-    if problems:
-        raise LogError(f"{path}: unusable robot log:\n  - " + "\n  - ".join(problems))
-    return log
+    return RobotLog(**kwargs)
 
 
 class LogRecorder:

@@ -184,9 +184,19 @@ def read_mcap_arrays(path: Path) -> dict[str, Any]:
         raise ValueError(f"channels {off} are not stamped at the /joint_states sample times")
     m = meta[METADATA_NAME]
     rows = {t: [msg for _, msg in r] for t, r in by_topic.items()}
+    # keys in the .npz order: the format, the per-sample arrays, then the scalars
+    return {"format": np.array(m.get("format", "<none>"))} | _sample_arrays(ref, rows) | _scalars(m)
+
+
+def _sample_arrays(ref: list[int], rows: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """The per-sample arrays of the log from each channel's messages (``ref``: the sample times, ns); ``tau`` only
+    when every ``/joint_states`` message holds an ``effort``.
+
+    Raises:
+        ValueError: A message lacks a field of its schema.
+    """
     try:
         data: dict[str, Any] = {
-            "format": np.array(m.get("format", "<none>")),
             "t": np.array(ref, dtype=float) * 1e-9,
             "q": np.array([_floats(r.get("position")) for r in rows["/joint_states"]]),
             "qd": np.array([_floats(r.get("velocity")) for r in rows["/joint_states"]]),
@@ -202,8 +212,17 @@ def read_mcap_arrays(path: Path) -> dict[str, Any]:
             data["tau"] = np.array([_floats(r["effort"]) for r in rows["/joint_states"]])
     except (KeyError, TypeError, AttributeError) as err:
         raise ValueError(f"messages lack a field of their schema ({type(err).__name__}: {err})") from None
+    return data
+
+
+def _scalars(m: dict[str, str]) -> dict[str, Any]:
+    """The log's scalars (and ``kp``, ``kd``, ``root_pos_w``) from the ``realgap.robot_log`` metadata record ``m``.
+
+    Raises:
+        ValueError: A scalar missing or unreadable (named).
+    """
     try:
-        data |= {
+        return {
             "control_dt": float(m["control_dt"]),
             "physics_dt": float(m["physics_dt"]),
             "command_mode": m["command_mode"],
@@ -223,4 +242,3 @@ def read_mcap_arrays(path: Path) -> dict[str, Any]:
         raise ValueError(f"the '{METADATA_NAME}' record lacks {err}") from None
     except (ValueError, TypeError) as err:
         raise ValueError(f"the '{METADATA_NAME}' record holds an unreadable value ({err})") from None
-    return data

@@ -9,8 +9,9 @@ export field in another order says so in its description (the grasp task's ``obj
     meta, policy = load_policy("configs/policies/balance_g1")   # verified: files agree, digest matches, physics sane
 
 Modules: :mod:`~realgap.envs.format.schema` (format id, JSON Schema check, the fixed texts every file carries),
-:mod:`~realgap.envs.format.metadata` (:class:`PolicyMetadata` and its parts: :mod:`~realgap.envs.format.actions`,
-:mod:`~realgap.envs.format.observations`, :mod:`~realgap.envs.format.groups`, :mod:`~realgap.envs.format.stages`),
+:mod:`~realgap.envs.format.metadata` (:class:`PolicyMetadata` and its parts: :mod:`~realgap.envs.format.robot`,
+:mod:`~realgap.envs.format.actions`, :mod:`~realgap.envs.format.observations`, :mod:`~realgap.envs.format.groups`,
+:mod:`~realgap.envs.format.stages`),
 :mod:`~realgap.envs.format.description` (the robot description's hash rule), :mod:`~realgap.envs.format.contacts` (the
 rules recorded contact parameters are checked by), :mod:`~realgap.envs.format.verify` (the one verifying loader),
 :mod:`~realgap.envs.format.integrity` and :mod:`~realgap.envs.format.provenance` (digest and relative provenance paths).

@@ -225,6 +225,29 @@ def _plant_missing(fit: JointFit, reason: str) -> None:
     }
 
 
+def _joint_fits(log: RobotLog, joints: Sequence[str] | None) -> list[JointFit]:
+    """One empty :class:`JointFit` per joint to identify, with the samples it is fitted on: the log's excitation
+    segment of that joint, or every sample for a joint the log did not excite (a policy log).
+
+    Raises:
+        ValueError: An unknown joint, or one whose target never moves in its samples.
+    """
+    names = log.joint_names
+    excited = [names[i] for i in sorted(set(log.segment.tolist()) - {-1})]
+    chosen = list(joints) if joints else (excited or list(names))
+    unknown = [j for j in chosen if j not in names]
+    if unknown:
+        raise ValueError(f"joints {unknown} are not in the log (joints: {list(names)})")
+    fits = []
+    for joint in chosen:
+        i = names.index(joint)
+        samples = np.nonzero(log.segment == i)[0] if joint in excited else np.arange(log.num_samples)
+        if np.ptp(log.q_target[samples, i]) < 1e-4:
+            raise ValueError(f"joint '{joint}': its target never moves in the log; nothing to identify")
+        fits.append(JointFit(joint, i, samples))
+    return fits
+
+
 def identify(
     log: RobotLog,
     joints: Sequence[str] | None = None,
@@ -245,19 +268,7 @@ def identify(
     check_filter(filter_hz, log.control_dt)
     from realgap.envs.identify.replay import ReplayModel, fit_replay, rigid_body_torque
 
-    names = log.joint_names
-    excited = [names[i] for i in sorted(set(log.segment.tolist()) - {-1})]
-    chosen = list(joints) if joints else (excited or list(names))
-    unknown = [j for j in chosen if j not in names]
-    if unknown:
-        raise ValueError(f"joints {unknown} are not in the log (joints: {list(names)})")
-    fits = []
-    for joint in chosen:
-        i = names.index(joint)
-        samples = np.nonzero(log.segment == i)[0] if joint in excited else np.arange(log.num_samples)
-        if np.ptp(log.q_target[samples, i]) < 1e-4:
-            raise ValueError(f"joint '{joint}': its target never moves in the log; nothing to identify")
-        fits.append(JointFit(joint, i, samples))
+    fits = _joint_fits(log, joints)
     meta = log.metadata()
     no_load = {j: g.joint_params().no_load_speed[k] for g in meta.actuator_groups for k, j in enumerate(g.joint_names)}
     notes, rss_by_delay = [], {}

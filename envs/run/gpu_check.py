@@ -94,57 +94,63 @@ def plan(work: Path, python: str = sys.executable) -> list[Step]:
             BUDGET_S["resume"],
         ),
     ]
-    for task in TASKS:
-        steps.append(
-            Step(
-                f"throughput {task}",
-                (
-                    python,
-                    "scripts/benchmark.py",
-                    "--sections",
-                    "env,ppo",
-                    "--tasks",
-                    task,
-                    "--num_envs",
-                    str(THROUGHPUT_ENVS),
-                    "--steps",
-                    "50",
-                    "--ppo_iterations",
-                    "3",
-                    "--ppo_layouts",
-                    "one_process",
-                    "--device",
-                    "cuda",
-                    "--json",
-                    str(work / f"throughput_{task}.json"),
-                ),
-                BUDGET_S["throughput"],
-            )
-        )
-    steps.append(
-        Step(
-            DETERMINISTIC,
-            (
-                python,
-                "scripts/benchmark.py",
-                "--sections",
-                "env",
-                "--tasks",
-                TASKS[0],
-                "--num_envs",
-                str(THROUGHPUT_ENVS),
-                "--steps",
-                "50",
-                "--device",
-                "cuda",
-                "--deterministic",
-                "--json",
-                str(work / "throughput_deterministic.json"),
-            ),
-            BUDGET_S["deterministic"],
-        )
-    )
+    steps += [_throughput_step(work, python, task) for task in TASKS]
+    steps.append(_deterministic_step(work, python))
     return steps
+
+
+def _throughput_step(work: Path, python: str, task: str) -> Step:
+    """Env and PPO throughput of ``task`` at :data:`THROUGHPUT_ENVS` envs on CUDA (one process), JSON under ``work``."""
+    return Step(
+        f"throughput {task}",
+        (
+            python,
+            "scripts/benchmark.py",
+            "--sections",
+            "env,ppo",
+            "--tasks",
+            task,
+            "--num_envs",
+            str(THROUGHPUT_ENVS),
+            "--steps",
+            "50",
+            "--ppo_iterations",
+            "3",
+            "--ppo_layouts",
+            "one_process",
+            "--device",
+            "cuda",
+            "--json",
+            str(work / f"throughput_{task}.json"),
+        ),
+        BUDGET_S["throughput"],
+    )
+
+
+def _deterministic_step(work: Path, python: str) -> Step:
+    """The first task's env throughput with ``--deterministic`` (its cost against the default, see
+    :func:`deterministic_cost`), JSON under ``work``."""
+    return Step(
+        DETERMINISTIC,
+        (
+            python,
+            "scripts/benchmark.py",
+            "--sections",
+            "env",
+            "--tasks",
+            TASKS[0],
+            "--num_envs",
+            str(THROUGHPUT_ENVS),
+            "--steps",
+            "50",
+            "--device",
+            "cuda",
+            "--deterministic",
+            "--json",
+            str(work / "throughput_deterministic.json"),
+        ),
+        BUDGET_S["deterministic"],
+    )
 
 
 def deterministic_cost(work: Path) -> str | None:

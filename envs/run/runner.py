@@ -3,10 +3,11 @@
 Everything PPO stays in rsl-rl-lib; this subclass only changes how state reaches and leaves the disk:
 
 - ``save`` writes to a temporary file in the same folder and renames it into place (``os.replace`` is atomic on
-  POSIX), so a run killed mid-write leaves the previous checkpoint intact and never a truncated one. Checkpoints also
-  carry the RNG states (python, numpy, torch CPU and CUDA) and the run's seed and command line; beside the newest
-  checkpoint, ``model_<it>.env.pt`` holds the env's whole state (:mod:`realgap.envs.run.snapshot`: bodies mid-episode,
-  solver warm start, delay buffers, event timers, DR generators, term and logger buffers).
+  POSIX; :mod:`realgap.envs.run.checkpoint`), so a run killed mid-write leaves the previous checkpoint intact and
+  never a truncated one. Checkpoints also carry the RNG states (python, numpy, torch CPU and CUDA) and the run's
+  seed and command line; beside the newest checkpoint, ``model_<it>.env.pt`` holds the env's whole state
+  (:mod:`realgap.envs.run.snapshot`: bodies mid-episode, solver warm start, delay buffers, event timers, DR
+  generators, term and logger buffers).
 - ``load`` restores them and continues *after* the saved iteration (rsl-rl alone re-runs the saved iteration); with the
   env state beside the checkpoint the continuation is exact: the same losses and episode statistics as an
   uninterrupted run with the same seed (single process; a multi-process run resumes from freshly reset envs).
@@ -17,12 +18,10 @@ Everything PPO stays in rsl-rl-lib; this subclass only changes how state reaches
 from __future__ import annotations
 
 import csv
-import io
 import math
 import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -30,73 +29,18 @@ from typing import Any
 import torch
 from rsl_rl.runners import OnPolicyRunner
 
+from realgap.envs.run.checkpoint import env_state_path, write_checkpoint
 from realgap.envs.run.progress import Progress, fmt_value
 from realgap.envs.run.rng_state import capture_rng, restore_rng
 from realgap.envs.run.run_dir import (  # noqa: F401  (CHECKPOINT_RE and latest_checkpoint re-exported)
     CHECKPOINT_RE,
     REWARD_COLUMN,
     CheckpointError,
-    file_mode,
     latest_checkpoint,
     progress_column,
-    write_failure,
     write_progress,
 )
 from realgap.envs.sim.physics import deterministic_requested
-
-
-def env_state_path(checkpoint: str | Path) -> Path:
-    """Where the env state saved with ``checkpoint`` lives: ``model_<it>.env.pt`` beside ``model_<it>.pt``."""
-    checkpoint = Path(checkpoint)
-    return checkpoint.with_name(checkpoint.stem + ".env.pt")
-
-
-def _atomic_save(obj: Any, path: str | Path) -> None:
-    """``torch.save`` to a temporary file in the same folder, fsync'd, then renamed into place.
-
-    Serialized in memory first: a failed write (disk full, file size limit) then raises ``OSError`` with its errno,
-    where torch's zip writer would raise a bare ``RuntimeError`` ("unexpected pos")."""
-    buffer = io.BytesIO()
-    torch.save(obj, buffer)
-    folder = os.path.dirname(path) or "."
-    fd, tmp = tempfile.mkstemp(prefix=".tmp_", suffix=".pt", dir=folder)
-    os.chmod(tmp, file_mode())  # as every other file of the run, not mkstemp's 0600
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(buffer.getbuffer())
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-
-
-def write_checkpoint(saved: dict[str, Any], path: str | Path, env_state: dict[str, Any] | None = None) -> None:
-    """Write ``env_state`` (if given) beside ``path``, then the checkpoint ``saved``, each atomically, then remove
-    the env state of older checkpoints.
-
-    The order keeps one invariant at every instant, whenever the process is killed: the newest checkpoint on disk has
-    its env state beside it (so ``--resume`` is exact); a kill between the steps leaves at most one extra file, which
-    the next save removes. A failed write (disk full, no permission) leaves no file of
-    its own behind and stops training with one message naming the last good checkpoint and the resume command.
-
-    Raises:
-        CheckpointWriteError: A write failed.
-    """
-    state = env_state_path(path)
-    try:
-        if env_state is not None:
-            _atomic_save(env_state, state)
-        _atomic_save(saved, path)
-    except OSError as err:
-        if env_state is not None and not Path(path).is_file():
-            state.unlink(missing_ok=True)
-        raise write_failure(path, err) from None
-    if env_state is not None:
-        for old in Path(path).parent.glob("model_*.env.pt"):
-            if old != state:
-                old.unlink(missing_ok=True)
 
 
 def action_joint_names(env: Any) -> list[str]:

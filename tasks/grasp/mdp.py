@@ -2,7 +2,8 @@
 (size, consistent mass / CoM / inertia, pose on the table), the contact-mode and lift-and-hold terms, and the metrics.
 
 The pure math (contact modes, hold counting) lives in :mod:`realgap.tasks.grasp.contact_modes`, the inertia samplers in
-:mod:`realgap.envs.dr.inertia_sampling`; the terms here only read the simulator and apply.
+:mod:`realgap.envs.dr.inertia_sampling`, the joint-speed limit terms in :mod:`realgap.tasks.grasp.joint_speed`
+(re-exported here); the terms here only read the simulator and apply.
 """
 
 from __future__ import annotations
@@ -28,9 +29,13 @@ from realgap.tasks.grasp.contact_modes import (
     update_hold_steps,
 )
 
+# the speed-limit terms live in joint_speed.py; re-exported here, where the task's config reads every term
+from realgap.tasks.grasp.joint_speed import joint_speed_margin as joint_speed_margin
+from realgap.tasks.grasp.joint_speed import joint_speed_reflex as joint_speed_reflex
+
 if TYPE_CHECKING:
     from isaaclab.envs import ManagerBasedEnv, ManagerBasedRLEnv
-    from isaaclab.managers import CurriculumTermCfg, RewardTermCfg, TerminationTermCfg
+    from isaaclab.managers import CurriculumTermCfg, RewardTermCfg
 
 ROBOT = SceneEntityCfg("robot")
 OBJECT = SceneEntityCfg("object")
@@ -95,86 +100,6 @@ def object_lift_m(env: ManagerBasedEnv, object_term: str = "reset_object") -> to
     """
     term = _term(env.event_manager, object_term)  # a realgap.envs.dr.object.reset_object
     return env.scene[term.object_name].data.root_link_pos_w.torch[:, 2] - term.rest_z_w()
-
-
-class joint_speed_reflex(ManagerTermBase):
-    """Termination: the Franka's joint-velocity reflex. True for envs where a joint's speed exceeds its limit,
-    ``|q̇_i| > q̇_max,i`` (rad/s).
-
-    The real arm's controller stops the robot with a reflex error ("joint_velocity_violation") when a limit is
-    crossed, and the episode is over; the simulator enforces no limit (a joint was driven to 10.9 rad/s against
-    2.175), so the task ends the episode as the robot would. The robot checks every controller cycle, so the term
-    checks every physics step: the peak speed since the last policy step from the actuator chain
-    (``RealgapActuator.pop_peak_speed``) and the speed now; in an episode's first policy step the speed at its end
-    only (the physics then resolves the state the reset wrote, e.g. a reverse-curriculum state mid-grasp). A policy
-    that breaks the limits cannot succeed, and the share of episodes this term ends is reported per action space.
-
-    Params:
-        limits_rad_s: Joint-name regex -> velocity limit, rad/s (the datasheet's, ``envs/robots/panda.py``).
-    """
-
-    def __init__(self, cfg: TerminationTermCfg, env: ManagerBasedRLEnv) -> None:
-        super().__init__(cfg, env)
-        self.robot, self.joint_ids, self.limits = _speed_limits(env, cfg.params, "joint_speed_reflex")
-
-    def __call__(
-        self, env: ManagerBasedRLEnv, limits_rad_s: dict[str, float], asset_cfg: SceneEntityCfg = ROBOT
-    ) -> torch.Tensor:
-        speed = self.robot.data.joint_vel.torch.abs()
-        # the speeds of the physics steps since the last policy step; not in an episode's first policy step, where
-        # the physics resolves the state a reset wrote (a jump no robot makes), only the speed at its end
-        settled = (env.episode_length_buf > 1)[:, None]
-        for actuator in self.robot.actuators.values():
-            if hasattr(actuator, "pop_peak_speed"):
-                cols = actuator.joint_indices
-                peak = torch.where(settled, actuator.pop_peak_speed(), 0.0)
-                speed[:, cols] = torch.maximum(speed[:, cols], peak)
-        return (speed[:, self.joint_ids] > self.limits).any(dim=-1)
-
-
-def _speed_limits(env: ManagerBasedRLEnv, params: dict, term: str) -> tuple[Any, torch.Tensor, torch.Tensor]:
-    """The robot, the joint ids and the velocity limits (rad/s) that ``params["limits_rad_s"]`` names by regex."""
-    robot = env.scene[params.get("asset_cfg", ROBOT).name]
-    ids, limits = [], []
-    for expr, limit in params["limits_rad_s"].items():
-        try:
-            found, _ = robot.find_joints(expr)  # Isaac Lab's regex matching (raises when nothing matches)
-        except ValueError as err:
-            raise ValueError(f"{term}: no joint matches {expr!r} (joints: {robot.joint_names})") from err
-        ids += list(found)
-        limits += [float(limit)] * len(found)
-    return robot, torch.tensor(ids, device=env.device), torch.tensor(limits, device=env.device)
-
-
-class joint_speed_margin(ManagerTermBase):
-    """Reward (a penalty with a negative weight): how far the arm's joints run into the band below the speed reflex,
-    ``Σ_i clip((|q̇_i|/q̇_max,i − onset) / (1 − onset), 0, ∞)²`` — 0 below ``onset`` × the limit, 1 per joint at the
-    limit. The reflex ends the episode at the limit (:class:`joint_speed_reflex`), which tells the policy only that
-    it went too fast, one step too late; this term says so on the way there, with a gradient. Off in the task as
-    shipped (weight 0); ``--set env.rewards.speed_margin.weight=-W`` turns it on.
-
-    Params:
-        limits_rad_s: Joint-name regex -> velocity limit, rad/s (as :class:`joint_speed_reflex`).
-        onset: Fraction of the limit where the penalty starts (0 < onset < 1).
-    """
-
-    def __init__(self, cfg: RewardTermCfg, env: ManagerBasedRLEnv) -> None:
-        super().__init__(cfg, env)
-        onset = float(cfg.params.get("onset", 0.7))
-        if not 0.0 < onset < 1.0:
-            raise ValueError(f"joint_speed_margin: onset must lie in (0, 1), got {onset}")
-        self.robot, self.joint_ids, self.limits = _speed_limits(env, cfg.params, "joint_speed_margin")
-        self.onset = onset
-
-    def __call__(
-        self,
-        env: ManagerBasedRLEnv,
-        limits_rad_s: dict[str, float],
-        onset: float = 0.7,
-        asset_cfg: SceneEntityCfg = ROBOT,
-    ) -> torch.Tensor:
-        ratio = self.robot.data.joint_vel.torch[:, self.joint_ids].abs() / self.limits
-        return ((ratio - self.onset).clamp(min=0.0) / (1.0 - self.onset)).square().sum(dim=-1)
 
 
 def tcp_object_distance(

@@ -75,7 +75,7 @@ def test_speed_margin_penalty_grows_from_its_onset_to_one_per_joint_at_the_limit
 
 
 def test_a_speed_limit_naming_no_joint_is_refused_with_the_joints(torque_env):
-    from realgap.tasks.grasp.mdp import _speed_limits
+    from realgap.tasks.grasp.joint_speed import _speed_limits
 
     _, ids, limits = _speed_limits(torque_env, {"limits_rad_s": {"joint[1-4]": 2.175, "joint[5-7]": 2.61}}, "t")
     assert ids.tolist() == list(range(7)) and limits.tolist() == pytest.approx([2.175] * 4 + [2.61] * 3)
