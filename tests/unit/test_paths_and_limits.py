@@ -124,8 +124,8 @@ def test_one_wilson_interval_for_every_layer():
 def test_checkpoints_and_progress_get_the_mode_every_other_run_file_gets(tmp_path):
     import torch
 
+    from realgap.envs.run.checkpoint import write_checkpoint
     from realgap.envs.run.run_dir import file_mode, write_progress
-    from realgap.envs.run.runner import write_checkpoint
 
     old = os.umask(0o027)  # a stricter umask than the usual 022: the files must follow it, not mkstemp's 0600
     try:

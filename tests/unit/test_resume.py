@@ -114,7 +114,7 @@ def test_a_missing_or_corrupt_record_or_env_state_is_refused_naming_the_file(tmp
 WRITE_UNDER_A_FILE_SIZE_LIMIT = """
 import resource, signal, sys, torch
 from pathlib import Path
-from realgap.envs.run.runner import write_checkpoint
+from realgap.envs.run.checkpoint import write_checkpoint
 from realgap.envs.run.run_dir import CheckpointWriteError
 run = Path(sys.argv[1])
 write_checkpoint({"iter": 1, "w": torch.zeros(4)}, run / "model_1.pt", {"env": torch.zeros(4)})
