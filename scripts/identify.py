@@ -38,6 +38,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="who fits armature and friction: realgap's inverse dynamics (default; see the identification page's "
         "engine table) or MuJoCo's rollout-error mujoco.sysid (needs a welded-base log with torque)",
     )
+    p.add_argument(
+        "--delay_per_joint", action="store_true", help="fit each joint's own delay (joints on different buses)"
+    )
     p.add_argument("--no_replay", action="store_true", help="skip the MuJoCo replay (no q plot; needs torque)")
     p.add_argument("--no_plot", action="store_true", help="do not draw the fit plot")
     p.add_argument(

@@ -59,13 +59,20 @@ MAX_REL_STD = 0.5  # an estimate whose standard deviation exceeds half its value
 
 @dataclass
 class Identification:
-    """Result of :func:`identify`: the shared delay and a :class:`JointFit` per joint."""
+    """Result of :func:`identify`: the bus delay, a :class:`JointFit` per joint (each with its own ``delay_steps``
+    estimate where the delay was fitted per joint) and the normalized residual per candidate delay, summed over the
+    joints."""
 
     delay_steps: Estimate
     delay_rss: dict[int, float]
     joints: list[JointFit]
     dt: float
     notes: list[str] = field(default_factory=list)
+
+    def joint_delays(self) -> dict[str, int]:
+        """Each joint's identified delay, log samples (empty unless it was fitted per joint)."""
+        found = {f.joint: f.estimates.get("delay_steps") for f in self.joints}
+        return {j: int(e.value) for j, e in found.items() if e is not None and e.identifiable}
 
 
 def _unit_chain_response(log: RobotLog, delay: int, kp: float, kd: float) -> np.ndarray:
@@ -135,6 +142,25 @@ def _envelope(qd: np.ndarray, sign: np.ndarray, no_load_speed: float) -> np.ndar
     ``clip(−1 − q̇/ω_0, −1, 0)`` (τ < 0), as :func:`realgap.actuators.models.torque_speed_bounds`."""
     r = qd / no_load_speed
     return np.where(sign > 0, np.clip(1.0 - r, 0.0, 1.0), np.clip(-1.0 - r, -1.0, 0.0))
+
+
+def _delay_residuals(log: RobotLog, fit: JointFit, responses: dict[int, np.ndarray]) -> dict[int, float]:
+    """One joint's residual of the PD law ``τ = kp·e_d − kd·q̇`` per candidate delay ``d``, normalized by the
+    torque's variance (so joints of different sizes weigh alike in the bus sum)."""
+    tau = log.tau[fit.samples, fit.index]
+    out = {}
+    for d, e in responses.items():
+        x = np.stack([e[fit.samples, fit.index], -log.qd[fit.samples, fit.index]], axis=1)
+        out[d] = _ols(x, tau)[2] / (np.sum((tau - tau.mean()) ** 2) + 1e-12)
+    return out
+
+
+def _delay_estimate(rss: dict[int, float], max_delay_steps: int, whose: str) -> Estimate:
+    """The candidate delay with the smallest residual, with how clearly it wins (the next best's residual ratio)."""
+    ranked = sorted(rss, key=rss.get)
+    ratio = rss[ranked[1]] / max(rss[ranked[0]], 1e-300)
+    method = f"{whose}discrete search 0..{max_delay_steps}; next best d={ranked[1]} has {ratio:.3g}× the residual"
+    return Estimate(float(ranked[0]), 0.0, "physics steps", method)
 
 
 def _gains_and_limit(
@@ -255,15 +281,18 @@ def identify(
     max_delay_steps: int = 6,
     replay: bool = True,
     filter_hz: float | None = None,
+    delay_per_joint: bool = False,
 ) -> Identification:
     """Identify the actuator parameters of ``joints`` (default: every joint the log excited, else every joint).
 
     ``filter_hz``: corner of the zero-phase low-pass applied to both sides of the torque regressions (noisy sensors;
-    see the module docstring); None: the raw samples.
+    see the module docstring); None: the raw samples. ``delay_per_joint``: each joint's delay is the candidate with
+    its own smallest residual (joints on different buses or drives), and its gains are fitted at that delay; the
+    bus delay is still reported. Needs the torque channel.
 
     Raises:
-        ValueError: An unknown joint, no joint with enough motion (names them), or a corner at or above the log's
-            Nyquist rate.
+        ValueError: An unknown joint, no joint with enough motion (names them), a corner at or above the log's
+            Nyquist rate, or a delay per joint asked of a log without torque.
     """
     check_filter(filter_hz, log.control_dt)
     from realgap.envs.identify.replay import ReplayModel, fit_replay, rigid_body_torque
@@ -273,27 +302,15 @@ def identify(
     no_load = {j: g.joint_params().no_load_speed[k] for g in meta.actuator_groups for k, j in enumerate(g.joint_names)}
     notes, rss_by_delay = [], {}
     if log.tau is not None:
-        kd_part = -log.qd  # the damping regressor does not depend on the delay
-        for d in range(max_delay_steps + 1):
-            e = _unit_chain_response(log, d, 1.0, 0.0)
-            total = 0.0
-            for fit in fits:
-                tau = log.tau[fit.samples, fit.index]
-                x = np.stack([e[fit.samples, fit.index], kd_part[fit.samples, fit.index]], axis=1)
-                total += _ols(x, tau)[2] / (np.sum((tau - tau.mean()) ** 2) + 1e-12)
-            rss_by_delay[d] = total
-        ranked = sorted(rss_by_delay, key=rss_by_delay.get)
-        best = ranked[0]
-        ratio = rss_by_delay[ranked[1]] / max(rss_by_delay[best], 1e-300)
-        delay = Estimate(
-            float(best),
-            0.0,
-            "physics steps",
-            f"discrete search 0..{max_delay_steps}; next best d={ranked[1]} has {ratio:.3g}× the residual",
-        )
-        e = _unit_chain_response(log, best, 1.0, 0.0)
+        responses = {d: _unit_chain_response(log, d, 1.0, 0.0) for d in range(max_delay_steps + 1)}
+        per_joint = {fit.joint: _delay_residuals(log, fit, responses) for fit in fits}
+        rss_by_delay = {d: sum(r[d] for r in per_joint.values()) for d in responses}
+        delay = _delay_estimate(rss_by_delay, max_delay_steps, "")
         for fit in fits:
-            _gains_and_limit(fit, log, e, no_load[fit.joint], filter_hz)
+            if delay_per_joint:
+                fit.estimates["delay_steps"] = _delay_estimate(per_joint[fit.joint], max_delay_steps, "this joint's ")
+            d = int(fit.estimates["delay_steps"].value) if delay_per_joint else int(delay.value)
+            _gains_and_limit(fit, log, responses[d], no_load[fit.joint], filter_hz)
         if log.fixed_base:
             model = ReplayModel(log)
             tau_rb = rigid_body_torque(model, log)
@@ -306,6 +323,8 @@ def identify(
                     "floating base: contact forces and the base state are not logged, so the "
                     "rigid-body torque is unknown",
                 )
+    elif delay_per_joint:
+        raise ValueError("a delay per joint needs the torque channel: this log has none")
     else:
         delay = Estimate.missing("physics steps", "set by the replay fit below")
         notes.append("no torque channel: every parameter comes from the replay fit of q (kd includes viscous friction)")

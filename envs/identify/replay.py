@@ -159,7 +159,8 @@ def fit_replay(log: RobotLog, fits: list[JointFit], delay: Estimate, max_delay: 
             }
             if f.estimates["torque_limit"].identifiable:
                 theta["torque_limit"] = f.estimates["torque_limit"].value
-            q, _ = replay(model, log, f, theta, int(delay.value), kp_s, kd_s)
+            own = f.estimates.get("delay_steps")  # fitted per joint, or the bus's
+            q, _ = replay(model, log, f, theta, int((own or delay).value), kp_s, kd_s)
             f.q_replayed = np.full(log.num_samples, np.nan)
             f.q_replayed[f.samples] = q
             rms = float(np.sqrt(np.mean((q - log.q[f.samples, f.index]) ** 2)))

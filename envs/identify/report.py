@@ -5,7 +5,7 @@
 - ``<out>_dr.yaml``: a DR profile (:func:`realgap.envs.dr.profile.load_dr_profile` reads it) built from a base
   profile, with the identified joints' friction, kp/kd scales and torque-limit scale centred on the identified values
   and ± ``k_sigma`` standard deviations wide (at least ± ``floor`` of the value: a simulated log's σ is ~0, and a
-  zero-width range trains for one robot only); the delay range is the identified delay (exact). Armature cannot be
+  zero-width range trains for one robot only); the delay range is the identified delay (exact), or the range of the joints' delays where each joint has its own. Armature cannot be
   expressed: the profile format has no armature field (listed under ``not_in_dr_profile`` in the spec);
 - ``<out>.png``: per joint, logged vs replayed ``q`` and logged vs predicted ``τ``, and their residuals.
 """
@@ -55,7 +55,8 @@ def spec_dict(ident: Identification, log: RobotLog, log_path: str, dr_path: str 
     joints = {}
     for f in ident.joints:
         joints[f.joint] = {
-            name: _estimate_dict(e) | {"datasheet": float(sheet[f.joint][name])} for name, e in f.estimates.items()
+            name: _estimate_dict(e) | ({"datasheet": float(sheet[f.joint][name])} if name in sheet[f.joint] else {})
+            for name, e in f.estimates.items()
         }
     delay = _estimate_dict(ident.delay_steps)
     if ident.delay_steps.identifiable:
@@ -131,7 +132,9 @@ def dr_profile_dict(
         if len(act) > 2:
             actuator.append(act)
     data["joint_friction"], data["actuator"] = friction, actuator
-    if ident.delay_steps.identifiable:
+    if delays := ident.joint_delays():  # one per joint: training's chain draws one per bus, over their range
+        data["command_delay_s"] = [min(delays.values()) * ident.dt, max(delays.values()) * ident.dt]
+    elif ident.delay_steps.identifiable:
         d = ident.delay_steps.value * ident.dt
         data["command_delay_s"] = [float(d), float(d)]
     parse_dr_profile(data, f"{name} (generated)")  # refuse to write what load_dr_profile would refuse

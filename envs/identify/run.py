@@ -28,6 +28,7 @@ class IdentifyRequest:
     max_delay_steps: int = 6
     base_profile: str = "nominal"
     filter_hz: float | None = None
+    delay_per_joint: bool = False
     engine: str = "realgap"
     no_replay: bool = False
     no_plot: bool = False
@@ -54,7 +55,12 @@ def identify_log(req: IdentifyRequest) -> dict[str, Path]:
     quality = log_quality(log) if req.accept_log_problems else check_log_quality(log, req.log)
     print(f"[realgap] {quality.line()}")
     ident = identify(
-        log, req.joints, max_delay_steps=req.max_delay_steps, replay=not req.no_replay, filter_hz=req.filter_hz
+        log,
+        req.joints,
+        max_delay_steps=req.max_delay_steps,
+        replay=not req.no_replay,
+        filter_hz=req.filter_hz,
+        delay_per_joint=req.delay_per_joint,
     )
     ident.notes.extend(f"log timing problem accepted (--accept_log_problems): {p}" for p in quality.problems)
     if req.engine == "mujoco_sysid":
