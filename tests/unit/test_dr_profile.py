@@ -18,7 +18,7 @@ from realgap.envs.dr.profile import (
     parse_dr_profile,
 )
 
-SHIPPED = ("none", "nominal", "grasp_nominal", "wide")
+SHIPPED = ("none", "nominal", "grasp_nominal", "wide", "grasp_wide")
 # Priority order (largest expected sim-to-real error first): payload, link inertia, joint friction, actuator
 # gains/saturation, command delay, contact friction, contact geometry, initial object pose (+ pushes for balance).
 PRIORITY = (
