@@ -56,7 +56,6 @@ from realgap.envs.deploy.flags import (
     add_protocol_flags,
     check_flags,
     check_interface,
-    join_pair_values,
     protocol_from_flags,
 )
 from realgap.envs.deploy.log import LogRecorder
@@ -69,7 +68,7 @@ from realgap.envs.run.paths import check_output_file
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    """``realgap deploy``'s flags (``argv``; None: the process's), a pair such as ``--push_mps 0.2 0.4`` joined."""
+    """``realgap deploy``'s flags (``argv``; None: the process's)."""
     p = argparse.ArgumentParser(
         prog="realgap deploy", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -77,7 +76,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     _add_target_flags(p)
     _add_g1_flags(p)
     _add_run_flags(p)
-    return p.parse_args(join_pair_values(sys.argv[1:] if argv is None else argv))
+    return p.parse_args(argv)
 
 
 # The flags in three groups, added in this order: ``--help`` lists them as they always were.
