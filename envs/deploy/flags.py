@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import socket
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -119,7 +120,8 @@ def check_flags(argv: Sequence[str], robot: str, grasp: bool, excite: bool) -> N
 
 def join_pair_values(argv: Sequence[str]) -> list[str]:
     """``--push_mps -1,0.2`` as ``--push_mps=-1,0.2``: argparse reads a value that starts with ``-`` and is not a plain
-    negative number as a flag, and would say only "expected at least one argument"; joined, the range check names it."""
+    negative number as a flag, and would say only "expected one argument"; joined, the range check names it. Every
+    parser :func:`add_protocol_flags` declares the flags on applies it."""
     out: list[str] = []
     items = list(argv)
     i = 0
@@ -149,7 +151,15 @@ def add_protocol_flags(parser: argparse.ArgumentParser, fall: bool = True, inter
     """Declare ``--push_mps LO,HI`` (and ``--push_interval_s LO,HI``, ``--fall_height M``, ``--fall_tilt RAD`` unless
     switched off): the one definition of the balance protocol's flags. Each defaults to None, meaning the protocol
     of the policy or task being run (:func:`protocol_from_flags` fills it in); values are read by one parser
-    (:func:`realgap.envs.format.protocol.parse_range`), so a bad one is named the same way by every command."""
+    (:func:`realgap.envs.format.protocol.parse_range`), so a bad one is named the same way by every command. The
+    parser then reads its command line through :func:`join_pair_values`, so ``--push_mps -1,0.2`` reaches that check
+    in every command that declares these flags."""
+    parse = parser.parse_known_args
+
+    def parse_joined(args: Sequence[str] | None = None, namespace: Any = None) -> tuple[Any, list[str]]:
+        return parse(join_pair_values(sys.argv[1:] if args is None else args), namespace)
+
+    parser.parse_known_args = parse_joined  # parse_args goes through it too
     parser.add_argument(
         "--push_mps",
         default=None,

@@ -60,7 +60,7 @@ class CliParser(argparse.ArgumentParser):
 
     def _missing_values_hint(self, message: str) -> str:
         """For "--flag expected N argument(s)": what the flag takes, and the value it was given if argparse read that
-        value as a flag because it starts with '-' (``--push_mps -1,0.2``); else nothing."""
+        value as a flag because it starts with '-' (``--checkpoint -run``); else nothing."""
         found = re.match(r"^(--\w+) expected ", message)
         if not found:
             return ""

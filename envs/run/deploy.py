@@ -56,7 +56,6 @@ from realgap.envs.deploy.flags import (
     add_protocol_flags,
     check_flags,
     check_interface,
-    join_pair_values,
     protocol_from_flags,
 )
 from realgap.envs.deploy.log import LogRecorder
@@ -69,7 +68,7 @@ from realgap.envs.run.paths import check_output_file
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    """``realgap deploy``'s flags (``argv``; None: the process's), a pair such as ``--push_mps 0.2 0.4`` joined."""
+    """``realgap deploy``'s flags (``argv``; None: the process's)."""
     p = argparse.ArgumentParser(
         prog="realgap deploy", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -77,7 +76,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     _add_target_flags(p)
     _add_g1_flags(p)
     _add_run_flags(p)
-    return p.parse_args(join_pair_values(sys.argv[1:] if argv is None else argv))
+    return p.parse_args(argv)
 
 
 # The flags in three groups, added in this order: ``--help`` lists them as they always were.
@@ -173,14 +172,15 @@ def _add_run_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--require_signature", action="store_true", help="refuse an export not signed by a --trust key")
 
 
-_POSITIVE = ("duration_s", "connect_timeout_s", "watchdog_s")
-_NONNEGATIVE = ("fall_height", "fall_tilt", "hang_m", "soft_start_s")
-"""Checked here when given (None: the protocol's); :func:`protocol_from_flags` checks the protocol's fields again."""
+_POSITIVE = ("connect_timeout_s", "watchdog_s")
+_NONNEGATIVE = ("hang_m", "soft_start_s")
+"""Checked here when given; the protocol's flags (``--duration_s``, ``--push_mps``, ``--fall_tilt``, ...) are checked
+once, by the protocol itself (:func:`protocol_from_flags`)."""
 
 
 def check_numbers(args: argparse.Namespace) -> None:
-    """Refuse a non-finite or out-of-range numeric flag before anything runs (a NaN threshold never trips); fill
-    ``--watchdog_s``'s per-robot default."""
+    """Refuse a non-finite or out-of-range numeric flag that is not the protocol's before anything runs (a NaN
+    threshold never trips); fill ``--watchdog_s``'s per-robot default."""
     if args.watchdog_s is None:  # the G1's reason is at G1_WATCHDOG_S; the Franka keeps its 0.1 s
         from realgap.envs.deploy.drivers.g1_stream import G1_WATCHDOG_S
 
@@ -191,8 +191,6 @@ def check_numbers(args: argparse.Namespace) -> None:
             continue
         if not math.isfinite(v) or v < 0 or (name in _POSITIVE and v == 0):
             raise ValueError(f"--{name} must be a finite number {'> 0' if name in _POSITIVE else '>= 0'}, got {v}")
-    if args.fall_tilt is not None and args.fall_tilt > math.pi:
-        raise ValueError(f"--fall_tilt is an angle in [0, pi] rad, got {args.fall_tilt}")
     if args.robot == "unitree_g1" and args.episodes != 1:
         raise ValueError("--robot unitree_g1 runs one pushed episode or one --excite motion (--episodes 1)")
     if not (math.isfinite(args.tick_period_s) and args.tick_period_s > 0):
@@ -212,7 +210,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     check_numbers(args)
 
-    protocol_from_flags(args, BALANCE_PROTOCOL, args.duration_s)  # bad protocol flags refused before loading
+    # the protocol flags' one check (named as on the command line), before the export is read; the export's own
+    # protocol with the same flags is built below
+    protocol_from_flags(args, BALANCE_PROTOCOL, args.duration_s)
     if args.episodes < 1:
         raise ValueError("--episodes must be >= 1")
 
@@ -247,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.report is not None:
         check_output_file(args.report, "--report", (".json",))
     if args.excite is not None:
-        return _excite(args, meta)
+        return _excite(args, meta, protocol)
     if args.robot == "unitree_g1":
         from realgap.envs.deploy.drivers.run_g1 import run_g1
 
@@ -338,8 +338,9 @@ def _grasp(args: argparse.Namespace, meta, policy) -> int:
     return 0
 
 
-def _excite(args: argparse.Namespace, meta) -> int:
-    """``--excite``: the identification motion on a hanging robot, logged."""
+def _excite(args: argparse.Namespace, meta, protocol: BalanceProtocol | None) -> int:
+    """``--excite``: the identification motion on a hanging robot, logged (over DDS, the G1 driver's fall tilt is
+    ``protocol``'s)."""
     if args.log is None:
         raise ValueError("--excite runs the identification motion and logs it: give --log FILE")
 
@@ -347,7 +348,8 @@ def _excite(args: argparse.Namespace, meta) -> int:
         from realgap.envs.deploy.drivers.run_g1 import excite_g1
 
         plan = ExcitationPlan(tuple(args.excite))
-        return excite_g1(args, meta, lambda robot, root: run_excitation(meta, robot, plan, root_pos_w=root))
+        tilt = (protocol or meta.balance_protocol).fall_tilt_rad  # None: not a balance export, refused by name
+        return excite_g1(args, meta, tilt, lambda robot, root: run_excitation(meta, robot, plan, root_pos_w=root))
     if args.robot == "hidden":
         from realgap.envs.deploy.hidden_robot import SENSOR_NOISE, HiddenRobot
 

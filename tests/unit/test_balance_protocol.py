@@ -8,6 +8,7 @@ import argparse
 import copy
 import json
 import math
+import re
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -146,6 +147,20 @@ def test_the_protocol_flags_are_declared_once_and_read_by_one_parser():
             protocol_from_flags(p.parse_args(argv), BALANCE_PROTOCOL)
     with pytest.raises(ProtocolError, match=r"--duration_s must be a finite number > 0"):
         protocol_from_flags(p.parse_args([]), BALANCE_PROTOCOL, duration_s=0.0)
+
+
+def test_two_commands_name_a_push_range_starting_with_a_minus_the_same_way():
+    # argparse reads "-1,0.2" as a flag ("expected one argument"); a parser with the protocol flags joins it to its flag
+    import runpy
+
+    from realgap.envs.run.deploy import main as deploy
+
+    hidden_compare = runpy.run_path(str(ROOT / "scripts/hidden_compare.py"))["main"]
+    message = "^" + re.escape("--push_mps needs 0 <= LO <= HI, got -1,0.2") + "$"
+    with pytest.raises(ProtocolError, match=message):
+        deploy(["--policy", str(BALANCE), "--robot", "mujoco", "--push_mps", "-1,0.2"])
+    with pytest.raises(ProtocolError, match=message):
+        hidden_compare(["--policy", str(BALANCE), "--against", str(BALANCE), "--push_mps", "-1,0.2"])
 
 
 def test_the_push_term_is_found_by_its_type_whatever_its_name():

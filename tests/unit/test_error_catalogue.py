@@ -210,7 +210,7 @@ CATALOGUE: list[tuple[str, list[str], str]] = [
         ["--policy", str(REPO / "configs/policies/balance_g1"), "--robot", "mujoco", "--log", "{tmp}/x.csv"],
         "must end in .npz or .mcap",
     ),
-    ("play.py", ["--zero_action", "--push_mps", "-1,0.2"], "it was given '-1,0.2', which starts with '-'"),
+    ("play.py", ["--zero_action", "--checkpoint", "-run"], "it was given '-run', which starts with '-'"),
     ("play.py", ["--checkpoint", "{runs}/corrupt/model_2.pt"], "corrupt/params/run.json' is unreadable or not JSON"),
     ("identify.py", ["--log", "{tmp}/text.npz", "--out", "{tmp}/spec.yaml"], "text.npz: not an .npz file"),
     ("identify.py", ["--log", "{tmp}/objects.npz", "--out", "{tmp}/a_folder.yaml"], "is an existing folder"),

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
 from realgap.envs.deploy.drivers.g1_dds import G1_MOTOR_ORDER, motor_indices, quat_to_gravity_b, tilt_of
-from realgap.envs.run.deploy import main
+from realgap.envs.run.deploy import cli, main
 
 pytestmark = pytest.mark.unit
 POLICY = "configs/policies/balance_g1"
@@ -77,7 +79,7 @@ def test_gravity_and_tilt_from_quaternion() -> None:
         (["--fall_height", "nan"], "--fall_height must be a finite"),
         (["--fall_tilt", "nan"], "--fall_tilt must be a finite"),
         (["--fall_tilt", "inf"], "--fall_tilt must be a finite"),
-        (["--fall_tilt", "7"], "angle in"),
+        (["--fall_tilt", "7"], "--fall_tilt must be a finite number > 0 and <= 3.14159, got 7.0"),
         (["--fall_height", "-1"], "--fall_height must be"),
         (["--duration_s", "0"], "--duration_s must be"),
         (["--duration_s", "nan"], "--duration_s must be"),
@@ -96,6 +98,18 @@ def test_cli_refuses_bad_numbers_before_running(flags: list[str], text: str) -> 
     argv = ["--policy", POLICY] + (["--robot", "mujoco"] if "--robot" not in flags else []) + flags
     with pytest.raises(ValueError, match=text.replace("(", r"\(")):
         main(argv)
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "7"])
+def test_a_bad_fall_tilt_is_refused_once_by_the_protocols_rule(value: str, monkeypatch, capsys) -> None:
+    # 0 once passed a ">= 0" check here and failed the protocol's "> 0"; -1 got the other check's wording
+    monkeypatch.setattr(sys, "argv", ["deploy", "--policy", POLICY, "--robot", "mujoco", "--fall_tilt", value])
+    with pytest.raises(SystemExit) as stop:
+        cli()
+    assert stop.value.code == 2
+    out = capsys.readouterr()
+    want = f"error: --fall_tilt must be a finite number > 0 and <= 3.14159, got {float(value)!r}"
+    assert out.err.splitlines() == [want] and out.out == ""
 
 
 def test_the_dds_simulators_peak_torques_follow_the_export_by_joint_name() -> None:

@@ -1,11 +1,12 @@
 """The push limit's library side (``envs/eval/push/limit_run.py``): its refusals before anything is built, and the
-survival table and limit from hand-made counts."""
+survival table and limit from hand-made counts (``limit.survival_table``, which the SRBD limit uses too)."""
 
 from pathlib import Path
 
 import pytest
 
-from realgap.envs.eval.push.limit_run import PushLimitRequest, check_request, limit_lines, survival_table
+from realgap.envs.eval.push.limit import survival_table
+from realgap.envs.eval.push.limit_run import PushLimitRequest, check_request, limit_lines
 
 pytestmark = pytest.mark.unit
 REPO = Path(__file__).resolve().parents[2]

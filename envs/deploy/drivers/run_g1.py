@@ -20,20 +20,21 @@ import numpy as np
 
 from realgap.envs.deploy import ZeroPolicy
 from realgap.envs.deploy.drivers.unitree_g1 import SafetyStop, UnitreeG1Robot
-from realgap.envs.deploy.flags import protocol_from_flags
 from realgap.envs.deploy.log import LogRecorder, RobotLog
 from realgap.envs.deploy.runtime import DeployRuntime
 from realgap.envs.format.protocol import BalanceProtocol
 
 
-def _connect(args: argparse.Namespace, meta) -> UnitreeG1Robot:
+def _connect(args: argparse.Namespace, meta, fall_tilt_rad: float) -> UnitreeG1Robot:
+    """Connect to the G1 on ``args``' domain and interface, its fall judged by tilt beyond ``fall_tilt_rad``; print
+    the stream's checks."""
     robot = UnitreeG1Robot(
         meta,
         args.domain,
         args.interface,
         connect_timeout_s=args.connect_timeout_s,
         watchdog_s=args.watchdog_s,
-        fall_tilt=protocol_from_flags(args, meta.balance_protocol).fall_tilt_rad,
+        fall_tilt=fall_tilt_rad,
         tick_period_s=args.tick_period_s,
         clock=args.clock,
         state_crc=args.state_crc == "on",
@@ -54,8 +55,11 @@ def _connect(args: argparse.Namespace, meta) -> UnitreeG1Robot:
     return robot
 
 
-def excite_g1(args: argparse.Namespace, meta, motion: Callable[[UnitreeG1Robot, np.ndarray], RobotLog]) -> int:
-    """``--excite`` over DDS: connect, soft-start, the identification motion of the in-process ``--excite``
+def excite_g1(
+    args: argparse.Namespace, meta, fall_tilt_rad: float, motion: Callable[[UnitreeG1Robot, np.ndarray], RobotLog]
+) -> int:
+    """``--excite`` over DDS: connect (a fall: tilt beyond ``fall_tilt_rad``, the protocol's), soft-start, the
+    identification motion of the in-process ``--excite``
     (``motion(robot, root_pos_w)`` → the log: the command line passes
     :func:`~realgap.envs.identify.excitation.run_excitation` with the default plan), damp; log it to ``args.log``.
 
@@ -65,7 +69,7 @@ def excite_g1(args: argparse.Namespace, meta, motion: Callable[[UnitreeG1Robot, 
     fault. Exit status as :func:`run_g1` (a safety stop: 3, and no log).
     """
 
-    robot = _connect(args, meta)
+    robot = _connect(args, meta, fall_tilt_rad)
     root = np.asarray(meta.robot.start_root_pos, dtype=float) + np.array([0.0, 0.0, args.hang_m])
     print(
         f"[realgap] G1 over DDS: domain {args.domain}, interface {args.interface}; soft start "
@@ -108,7 +112,7 @@ def run_g1(args: argparse.Namespace, meta, policy, protocol: BalanceProtocol) ->
 
     if args.zero_action:
         meta, policy = stance_metadata(meta), ZeroPolicy(meta.action_dim)
-    robot = _connect(args, meta)
+    robot = _connect(args, meta, protocol.fall_tilt_rad)
     recorder = LogRecorder(meta, robot.control_dt, robot.command_mode, "measured") if args.log else None
     runtime = DeployRuntime(meta, robot, policy, seed=args.seed, log=recorder)
     print(

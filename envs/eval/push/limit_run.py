@@ -1,7 +1,8 @@
 """The single-push limit from its inputs to its report (``scripts/push_limit.py``), callable without the command line:
 :func:`check_request` refuses bad magnitudes, engines and durations and a non-balance export before an env is built;
 :func:`push_limit` runs the engines (:mod:`realgap.envs.eval.push.limit`), tabulates survival with its 95 % Wilson
-interval and the limit (the largest magnitude survived in >= 50 % of the episodes) and writes the JSON;
+interval and the limit (the largest magnitude survived in >= 50 % of the episodes; :func:`~realgap.envs.eval.push.
+limit.survival_table`) and writes the JSON;
 :func:`limit_lines` says the result as the script prints it.
 """
 
@@ -13,8 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from realgap.envs.eval.policies import read_export
-from realgap.envs.eval.push.limit import DEFAULT_VALUES, isaac_single_push, mujoco_single_push
-from realgap.envs.eval.robustness.sweep import wilson_interval
+from realgap.envs.eval.push.limit import DEFAULT_VALUES, isaac_single_push, mujoco_single_push, survival_table
 
 ENGINES = ("isaac", "mujoco")
 
@@ -84,20 +84,6 @@ def push_limit(req: PushLimitRequest) -> tuple[dict[str, Any], Path]:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2))
     return report, out
-
-
-def survival_table(values: list[float], by_label: dict[str, list[tuple[int, int]]]) -> dict[str, Any]:
-    """Per label: a row per magnitude (survived of episodes, the rate, its 95 % Wilson interval) and the limit, m/s
-    (the largest magnitude survived in >= 50 % of the episodes; None if none)."""
-    table = {}
-    for label, counts in by_label.items():
-        rows = [
-            {"push_mps": v, "survived": k, "episodes": n, "survival": k / n, "ci95": wilson_interval(k, n)}
-            for v, (k, n) in zip(values, counts, strict=True)
-        ]
-        held = [r["push_mps"] for r in rows if r["survival"] >= 0.5]
-        table[label] = {"rows": rows, "limit_mps": max(held) if held else None}
-    return table
 
 
 def limit_lines(report: dict[str, Any]) -> list[str]:

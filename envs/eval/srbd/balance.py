@@ -12,7 +12,6 @@ and the SRBD controller, in both engines.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from realgap.envs.deploy import DeployRuntime, ZeroPolicy
+from realgap.envs.eval.push.limit import single_push_counts, survival_table
 from realgap.envs.eval.robustness.evaluation import write_report
 from realgap.envs.eval.robustness.sweep import get_factor, wilson_interval
 from realgap.envs.format import load_policy
@@ -92,42 +92,22 @@ def single_push(
     duration_s: float = 4.0,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """Single-push survival of the SRBD controller per magnitude (m/s), the protocol of
-    :func:`realgap.envs.eval.push.limit.mujoco_single_push`: one push at ``push_at_s`` of a heading drawn from
-    ``seed`` (the same headings for every magnitude), stay up until ``duration_s``. The limit is the largest swept
-    magnitude survived in at least half the episodes (the rule of ``scripts/push_limit.py``)."""
-
-    from realgap.envs.deploy.episode import Push, run_episode
-    from realgap.envs.deploy.mujoco_robot import MujocoRobot
-
+    """Single-push survival of the SRBD controller per magnitude (m/s) on the export's MuJoCo robot, measured as
+    ``scripts/push_limit.py`` measures a policy (:func:`~realgap.envs.eval.push.limit.single_push_counts`: one push at
+    ``push_at_s`` of a heading drawn from ``seed``, the same headings for every magnitude, stay up until
+    ``duration_s``), with its limit (:func:`~realgap.envs.eval.push.limit.survival_table`: the largest swept magnitude
+    survived in at least half the episodes)."""
     meta, _ = load_policy(policy_dir)
-    headings = np.random.default_rng(seed).uniform(0.0, 2.0 * math.pi, episodes)
-    robot = MujocoRobot.for_policy(meta)
-    controller = SRBDController(DeployRuntime(meta, robot, None, seed=seed), robot)
-    protocol = meta.balance_protocol.with_changes(episode_s=duration_s)
-    rows = []
-    for v in values:
-        up = 0
-        for h in headings:
-            push = Push(push_at_s, (v * math.cos(h), v * math.sin(h)))
-            up += not run_episode(controller, robot, [push], protocol).fell
-        rows.append(
-            {
-                "push_mps": v,
-                "survived": up,
-                "episodes": episodes,
-                "survival": up / episodes,
-                "ci95": list(wilson_interval(up, episodes)),
-            }
-        )
-    held = [r["push_mps"] for r in rows if r["survival"] >= 0.5]
+    runners = {"srbd": lambda robot: SRBDController(DeployRuntime(meta, robot, None, seed=seed), robot)}
+    counts = single_push_counts(meta, runners, values, episodes, push_at_s, duration_s, seed)
+    table = survival_table(values, counts)["srbd"]
     return {
         "episodes": episodes,
         "push_at_s": push_at_s,
         "recover_s": duration_s - push_at_s,
         "seed": seed,
-        "rows": rows,
-        "limit_mps": max(held) if held else None,
+        "rows": table["rows"],
+        "limit_mps": table["limit_mps"],
     }
 
 
