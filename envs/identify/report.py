@@ -5,7 +5,8 @@
 - ``<out>_dr.yaml``: a DR profile (:func:`realgap.envs.dr.profile.load_dr_profile` reads it) built from a base
   profile, with the identified joints' friction, kp/kd scales and torque-limit scale centred on the identified values
   and ± ``k_sigma`` standard deviations wide (at least ± ``floor`` of the value: a simulated log's σ is ~0, and a
-  zero-width range trains for one robot only); the delay range is the identified delay (exact), or the range of the joints' delays where each joint has its own. Armature cannot be
+  zero-width range trains for one robot only); the delay range is the identified delay (exact), or the range of the
+  joints' delays where each joint has its own. Armature cannot be
   expressed: the profile format has no armature field (listed under ``not_in_dr_profile`` in the spec);
 - ``<out>.png``: per joint, logged vs replayed ``q`` and logged vs predicted ``τ``, and their residuals.
 """

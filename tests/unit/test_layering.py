@@ -249,8 +249,8 @@ def test_no_library_file_over_400_lines():
 FUNCTION_LINES = 80
 """Lines a library or script function may span, docstring included (STYLE.md 8): what a reader holds at once."""
 FORMATTER_MARKERS: dict[str, int] = {}
-"""Files allowed a formatter skip marker (a table that reads better aligned), each with its count; every marker carries its
-reason on the same line. None now: ``ruff format`` lays out everything (STYLE.md 15)."""
+"""Files allowed a formatter skip marker (a table that reads better aligned), each with its count; every marker carries
+its reason on the same line. None now: ``ruff format`` lays out everything (STYLE.md 15)."""
 
 
 def _python_files() -> list[Path]:
