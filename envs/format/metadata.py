@@ -23,13 +23,15 @@ Pure Python + numpy (no torch, no simulator): the deploy runtime parses it.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from realgap.envs.format.actions import ACTION_TYPES, Actions, ActionTerm
-from realgap.envs.format.groups import ActuatorGroup
+from realgap.envs.format.groups import GROUP_ARRAYS, ActuatorGroup
 from realgap.envs.format.observations import ObsTerm
 from realgap.envs.format.protocol import BALANCE_PROTOCOL, BalanceProtocol, ProtocolError
 from realgap.envs.format.robot import RobotInfo
@@ -177,6 +179,29 @@ class PolicyMetadata:
             if joint in g.joint_names:
                 return g, g.joint_names.index(joint)
         raise KeyError(joint)
+
+    def joint_array(self, field: str, names: Sequence[str] | None = None) -> np.ndarray:
+        """The actuator groups' per-joint ``field`` as one array, in :attr:`joint_names` order or in ``names`` order.
+
+        Args:
+            field: A per-joint array of :class:`ActuatorGroup` (:data:`~realgap.envs.format.groups.GROUP_ARRAYS`:
+                ``kp``, ``peak_torque``, ``armature``, ...), in its units.
+            names: Joints in the order wanted (a robot's own joint order); default :attr:`joint_names`.
+
+        Returns:
+            ``float64`` array, shape ``(len(names),)``.
+
+        Raises:
+            MetadataError: ``field`` is not a per-joint group array, or a joint of ``names`` that no actuator group
+                drives (named): a robot whose joints are not the export's has no value to invent for it.
+        """
+        if field not in GROUP_ARRAYS:
+            raise MetadataError(f"joint_array: '{field}' is not a per-joint group array; one of {list(GROUP_ARRAYS)}")
+        values = {j: getattr(g, field)[i] for g in self.actuator_groups for i, j in enumerate(g.joint_names)}
+        names = self.joint_names if names is None else tuple(names)
+        if missing := [n for n in names if n not in values]:
+            raise MetadataError(f"joint_array('{field}'): no actuator group of {self.task} drives joints {missing}")
+        return np.array([values[n] for n in names], dtype=float)
 
     # -- serialization ---------------------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
