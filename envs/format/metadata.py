@@ -145,13 +145,19 @@ class PolicyMetadata:
             pos = term.stop
         if pos != self.obs_dim:
             raise MetadataError(f"observation terms cover {pos} entries, obs_dim is {self.obs_dim}")
-        if self.protocol is not None and (self.robot.fixed_base or self.scene is not None):
+        if self.protocol is not None and not self.is_balance:
             raise MetadataError("protocol: a balance protocol (pushes, falls) on a fixed-base or manipulation export")
         if self.scene is not None:
             try:
                 self.scene.check_rates(self.rates.policy_hz)
             except SceneError as err:
                 raise MetadataError(str(err)) from err
+
+    @property
+    def is_balance(self) -> bool:
+        """True for a balance export: a floating base and no manipulation scene (the robot can be pushed and fall;
+        a fixed base cannot fall, and a scene's episodes end by its own success test)."""
+        return not self.robot.fixed_base and self.scene is None
 
     @property
     def balance_protocol(self) -> BalanceProtocol:
@@ -164,7 +170,7 @@ class PolicyMetadata:
         """
         if self.protocol is not None:
             return self.protocol
-        if self.robot.fixed_base or self.scene is not None:
+        if not self.is_balance:
             raise MetadataError(f"{self.task} is not a balance export (fixed base or scene facts): no balance protocol")
         return BALANCE_PROTOCOL
 

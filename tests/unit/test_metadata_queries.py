@@ -1,13 +1,15 @@
-"""Unit tier: a per-joint array of an actuator-group field in the order a caller asks for
-(:meth:`PolicyMetadata.joint_array`), on hand-made metadata and on a shipped export."""
+"""Unit tier: the metadata's two queries every consumer shares: a per-joint array of an actuator-group field in the
+order a caller asks for (:meth:`PolicyMetadata.joint_array`), and whether an export is a balance export
+(:attr:`PolicyMetadata.is_balance`), on hand-made metadata and on the shipped exports."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
-from test_deploy import MDP, g1_metadata, joint_pos_term
+from test_deploy import MDP, g1_metadata, g1_robot, joint_pos_term
 
 from realgap.envs.format import MetadataError, PolicyMetadata, load_metadata
 from realgap.envs.format.metadata import Actions, ActuatorGroup, ObsTerm
@@ -79,3 +81,25 @@ def test_joint_array_on_a_shipped_export_reads_the_datasheet_by_name():
     peak = meta.joint_array("peak_torque")
     group, i = meta.group_of("left_knee_joint")
     assert peak[meta.joint_names.index("left_knee_joint")] == group.peak_torque[i] == 139.0  # the 7520-22 drive
+
+
+def test_a_balance_export_has_a_floating_base_and_no_scene():
+    meta = three_joints()
+    assert meta.is_balance  # the G1's robot facts: floating base, no scene
+    assert not three_joints(robot=replace(g1_robot(), fixed_base=True)).is_balance  # a fixed base cannot fall
+
+
+@pytest.mark.parametrize(
+    ("folder", "balance"),
+    [
+        ("balance_g1", True),
+        ("balance_g1_70min", True),
+        ("balance_g1_symmetry", True),
+        ("grasp_franka", False),  # fixed base, scene facts
+        ("grasp_franka_hand", False),
+    ],
+)
+def test_is_balance_on_the_shipped_exports(folder: str, balance: bool):
+    meta = load_metadata(POLICIES / folder)
+    assert meta.is_balance is balance
+    assert ("Balance" in meta.task) is balance  # the task-name test it replaces agrees on every shipped export
