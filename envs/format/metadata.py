@@ -33,7 +33,7 @@ import numpy as np
 from realgap.envs.format.actions import ACTION_TYPES, Actions, ActionTerm
 from realgap.envs.format.groups import GROUP_ARRAYS, ActuatorGroup
 from realgap.envs.format.observations import ObsTerm
-from realgap.envs.format.protocol import BALANCE_PROTOCOL, BalanceProtocol, ProtocolError
+from realgap.envs.format.protocol import PROTOCOL_BEFORE_THE_FIELD, BalanceProtocol, ProtocolError
 from realgap.envs.format.robot import RobotInfo
 from realgap.envs.format.scene import SceneError, SceneFacts
 from realgap.envs.format.schema import (
@@ -90,8 +90,8 @@ class PolicyMetadata:
             balance task), :class:`~realgap.envs.format.scene.SceneFacts`.
         protocol: Pushes, fall rule and episode length of a balance task as recorded at export
             (:class:`~realgap.envs.format.protocol.BalanceProtocol`; ``None``: not recorded, a manipulation task or
-            an export older than the field). Read :attr:`balance_protocol`, which supplies the default for the
-            latter.
+            an export older than the field). Read :attr:`balance_protocol`, which supplies the latter's where it is
+            known.
     """
 
     task: str
@@ -161,18 +161,26 @@ class PolicyMetadata:
 
     @property
     def balance_protocol(self) -> BalanceProtocol:
-        """The protocol pushed episodes of this policy run under: the recorded :attr:`protocol`, or for a
-        floating-base export without one (written before the field existed) :data:`~realgap.envs.format.protocol.
-        BALANCE_PROTOCOL`, the one every shipped balance export was trained under.
+        """The protocol pushed episodes of this policy run under: the recorded :attr:`protocol`, or for an export
+        written before the field, the one :data:`~realgap.envs.format.protocol.PROTOCOL_BEFORE_THE_FIELD` records
+        for its task and robot description (the shipped G1 balance exports).
 
         Raises:
-            MetadataError: A fixed-base robot or a manipulation export (no pushes, no falls).
+            MetadataError: Not a balance export (:attr:`is_balance`: no pushes, no falls), or a balance export
+                without ``protocol`` that is not one of those (its numbers would be a guess).
         """
         if self.protocol is not None:
             return self.protocol
         if not self.is_balance:
             raise MetadataError(f"{self.task} is not a balance export (fixed base or scene facts): no balance protocol")
-        return BALANCE_PROTOCOL
+        known = PROTOCOL_BEFORE_THE_FIELD.get((self.task, self.robot.description_sha256))
+        if known is None:
+            raise MetadataError(
+                f"{self.task} on robot '{self.robot.name}' (description sha256 {self.robot.description_sha256[:12]}...)"
+                " has no 'protocol' (pushes, fall rule, episode length) and is not a shipped export written before the"
+                " field: export it again with this exporter, which records it"
+            )
+        return known
 
     @property
     def action_dim(self) -> int:
