@@ -165,7 +165,7 @@ PROTOCOL_BEFORE_THE_FIELD: dict[tuple[str, str], BalanceProtocol] = {
     ("Realgap-Balance-G1-v0", "e0807780dc2819afa2bb1434f6e9c29cb74c764af3d53ac2052de6625580cb9b"): BALANCE_PROTOCOL,
 }
 """The protocol of exports written before ``protocol`` was recorded, by (task, ``robot.description.sha256``): the
-shipped ``configs/policies/balance_g1``, ``balance_g1_70min`` and ``balance_g1_symmetry`` (the G1 of Unitree's MJCF,
-trained under :data:`BALANCE_PROTOCOL`; their digests are kept, so the field is not written into them). Every newer
-balance export carries its own; one without it and not listed here is refused
+shipped ``configs/policies/balance_g1``, ``balance_g1_70min`` and ``balance_g1_symmetry`` (Menagerie's ``unitree_g1``
+MJCF, trained under :data:`BALANCE_PROTOCOL`; their digests are kept, so the field is not written into them). Every
+newer balance export carries its own; one without it and not listed here is refused
 (:attr:`~realgap.envs.format.metadata.PolicyMetadata.balance_protocol`), not given another robot's numbers."""
