@@ -84,9 +84,13 @@ def test_joint_array_on_a_shipped_export_reads_the_datasheet_by_name():
 
 
 def test_a_balance_export_has_a_floating_base_and_no_scene():
+    from realgap.envs.eval.suite.run import task_of
+
     meta = three_joints()
-    assert meta.is_balance  # the G1's robot facts: floating base, no scene
-    assert not three_joints(robot=replace(g1_robot(), fixed_base=True)).is_balance  # a fixed base cannot fall
+    assert meta.is_balance and task_of(meta) == "balance"  # the G1's robot facts: floating base, no scene
+    welded = three_joints(robot=replace(g1_robot(), fixed_base=True))
+    assert not welded.is_balance  # a fixed base cannot fall
+    assert task_of(welded) == "fixed base, no scene"  # no suite's task: the suite's task check refuses it
 
 
 @pytest.mark.parametrize(
@@ -100,6 +104,8 @@ def test_a_balance_export_has_a_floating_base_and_no_scene():
     ],
 )
 def test_is_balance_on_the_shipped_exports(folder: str, balance: bool):
+    from realgap.envs.eval.suite.run import task_of
+
     meta = load_metadata(POLICIES / folder)
-    assert meta.is_balance is balance
+    assert meta.is_balance is balance and task_of(meta) == ("balance" if balance else "grasp")
     assert ("Balance" in meta.task) is balance  # the task-name test it replaces agrees on every shipped export
