@@ -125,14 +125,6 @@ SENSOR_NOISE = {"none": SensorNoise(), "typical": SensorNoise(q_rad=1e-4, qd_rad
 """Named noise levels (``--sensor_noise`` of ``realgap deploy --robot hidden``)."""
 
 
-def _datasheet(meta: PolicyMetadata, key: str) -> np.ndarray:
-    out = np.zeros(len(meta.joint_names))
-    for g in meta.actuator_groups:
-        for j, name in enumerate(g.joint_names):
-            out[meta.joint_names.index(name)] = getattr(g, key)[j]
-    return out
-
-
 DRIVE_FAMILIES: dict[str, dict[str, tuple[float, float]]] = {
     # delay_steps: integers lo..hi inclusive; the rest: uniform ranges (scales of the datasheet, viscous in N·m·s/rad)
     "default": {
@@ -172,10 +164,10 @@ def draw_truth(meta: PolicyMetadata, seed: int, drives: str = "default") -> Hidd
         delay_steps=int(rng.integers(r["delay_steps"][0], r["delay_steps"][1] + 1)),
         kp_scale=rng.uniform(*r["kp_scale"], n),
         kd_scale=rng.uniform(*r["kd_scale"], n),
-        coulomb_nm=_datasheet(meta, "coulomb_friction") * rng.uniform(*r["coulomb"], n),
+        coulomb_nm=meta.joint_array("coulomb_friction") * rng.uniform(*r["coulomb"], n),
         viscous_nms=rng.uniform(*r["viscous_nms"], n),
-        armature=_datasheet(meta, "armature") * rng.uniform(*r["armature"], n),
-        peak_torque=_datasheet(meta, "peak_torque") * rng.uniform(*r["peak_torque"], n),
+        armature=meta.joint_array("armature") * rng.uniform(*r["armature"], n),
+        peak_torque=meta.joint_array("peak_torque") * rng.uniform(*r["peak_torque"], n),
     )
 
 
@@ -232,7 +224,7 @@ class HiddenRobot(Robot):
         self.truth = draw_truth(meta, seed, drives) if truth is None else truth
         self.noise = SensorNoise() if noise is None else noise
         self._noise_rng = np.random.default_rng(self.noise.seed)
-        self._tau_std = self.noise.tau_frac * _datasheet(meta, "peak_torque")
+        self._tau_std = self.noise.tau_frac * meta.joint_array("peak_torque")
         if sim is None:
             mount = {"fixed_base": True, "hang_m": hang_m} if fixed_base else {}  # free: the start pose, feet down
             sim = MujocoRobot.for_policy(meta, **mount)

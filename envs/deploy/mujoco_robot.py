@@ -174,13 +174,13 @@ class MujocoRobot(Robot):
         hang_m: float = 0.0,
     ) -> dict:
         """The :class:`MujocoRobot` arguments of :meth:`for_policy` (a subclass adding a scene builds from them)."""
-        armature, friction, damping, limit = {}, {}, {}, {}
-        for group in meta.actuator_groups:
-            plant_friction = not group.friction_in_chain  # the simulator, not the chain, applied it in training
-            for i, joint in enumerate(group.joint_names):
-                armature[joint], limit[joint] = group.armature[i], group.peak_torque[i]
-                friction[joint] = group.coulomb_friction[i] if plant_friction else 0.0
-                damping[joint] = group.viscous_friction[i] if plant_friction else 0.0
+        names = meta.joint_names
+        # the simulator (not the chain) applied friction in training: the plant gets it only then
+        plant_friction = np.array([not meta.group_of(j)[0].friction_in_chain for j in names])
+
+        def by_joint(field: str, applied: np.ndarray | bool = True) -> dict[str, float]:
+            return dict(zip(names, np.where(applied, meta.joint_array(field), 0.0).tolist(), strict=True))
+
         r = meta.robot
         root_pos, root_quat = (
             (r.start_root_pos, r.start_root_quat_wxyz)
@@ -193,10 +193,10 @@ class MujocoRobot(Robot):
             mjcf_path=locate_description(r.description),
             physics_dt=meta.rates.sim_dt if physics_dt is None else physics_dt,
             joint_names=meta.joint_names,
-            armature=armature,
-            frictionloss=friction,
-            damping=damping,
-            effort_limit=limit,
+            armature=by_joint("armature"),
+            frictionloss=by_joint("coulomb_friction", plant_friction),
+            damping=by_joint("viscous_friction", plant_friction),
+            effort_limit=by_joint("peak_torque"),
             init_root_pos=root_pos,
             init_root_quat_wxyz=root_quat,
             init_joint_pos=dict(zip(meta.joint_names, meta.default_joint_pos, strict=True)),

@@ -19,7 +19,7 @@ from realgap.actuators.spec import ActuatorSpec, check_physics_step
 from realgap.envs.format.schema import DELAY_SCOPE, FRICTION_EQUATIONS, MetadataError, floats, plain
 from realgap.envs.format.stages import GroupStages
 
-_GROUP_ARRAYS = (
+GROUP_ARRAYS = (
     "kp",
     "kd",
     "peak_torque",
@@ -29,6 +29,8 @@ _GROUP_ARRAYS = (
     "coulomb_friction",
     "viscous_friction",
 )
+"""The per-joint float arrays of a group (one value per joint of ``joint_names``), as
+:meth:`~realgap.envs.format.metadata.PolicyMetadata.joint_array` reads them."""
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,7 @@ class ActuatorGroup:
     def __post_init__(self) -> None:
         n, who = len(self.joint_names), f"actuators.groups '{self.name}'"
         object.__setattr__(self, "joint_names", tuple(self.joint_names))
-        for key in _GROUP_ARRAYS:
+        for key in GROUP_ARRAYS:
             object.__setattr__(self, key, floats(getattr(self, key), n, f"{who}.{key}"))
         object.__setattr__(self, "no_load_speed", floats(self.no_load_speed, n, f"{who}.no_load_speed", nullable=True))
         if self.friction_applied_by not in FRICTION_EQUATIONS:

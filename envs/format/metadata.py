@@ -23,15 +23,17 @@ Pure Python + numpy (no torch, no simulator): the deploy runtime parses it.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from realgap.envs.format.actions import ACTION_TYPES, Actions, ActionTerm
-from realgap.envs.format.groups import ActuatorGroup
+from realgap.envs.format.groups import GROUP_ARRAYS, ActuatorGroup
 from realgap.envs.format.observations import ObsTerm
-from realgap.envs.format.protocol import BALANCE_PROTOCOL, BalanceProtocol, ProtocolError
+from realgap.envs.format.protocol import PROTOCOL_BEFORE_THE_FIELD, BalanceProtocol, ProtocolError
 from realgap.envs.format.robot import RobotInfo
 from realgap.envs.format.scene import SceneError, SceneFacts
 from realgap.envs.format.schema import (
@@ -88,8 +90,8 @@ class PolicyMetadata:
             balance task), :class:`~realgap.envs.format.scene.SceneFacts`.
         protocol: Pushes, fall rule and episode length of a balance task as recorded at export
             (:class:`~realgap.envs.format.protocol.BalanceProtocol`; ``None``: not recorded, a manipulation task or
-            an export older than the field). Read :attr:`balance_protocol`, which supplies the default for the
-            latter.
+            an export older than the field). Read :attr:`balance_protocol`, which supplies the latter's where it is
+            known.
     """
 
     task: str
@@ -143,7 +145,7 @@ class PolicyMetadata:
             pos = term.stop
         if pos != self.obs_dim:
             raise MetadataError(f"observation terms cover {pos} entries, obs_dim is {self.obs_dim}")
-        if self.protocol is not None and (self.robot.fixed_base or self.scene is not None):
+        if self.protocol is not None and not self.is_balance:
             raise MetadataError("protocol: a balance protocol (pushes, falls) on a fixed-base or manipulation export")
         if self.scene is not None:
             try:
@@ -152,19 +154,33 @@ class PolicyMetadata:
                 raise MetadataError(str(err)) from err
 
     @property
+    def is_balance(self) -> bool:
+        """True for a balance export: a floating base and no manipulation scene (the robot can be pushed and fall;
+        a fixed base cannot fall, and a scene's episodes end by its own success test)."""
+        return not self.robot.fixed_base and self.scene is None
+
+    @property
     def balance_protocol(self) -> BalanceProtocol:
-        """The protocol pushed episodes of this policy run under: the recorded :attr:`protocol`, or for a
-        floating-base export without one (written before the field existed) :data:`~realgap.envs.format.protocol.
-        BALANCE_PROTOCOL`, the one every shipped balance export was trained under.
+        """The protocol pushed episodes of this policy run under: the recorded :attr:`protocol`, or for an export
+        written before the field, the one :data:`~realgap.envs.format.protocol.PROTOCOL_BEFORE_THE_FIELD` records
+        for its task and robot description (the shipped G1 balance exports).
 
         Raises:
-            MetadataError: A fixed-base robot or a manipulation export (no pushes, no falls).
+            MetadataError: Not a balance export (:attr:`is_balance`: no pushes, no falls), or a balance export
+                without ``protocol`` that is not one of those (its numbers would be a guess).
         """
         if self.protocol is not None:
             return self.protocol
-        if self.robot.fixed_base or self.scene is not None:
+        if not self.is_balance:
             raise MetadataError(f"{self.task} is not a balance export (fixed base or scene facts): no balance protocol")
-        return BALANCE_PROTOCOL
+        known = PROTOCOL_BEFORE_THE_FIELD.get((self.task, self.robot.description_sha256))
+        if known is None:
+            raise MetadataError(
+                f"{self.task} on robot '{self.robot.name}' (description sha256 {self.robot.description_sha256[:12]}...)"
+                " has no 'protocol' (pushes, fall rule, episode length) and is not a shipped export written before the"
+                " field: export it again with this exporter, which records it"
+            )
+        return known
 
     @property
     def action_dim(self) -> int:
@@ -177,6 +193,29 @@ class PolicyMetadata:
             if joint in g.joint_names:
                 return g, g.joint_names.index(joint)
         raise KeyError(joint)
+
+    def joint_array(self, field: str, names: Sequence[str] | None = None) -> np.ndarray:
+        """The actuator groups' per-joint ``field`` as one array, in :attr:`joint_names` order or in ``names`` order.
+
+        Args:
+            field: A per-joint array of :class:`ActuatorGroup` (:data:`~realgap.envs.format.groups.GROUP_ARRAYS`:
+                ``kp``, ``peak_torque``, ``armature``, ...), in its units.
+            names: Joints in the order wanted (a robot's own joint order); default :attr:`joint_names`.
+
+        Returns:
+            ``float64`` array, shape ``(len(names),)``.
+
+        Raises:
+            MetadataError: ``field`` is not a per-joint group array, or a joint of ``names`` that no actuator group
+                drives (named): a robot whose joints are not the export's has no value to invent for it.
+        """
+        if field not in GROUP_ARRAYS:
+            raise MetadataError(f"joint_array: '{field}' is not a per-joint group array; one of {list(GROUP_ARRAYS)}")
+        values = {j: getattr(g, field)[i] for g in self.actuator_groups for i, j in enumerate(g.joint_names)}
+        names = self.joint_names if names is None else tuple(names)
+        if missing := [n for n in names if n not in values]:
+            raise MetadataError(f"joint_array('{field}'): no actuator group of {self.task} drives joints {missing}")
+        return np.array([values[n] for n in names], dtype=float)
 
     # -- serialization ---------------------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

@@ -2,11 +2,13 @@
 
 A balance policy is trained, and every tool judges it, under one protocol: pushes of random heading and magnitude
 ``U(push_mps)`` every ``U(push_interval_s)``, a fall when the root drops below ``fall_height_m`` or tilts beyond
-``fall_tilt_rad``, episodes of ``episode_s``. :data:`BALANCE_PROTOCOL` is the one place these numbers are written: the
-balance task's push term and fall terminations, the MuJoCo episode loop, the DDS simulator, the G1 driver and every
+``fall_tilt_rad``, episodes of ``episode_s``. :class:`BalanceProtocol` is the format's part and has no defaults (the
+numbers are a robot's). :data:`BALANCE_PROTOCOL`, the G1 balance task's, is the one place that task's numbers are
+written: its push term and fall terminations, the MuJoCo episode loop, the DDS simulator, the G1 driver and every
 script read them from here, and the exporter writes the task's protocol into the export (``protocol``), where the
 verifying loader reads it back (:meth:`BalanceProtocol.from_dict`). An export written before the protocol was
-recorded runs under :data:`BALANCE_PROTOCOL` (every shipped balance export was trained under it).
+recorded runs under the protocol :data:`PROTOCOL_BEFORE_THE_FIELD` knows for its task and robot description (the
+shipped G1 balance exports); any other export without one is refused.
 
 Units: m/s, s, m, rad. Ranges are ``[low, high]`` of a uniform draw.
 """
@@ -71,27 +73,19 @@ class BalanceProtocol:
     """Pushes, fall rule and episode length of the balance task (module docstring for the rules).
 
     Attributes:
-        push_mps: Range of a push's horizontal velocity change, m/s (7-13 N·s on the 33 kg G1 at the default).
-            Why 0.2-0.4: what standing balance absorbs without a step. With the pelvis at h = 0.76 m a push of v
-            moves the capture point v / sqrt(g / h) = v / 3.6 s⁻¹; the sole reaches 0.12 m ahead of the ankle and
-            0.05 m behind it, so the ankles alone take ~0.4 m/s forward, ~0.2 m/s backward (hip motion beyond that;
-            larger pushes need a step: docs/results/balance.md). ``(0, 0)``: no pushes.
-        push_interval_s: Range of the time between pushes, s. Why 3-5: a standing robot settles from a push within
-            ~1-2 s, so each push meets a robot at rest, and a 10 s episode holds two or three of them.
-        fall_height_m: The robot has fallen when its root (pelvis) is below this height, m. Why 0.45: the stance
-            stands at 0.757 m and a deep squat stays above 0.55 m, so only a collapse crosses it. 0: no height test.
-        fall_tilt_rad: The robot has fallen when its root's z axis tilts beyond this angle from vertical, rad
-            (1 rad = 57°). Why 1: no recoverable stance leans that far; over DDS, where the root height is not
-            measured, this is the fall test.
-        episode_s: Episode length, s. Why 10: long enough for two or three pushes and their recoveries, short enough
-            for many episodes per PPO update on a CPU.
+        push_mps: Range of a push's horizontal velocity change of the root, m/s (``(0, 0)``: no pushes).
+        push_interval_s: Range of the time between pushes, s (low > 0).
+        fall_height_m: The robot has fallen when its root is below this height, m (0: no height test).
+        fall_tilt_rad: The robot has fallen when its root's z axis tilts beyond this angle from vertical, rad, in
+            ``(0, pi]``.
+        episode_s: Episode length, s.
     """
 
-    push_mps: tuple[float, float] = (0.2, 0.4)
-    push_interval_s: tuple[float, float] = (3.0, 5.0)
-    fall_height_m: float = 0.45
-    fall_tilt_rad: float = 1.0
-    episode_s: float = 10.0
+    push_mps: tuple[float, float]
+    push_interval_s: tuple[float, float]
+    fall_height_m: float
+    fall_tilt_rad: float
+    episode_s: float
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -148,6 +142,30 @@ class BalanceProtocol:
             raise ProtocolError(f"protocol: missing or malformed field {err}") from err
 
 
-BALANCE_PROTOCOL = BalanceProtocol()
-"""The balance task's protocol: pushes 0.2-0.4 m/s every 3-5 s, a fall below 0.45 m or beyond 1 rad, 10 s episodes
-(the field defaults; their reasons are at :class:`BalanceProtocol`)."""
+BALANCE_PROTOCOL = BalanceProtocol(
+    push_mps=(0.2, 0.4), push_interval_s=(3.0, 5.0), fall_height_m=0.45, fall_tilt_rad=1.0, episode_s=10.0
+)
+"""The G1 balance task's protocol (``Realgap-Balance-G1-v0``); its reasons are facts of the 33 kg G1:
+
+- ``push_mps`` 0.2-0.4 m/s (7-13 N·s): what standing balance absorbs without a step. With the pelvis at h = 0.76 m a
+  push of v moves the capture point v / sqrt(g / h) = v / 3.6 s⁻¹; the sole reaches 0.12 m ahead of the ankle and
+  0.05 m behind it, so the ankles alone take ~0.4 m/s forward, ~0.2 m/s backward (hip motion beyond that; larger
+  pushes need a step: docs/results/balance.md).
+- ``push_interval_s`` 3-5 s: a standing robot settles from a push within ~1-2 s, so each push meets a robot at rest,
+  and a 10 s episode holds two or three of them.
+- ``fall_height_m`` 0.45 m: the stance stands at 0.757 m and a deep squat stays above 0.55 m, so only a collapse
+  crosses it.
+- ``fall_tilt_rad`` 1 rad (57°): no recoverable stance leans that far; over DDS, where the root height is not
+  measured, this is the fall test.
+- ``episode_s`` 10 s: long enough for two or three pushes and their recoveries, short enough for many episodes per
+  PPO update on a CPU.
+"""
+
+PROTOCOL_BEFORE_THE_FIELD: dict[tuple[str, str], BalanceProtocol] = {
+    ("Realgap-Balance-G1-v0", "e0807780dc2819afa2bb1434f6e9c29cb74c764af3d53ac2052de6625580cb9b"): BALANCE_PROTOCOL,
+}
+"""The protocol of exports written before ``protocol`` was recorded, by (task, ``robot.description.sha256``): the
+shipped ``configs/policies/balance_g1``, ``balance_g1_70min`` and ``balance_g1_symmetry`` (Menagerie's ``unitree_g1``
+MJCF, trained under :data:`BALANCE_PROTOCOL`; their digests are kept, so the field is not written into them). Every
+newer balance export carries its own; one without it and not listed here is refused
+(:attr:`~realgap.envs.format.metadata.PolicyMetadata.balance_protocol`), not given another robot's numbers."""

@@ -1,6 +1,6 @@
 """Unit tier: the balance protocol (pushes, fall rule, episode length) is one validated record, the task's push term
 and fall terminations are built from it, the export carries it and reads it back, and an export written before it
-runs under the one default."""
+runs under the protocol recorded for the shipped G1 exports (any other without one is refused)."""
 
 from __future__ import annotations
 
@@ -49,20 +49,21 @@ def test_the_default_is_the_balance_tasks_protocol():
 )
 def test_bad_values_are_refused_at_construction_by_name(field, value, message):
     with pytest.raises(ProtocolError, match=message):
-        BalanceProtocol(**{field: value})
+        BALANCE_PROTOCOL.with_changes(**{field: value})
 
 
 def test_ranges_read_text_and_pairs_alike():
     assert parse_range("0.1,0.3", "--push_mps") == (0.1, 0.3)
     assert parse_range([0.3, 0.3], "--push_mps") == (0.3, 0.3)  # a single magnitude
-    assert BalanceProtocol(push_mps=[0, 0]).pushes is False and BALANCE_PROTOCOL.pushes
+    assert BALANCE_PROTOCOL.with_changes(push_mps=[0, 0]).pushes is False and BALANCE_PROTOCOL.pushes
 
 
 def test_the_fall_rule():
     # below 0.45 m or beyond 1 rad, both strict: at the thresholds the robot still stands
     assert not BALANCE_PROTOCOL.fell(0.45, 1.0)
     assert BALANCE_PROTOCOL.fell(0.449, 0.0) and BALANCE_PROTOCOL.fell(0.757, 1.01)
-    assert not BalanceProtocol(fall_height_m=0.0).fell(0.01, 0.5)  # 0: no height test (tilt alone, as over DDS)
+    no_height = BALANCE_PROTOCOL.with_changes(fall_height_m=0.0)  # 0: no height test (tilt alone, as over DDS)
+    assert not no_height.fell(0.01, 0.5)
 
 
 def test_round_trip_and_missing_fields():
@@ -85,6 +86,20 @@ def test_shipped_balance_exports_without_a_protocol_run_under_the_default():
     meta, _ = load_policy(BALANCE)  # verified: digest and SHA256SUMS unchanged, the schema accepts it without one
     assert "protocol" not in _data(BALANCE)
     assert meta.protocol is None and meta.balance_protocol is BALANCE_PROTOCOL
+
+
+def test_a_balance_export_without_a_protocol_and_not_shipped_before_the_field_is_refused():
+    from realgap.envs.format.metadata import MetadataError, PolicyMetadata
+    from realgap.envs.format.protocol import PROTOCOL_BEFORE_THE_FIELD
+
+    data = _data(BALANCE)
+    assert PROTOCOL_BEFORE_THE_FIELD[(data["task"], data["robot"]["description"]["sha256"])] is BALANCE_PROTOCOL
+    data["robot"]["description"]["sha256"] = "cd" * 32  # another robot description: its numbers are unknown
+    meta = PolicyMetadata.from_dict(data, "policy.json")
+    with pytest.raises(MetadataError, match=r"has no 'protocol' .* export it again"):
+        _ = meta.balance_protocol
+    data["protocol"] = BALANCE_PROTOCOL.with_changes(fall_height_m=0.3).to_dict()  # recorded: read, whatever robot
+    assert PolicyMetadata.from_dict(data, "policy.json").balance_protocol.fall_height_m == 0.3
 
 
 def test_the_metadata_carries_a_protocol_and_reads_it_back():

@@ -115,21 +115,21 @@ def test_one_seed_is_one_truth_in_both_mounts(balance):
 
 
 def test_worn_drives_are_drawn_in_their_own_ranges_and_an_unknown_family_is_refused(balance):
-    from realgap.envs.deploy.hidden_robot import DRIVE_FAMILIES, HiddenRobot, _datasheet, draw_truth
+    from realgap.envs.deploy.hidden_robot import DRIVE_FAMILIES, HiddenRobot, draw_truth
 
     meta, _ = balance
     default, worn = draw_truth(meta, 3), draw_truth(meta, 3, "worn")
     assert default.to_dict() == draw_truth(meta, 3, "default").to_dict()  # the default family is the old draw
     r = DRIVE_FAMILIES["worn"]
     assert r["delay_steps"][0] <= worn.delay_steps <= r["delay_steps"][1] and worn.delay_steps > default.delay_steps
-    driven = _datasheet(meta, "armature") > 0
+    driven = meta.joint_array("armature") > 0
     for name, field, base in (
         ("kp_scale", worn.kp_scale, 1.0),
         ("kd_scale", worn.kd_scale, 1.0),
         ("viscous_nms", worn.viscous_nms, 1.0),
-        ("coulomb", worn.coulomb_nm, _datasheet(meta, "coulomb_friction")),
-        ("armature", worn.armature[driven], _datasheet(meta, "armature")[driven]),
-        ("peak_torque", worn.peak_torque, _datasheet(meta, "peak_torque")),
+        ("coulomb", worn.coulomb_nm, meta.joint_array("coulomb_friction")),
+        ("armature", worn.armature[driven], meta.joint_array("armature")[driven]),
+        ("peak_torque", worn.peak_torque, meta.joint_array("peak_torque")),
     ):
         lo, hi = r[name]
         assert np.all(field >= lo * base - 1e-12) and np.all(field <= hi * base + 1e-12), name

@@ -62,7 +62,7 @@ def test_negative_or_non_finite_noise_is_refused(bad):
 
 def test_the_noise_is_on_what_the_robot_reports_not_on_what_its_servo_reads():
     from realgap.envs.deploy import DeployRuntime
-    from realgap.envs.deploy.hidden_robot import SENSOR_NOISE, HiddenRobot, _datasheet
+    from realgap.envs.deploy.hidden_robot import SENSOR_NOISE, HiddenRobot
     from realgap.envs.format import load_metadata
 
     meta = load_metadata(GRASP)
@@ -80,7 +80,7 @@ def test_the_noise_is_on_what_the_robot_reports_not_on_what_its_servo_reads():
     dq = np.array([a[0] - b[0] for a, b in zip(runs["typical"][1], runs["none"][1], strict=True)])
     dtau = np.array([a[1] - b[1] for a, b in zip(runs["typical"][1], runs["none"][1], strict=True)])
     assert 0.5e-4 < dq.std() < 2e-4  # 0.1 mrad
-    peak = _datasheet(meta, "peak_torque")  # 87 N·m on joints 1-4, 12 on 5-7, 140 N on the fingers
+    peak = meta.joint_array("peak_torque")  # 87 N·m on joints 1-4, 12 on 5-7, 140 N on the fingers
     assert peak[0] == 87 and peak[5] == 12
     assert 0.005 < (dtau / peak).std() < 0.02  # 1 % of the peak torque
 

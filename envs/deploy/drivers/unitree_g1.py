@@ -136,11 +136,7 @@ class UnitreeG1Robot(Robot):
         self._ticks_per_step = self._dt / tick_period_s  # may be fractional (200 Hz on a 500 Hz tick: 2.5)
         self._lower = np.array([-np.inf if v is None else v for v in meta.joint_pos_lower])
         self._upper = np.array([np.inf if v is None else v for v in meta.joint_pos_upper])
-        index = {n: i for i, n in enumerate(self._names)}
-        self._peak = np.full(len(self._names), np.inf)
-        for g in meta.actuator_groups:
-            for j, n in enumerate(g.joint_names):
-                self._peak[index[n]] = g.peak_torque[j]
+        self._peak = meta.joint_array("peak_torque")  # N·m, in self._names order (the export's)
         self._start = np.asarray(meta.default_joint_pos, dtype=float)
         self.watchdog_s, self.fall_tilt, self.damping_kd = watchdog_s, fall_tilt, damping_kd
         self._crc, self._cmd, self._state_crc = CRC(), unitree_hg_msg_dds__LowCmd_(), LowStateCrc()

@@ -46,7 +46,7 @@ def check_request(req: PushHeadingsRequest) -> tuple[list[float], Any, Path]:
     if req.steps < 1 or req.num_envs < 1 or req.reflex_steps < 1:
         raise ValueError("--steps, --num_envs and --reflex_steps must be >= 1")
     meta, onnx_path = read_export(req.policy)
-    if "Balance" not in meta.task:
+    if not meta.is_balance:
         raise ValueError(f"--policy {req.policy} is a {meta.task} policy; pushes are a balance measure")
     return edges, meta, onnx_path
 

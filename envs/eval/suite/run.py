@@ -67,8 +67,12 @@ def check_request(req: SuiteRequest) -> None:
 
 
 def task_of(meta: Any) -> str:
-    """``grasp`` for an export with scene facts, else ``balance``."""
-    return "grasp" if meta.scene is not None else "balance"
+    """The suite task of an export: ``balance`` for a balance export (:attr:`~realgap.envs.format.metadata.
+    PolicyMetadata.is_balance`), ``grasp`` for one with scene facts, else ``fixed base, no scene`` (no suite's task:
+    the task check refuses it by that name)."""
+    if meta.is_balance:
+        return "balance"
+    return "grasp" if meta.scene is not None else "fixed base, no scene"
 
 
 def grasp_episode(runtime: Any, robot: Any, scene_robot: Any, family: str, index: int, episode: int) -> Outcome:

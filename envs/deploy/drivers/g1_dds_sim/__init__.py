@@ -68,7 +68,7 @@ import argparse
 import json
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -112,16 +112,6 @@ def run(args: argparse.Namespace, make_hidden: Callable | None = None) -> dict:
     return sim.report()
 
 
-def peak_torques(groups: Sequence[Any], joint_names: Sequence[str]) -> np.ndarray:
-    """Each joint's peak torque from the export's actuator groups, in ``joint_names`` order, N·m."""
-    peak = np.zeros(len(joint_names))
-    index = {n: i for i, n in enumerate(joint_names)}
-    for g in groups:
-        for j, n in enumerate(g.joint_names):
-            peak[index[n]] = g.peak_torque[j]
-    return peak
-
-
 class _DdsSim:
     """One run: the simulated robot, the DDS endpoints and the loop's state.
 
@@ -148,7 +138,7 @@ class _DdsSim:
         self.unitree = args.bridge == "unitree"
         self.robot.reset()
         self.slots = motor_indices(self.robot.joint_names)
-        self.peak = peak_torques(meta.actuator_groups, self.robot.joint_names)
+        self.peak = meta.joint_array("peak_torque", self.robot.joint_names)  # N·m, by name
         horizon = args.duration_s if args.duration_s > 0 else 3600.0
         # the simulator pushes only when asked: its base protocol is the export's without pushes
         self.protocol = protocol_from_flags(args, meta.balance_protocol.with_changes(push_mps=(0.0, 0.0)), horizon)
