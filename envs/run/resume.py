@@ -157,6 +157,7 @@ RECORD_KEYS: dict[str, tuple[type, ...]] = {
     "num_envs_total": (int,),
     "rates": (dict, type(None)),
     "dr_profile": (str,),
+    "actuator_model": (str,),
     "overrides": (list,),
     "seed": (int, type(None)),
     "max_iterations": (int,),

@@ -154,3 +154,20 @@ def test_deterministic_is_a_recorded_flag(monkeypatch):
         restore_flags(flags(deterministic=True), dict(RECORD, deterministic=False))
     args = flags()
     assert restore_flags(args, dict(RECORD)) == [] and not deterministic_requested()  # an older record: nothing set
+
+
+def test_every_key_a_new_run_records_is_a_known_record_key():
+    # a key written by record_new_run but unknown to check_record makes every run of it refuse --resume
+    import ast
+
+    from realgap.envs.run.resume import RECORD_KEYS
+
+    source = (Path(__file__).resolve().parents[2] / "envs" / "run" / "training.py").read_text()
+    function = next(n for n in ast.walk(ast.parse(source)) if getattr(n, "name", "") == "record_new_run")
+    extra = next(
+        n.value
+        for n in ast.walk(function)
+        if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", None) == "extra"
+    )
+    written = {key.value for key in extra.keys}
+    assert "actuator_model" in written and written <= set(RECORD_KEYS), written - set(RECORD_KEYS)
