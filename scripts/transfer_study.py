@@ -32,7 +32,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--task", required=True, choices=("balance", "grasp"), help="the study's task")
     p.add_argument("--arms", default="a,b,g,h", help="comma-separated arms (default: a,b,g,h, the page's first four)")
     p.add_argument("--seeds", default="1,2,3", help="comma-separated training seeds in 1-999 (default: 1,2,3)")
-    p.add_argument("--jobs", type=positive_int, default=1, help="(arm, seed) pairs at a time (one per core on a CPU)")
+    p.add_argument(
+        "--jobs",
+        type=positive_int,
+        default=1,
+        help="(arm, seed) pairs at a time: one training process per core (2-core CPU: balance 2, grasp 1)",
+    )
     p.add_argument("--out", type=output_dir, required=True, help="the study's folder (runs/transfer/<name>)")
     p.add_argument("--summarize_only", action="store_true", help="train nothing: the tables of what is finished")
     p.add_argument("--max_iterations", type=positive_int, default=None, help="smoke only (default: the task's budget)")

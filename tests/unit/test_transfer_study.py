@@ -19,6 +19,7 @@ from realgap.envs.eval.study.run import (
     deviations,
     record_sitting,
     run_study,
+    sharing_note,
 )
 from realgap.envs.eval.study.steps import Budget, Pair, StepFailed, command, done, find_run, run_pair
 from realgap.envs.eval.study.summary import study_summary
@@ -328,3 +329,9 @@ def test_the_study_loads_no_simulator_nor_torch_before_its_children_run():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_more_training_processes_than_cores_is_said():
+    assert sharing_note(2, 1, cores=2) is None  # balance, --jobs 2 on 2 cores: one core per run
+    note = sharing_note(2, 2, cores=2)  # grasp trains on 2 processes: --jobs 2 makes 4
+    assert note is not None and "4 processes on 2 CPU cores" in note

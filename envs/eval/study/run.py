@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import datetime
 import json
+import os
 import re
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
@@ -65,6 +66,18 @@ def deviations(spec: TaskSpec, budget: Budget) -> list[str]:
         for flag, want in rule.items()
         if getattr(budget, flag) != want
     ]
+
+
+def sharing_note(jobs: int, procs: int, cores: int | None = None) -> str | None:
+    """The note for more training processes than CPU cores (``jobs`` runs of ``procs`` processes each), else None:
+    runs that share a core take longer, so their wall-clock is not the budget's (their CPU seconds still are)."""
+    cores = cores if cores is not None else (os.cpu_count() or 1)
+    if jobs * procs <= cores:
+        return None
+    return (
+        f"--jobs {jobs} runs of {procs} process(es) each are {jobs * procs} processes on {cores} CPU cores: they "
+        "share cores, so each run's wall-clock is longer than alone (its CPU seconds are not)"
+    )
 
 
 def check_request(req: StudyRequest) -> tuple[TaskSpec, list[Pair], Budget]:
@@ -207,6 +220,8 @@ def run_study(req: StudyRequest) -> tuple[Path, str, list[str]]:
     if not req.summarize_only:
         kept = [p.tag for p in pairs if find_run(p) is not None]
         say(f"[realgap] study {spec.name}: {len(pairs)} runs, {len(kept)} started before, in {out}")
+        if budget.device == "cpu" and (note := sharing_note(req.jobs, spec.num_procs)):
+            say(f"[realgap] study: {note}")
         with ThreadPoolExecutor(max_workers=req.jobs) as pool:
             futures = {pool.submit(run_pair, pair, spec, budget, say): pair for pair in pairs}
             for future in as_completed(futures):
