@@ -219,11 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.trust or args.require_signature or Path(args.policy, "policy.sig").is_file():
         print(f"[realgap] {check_export_signature(args.policy, args.trust, args.require_signature)}", flush=True)
     meta, policy = load_policy(args.policy)
-    protocol = (
-        None
-        if meta.robot.fixed_base or meta.scene is not None
-        else protocol_from_flags(args, meta.balance_protocol, args.duration_s)
-    )
+    protocol = None if not meta.is_balance else protocol_from_flags(args, meta.balance_protocol, args.duration_s)
     r = meta.rates
     print(
         f"[realgap] {args.policy}: {meta.task} on '{meta.robot.name}' ({meta.robot.description['path']}), obs "

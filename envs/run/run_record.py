@@ -1,5 +1,6 @@
 """What a checkpoint needs from its run record to be loaded as it was trained: the rates, the ``--set`` overrides that
-define the policy's inputs and outputs, and the contact parameters it started with (``params/run.json``, written by
+define the policy's inputs and outputs, the actuator model it trained with, and the contact parameters it started
+with (``params/run.json``, written by
 :func:`realgap.envs.run.run_dir.write_params`).
 """
 
@@ -22,19 +23,25 @@ distribution only; evaluation stays on the task as defined, so they are not re-a
 
 @dataclass(frozen=True)
 class PolicySettings:
-    """What a run's checkpoints need from the run to be loaded again: the rates it trained at (``None``: the task's)
-    and its interface overrides (:data:`POLICY_OVERRIDE_ROOTS`)."""
+    """What a run's checkpoints need from the run to be loaded again: the rates it trained at (``None``: the task's),
+    its interface overrides (:data:`POLICY_OVERRIDE_ROOTS`) and the actuator model of its DR profile
+    (:data:`~realgap.envs.dr.profile.ACTUATOR_MODELS`: the model is the robot it learned on, not a randomization,
+    so Play and the export run it too)."""
 
     rates: Any
     overrides: tuple[str, ...]
+    actuator_model: str = "chain"
 
     def apply(self, env_cfg: Any, agent_cfg: Any) -> None:
-        """Set the run's rates and interface overrides on freshly loaded configs (before the env is built)."""
+        """Set the run's rates, actuator model and interface overrides on freshly loaded configs (before the env is
+        built)."""
+        from realgap.envs.dr.targets import use_actuator_model
         from realgap.envs.run.factory import apply_rates, check_rates
         from realgap.envs.run.overrides import apply_overrides
 
         if self.rates is not None:
-            apply_rates(env_cfg, self.rates)
+            apply_rates(env_cfg, self.rates)  # the chain is rebuilt at these rates: before the model is swapped
+        use_actuator_model(env_cfg, self.actuator_model)
         apply_overrides(env_cfg, agent_cfg, list(self.overrides))
         check_rates(env_cfg)  # an interface override cannot move the physics step or the decimation either
 
@@ -91,7 +98,12 @@ def policy_settings(checkpoint: str | Path) -> PolicySettings:
     spec = recorded_rates(run_json.parent.parent, record)
     recorded_contacts(run_json.parent.parent, spec)
     kept = tuple(o for o in record.get("overrides") or () if o.startswith(POLICY_OVERRIDE_ROOTS))
-    return PolicySettings(spec, kept)
+    from realgap.envs.dr.profile_schema import ACTUATOR_MODELS  # torch (its samplers): not on the study's path
+
+    model = record.get("actuator_model", "chain")  # a run recorded before the field trained on the chain
+    if model not in ACTUATOR_MODELS:
+        raise CheckpointError(f"'{run_json}': unknown actuator_model {model!r}; known: {list(ACTUATOR_MODELS)}")
+    return PolicySettings(spec, kept, model)
 
 
 def recorded_contacts(run_dir: str | Path, rates: Any = None) -> dict[str, Any] | None:

@@ -42,7 +42,10 @@ def test_two_balance_arms_on_a_smoke_budget_then_a_sitting_that_resumes_and_skip
         record = json.loads((run / "params" / "run.json").read_text())
         assert (record["dr_profile"], record["actuator_model"], record["seed"]) == (profile, model, 1)
         assert (record["max_iterations"], record["num_envs_total"]) == (2, 4)
-        assert json.loads((out / "exports" / tag / "policy.json").read_text())["training"]["actuator_model"] == model
+        exported = json.loads((out / "exports" / tag / "policy.json").read_text())
+        assert exported["training"]["actuator_model"] == model
+        # the export describes the joints it trained: both arms ran without the datasheet's 0-10 ms delay
+        assert {tuple(g["command_delay"]["range_s"]) for g in exported["actuators"]["groups"]} == {(0.0, 0.0)}
         play = json.loads((out / "play" / f"{tag}.json").read_text())
         assert play["episodes"] >= 4 and 0.0 <= play["summary"]["survival"]["value"] <= 1.0
         suite = json.loads((out / "suite" / tag / "summary.json").read_text())

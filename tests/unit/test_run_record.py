@@ -72,8 +72,24 @@ def test_policy_settings_keep_the_runs_rates_and_interface_overrides(tmp_path):
         "agent.actor.hidden_dims=[512,256,128]",
         "env.actions.arm.max_velocity=1.0",
     )
+    assert got.actuator_model == "chain"  # a record without the field trained on the chain
     bare = policy_settings(tmp_path / "elsewhere" / "model_1.pt")  # no run record: the task's defaults
-    assert bare.rates is None and bare.overrides == ()
+    assert bare.rates is None and bare.overrides == () and bare.actuator_model == "chain"
+
+
+def test_policy_settings_carry_the_runs_actuator_model_and_refuse_an_unknown_one(tmp_path):
+    """The actuator model is the robot a policy learned on (the transfer study's arms (a), (b)): Play and the export
+    run it again; a record naming a model realgap does not know is refused, naming the file."""
+    from realgap.envs.run.run_dir import CheckpointError
+    from realgap.envs.run.run_record import policy_settings
+
+    (tmp_path / "params").mkdir()
+    run_json = tmp_path / "params" / "run.json"
+    run_json.write_text(json.dumps({"actuator_model": "implicit_pd"}))
+    assert policy_settings(tmp_path / "model_1.pt").actuator_model == "implicit_pd"
+    run_json.write_text(json.dumps({"actuator_model": "ideal"}))
+    with pytest.raises(CheckpointError, match=r"run.json': unknown actuator_model 'ideal'"):
+        policy_settings(tmp_path / "model_1.pt")
 
 
 def test_reward_terms_of_an_older_record_are_read_from_the_runs_own_tensorboard_log(tmp_path):

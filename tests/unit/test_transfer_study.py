@@ -41,7 +41,7 @@ def test_every_arm_trains_a_profile_of_its_task_and_the_page_order():
             assert profile.task in (None, name), (name, arm.id, profile.task)  # None: the profile serves both
         assert not set(LEFT_OUT[name]) & {a.id for a in spec.arms}
     assert [a.id for a in BALANCE.arms] == ["a", "b", "c0", "c", "d", "e", "f", "g", "h"]
-    assert [a.id for a in TASKS["grasp"].arms] == ["a", "b", "c0", "c", "d", "e", "g"]
+    assert [a.id for a in TASKS["grasp"].arms] == ["a", "b", "c0", "c", "d", "e", "g", "h"]
     # (a) is Isaac Lab's implicit PD, (b) the chain without its delay, (g) all of it
     assert load_dr_profile(BALANCE.arm("a").dr_profile).actuator_model == "implicit_pd"
     assert load_dr_profile(BALANCE.arm("b").dr_profile).actuator_model == "chain_no_delay"
@@ -58,7 +58,7 @@ def test_every_arm_trains_a_profile_of_its_task_and_the_page_order():
     [
         ("balance", "a,z", "--arms 'a,z': unknown arm 'z' for balance; known: a, b, c0, c, d, e, f, g, h"),
         ("balance", "a,i", "arm (i) (identify-then-train) is not run by this command"),
-        ("grasp", "h", "grasp arm (h) has no profile"),
+        ("grasp", "z", "--arms 'z': unknown arm 'z' for grasp; known: a, b, c0, c, d, e, g, h"),
         ("grasp", "f", "grasp arm (f) is arm (g)"),
         ("balance", "a,a", "--arms 'a,a' lists a more than once"),
         ("balance", "a,", "--arms 'a,': an empty arm id"),

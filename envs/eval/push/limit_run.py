@@ -50,7 +50,7 @@ def check_request(req: PushLimitRequest) -> tuple[list[float], list[str], Any, P
     if min(values) < 0 or req.episodes < 1 or req.push_at_s <= 0 or req.recover_s <= 0:
         raise ValueError("--values must be >= 0 m/s, --episodes >= 1, --push_at_s and --recover_s > 0")
     meta, onnx_path = read_export(req.policy)
-    if "Balance" not in meta.task:
+    if not meta.is_balance:
         raise ValueError(f"--policy {req.policy} is a {meta.task} policy; the push limit is a balance measure")
     return values, engines, meta, onnx_path
 

@@ -102,21 +102,20 @@ TASKS: dict[str, TaskSpec] = {
             Arm("d", "(c) + actuator randomization", "ablation_grasp_d"),
             Arm("e", "(d) + consistent inertia randomization", "ablation_grasp_e"),
             Arm("g", "all of it (grasp_nominal)", "grasp_nominal"),
+            Arm("h", "wide (grasp_wide)", "grasp_wide"),
         ),
     ),
 }
 """Every arm this command runs, per task (docs/results/transfer.md)."""
 
 _ARM_I = (
-    "arm (i) (identify-then-train) is not run by this command: its identification needs a delay per joint "
-    "(docs/results/transfer.md, arm (i)); train it by hand once its profile exists"
+    "arm (i) (identify-then-train) is not run by this command: its profile comes from one suite robot's log "
+    "(docs/results/transfer.md, arm (i): log, identify --delay_per_joint, then train with the written profile)"
 )
 LEFT_OUT: dict[str, dict[str, str]] = {
     "balance": {"i": _ARM_I},
     "grasp": {
         "f": "grasp arm (f) is arm (g): grasp_nominal has no section beyond (f) but the object placement; run g",
-        "h": "grasp arm (h) has no profile: no grasp 'wide' profile exists, and the page says one must be written "
-        "before its runs",
         "i": _ARM_I,
     },
 }
