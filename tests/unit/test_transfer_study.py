@@ -335,3 +335,27 @@ def test_more_training_processes_than_cores_is_said():
     assert sharing_note(2, 1, cores=2) is None  # balance, --jobs 2 on 2 cores: one core per run
     note = sharing_note(2, 2, cores=2)  # grasp trains on 2 processes: --jobs 2 makes 4
     assert note is not None and "4 processes on 2 CPU cores" in note
+
+
+def test_training_curves_of_every_started_run_against_env_steps(tmp_path):
+    from realgap.envs.eval.study.curves import curve_points, write_curves
+
+    a, b = TASKS["balance"].arm("a"), TASKS["balance"].arm("b")
+    for arm, rows in ((a, ["0,nan", "1,0.25", "2,0.5"]), (b, ["0,0.1"])):
+        run = tmp_path / "runs" / "g1" / f"2026-12-06_10-00-00_{arm.id}_s1"
+        _touch(run / "model_1.pt")
+        _touch(run / "params" / "agent.yaml", "num_steps_per_env: 24\n")
+        _touch(run / "params" / "run.json", json.dumps({"num_envs_total": 10}))
+        _touch(run / "progress.csv", "iteration,survival_rate\n" + "\n".join(rows) + "\n")
+    pairs = [Pair(a, 1, tmp_path), Pair(b, 1, tmp_path), Pair(a, 2, tmp_path)]  # seed 2 never started
+    points = curve_points(pairs, "survival_rate")
+    # 24 steps × 10 envs = 240 env steps per iteration; iteration 0 of arm a logged no survival yet
+    assert [(p["arm"], p["iteration"], p["env_steps"], p["value"]) for p in points] == [
+        ("a", 1, 480, 0.25),
+        ("a", 2, 720, 0.5),
+        ("b", 0, 240, 0.1),
+    ]
+    written = write_curves(points, "survival", tmp_path)
+    assert [p.name for p in written] == ["training_curves.csv", "training_curves.png"]
+    assert (tmp_path / "training_curves.csv").read_text().splitlines()[1] == "a,1,1,480,0.25"
+    assert write_curves([], "survival", tmp_path / "none") == []

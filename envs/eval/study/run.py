@@ -24,6 +24,7 @@ from typing import Any
 from realgap.envs.eval.compare.run import say
 from realgap.envs.eval.robustness.stats import finite_or_none
 from realgap.envs.eval.study.arms import GPU_NUM_ENVS, TaskSpec, parse_arms, parse_study_seeds, task_spec
+from realgap.envs.eval.study.curves import curve_points, write_curves
 from realgap.envs.eval.study.steps import STEPS, Budget, Pair, StepFailed, find_run, run_pair
 from realgap.envs.eval.study.summary import markdown, read_seed_row, study_summary
 from realgap.envs.run.run_dir import git_state
@@ -150,28 +151,33 @@ def step_totals(timing_file: Path) -> dict[str, float]:
     return out
 
 
-def gather(spec: TaskSpec, out: Path) -> tuple[list[dict[str, Any]], dict[str, dict[str, float]], list[str]]:
+def gather(
+    spec: TaskSpec, out: Path
+) -> tuple[list[dict[str, Any]], dict[str, dict[str, float]], list[str], list[Pair]]:
     """The finished seeds of every arm in ``out`` (:func:`~realgap.envs.eval.study.summary.seed_row`), the timing of
-    every pair that ran a step, and the tags of pairs started but not finished."""
+    every pair that ran a step, the tags of pairs started but not finished, and every pair found."""
     tags = {p.stem.split(".")[0] for p in (out / "timing").glob("*.json")}
     tags |= {d.name.split("_", 2)[-1] for d in (out / "runs").glob("*/*") if d.is_dir()}
-    rows, timing, unfinished = [], {}, []
+    rows, timing, unfinished, pairs = [], {}, [], []
     for arm in spec.arms:
         seeds = sorted(int(m.group(1)) for t in tags if (m := re.fullmatch(rf"{re.escape(arm.id)}_s(\d+)", t)))
         for seed in seeds:
             pair = Pair(arm, seed, out)
+            pairs.append(pair)
             timing[pair.tag] = step_totals(pair.timing)
             row = read_seed_row(arm.id, seed, pair.play, pair.suite, spec.metric)
             if row is None:
                 unfinished.append(pair.tag)
             else:
                 rows.append(row | timing[pair.tag])
-    return rows, timing, unfinished
+    return rows, timing, unfinished, pairs
 
 
 def write_outputs(spec: TaskSpec, budget: Budget, out: Path, sittings: list[dict[str, Any]]) -> str:
-    """``study.json``, ``study.md`` and ``study.csv`` of everything finished in ``out``; returns the markdown."""
-    rows, timing, unfinished = gather(spec, out)
+    """``study.json``, ``study.md`` and ``study.csv`` of everything finished in ``out``, and the training curves of
+    every run started (:mod:`~realgap.envs.eval.study.curves`); returns the markdown."""
+    rows, timing, unfinished, pairs = gather(spec, out)
+    write_curves(curve_points(pairs, f"{spec.metric}_rate"), spec.metric, out)
     summary = study_summary(rows, [a.id for a in spec.arms])
     smoke = deviations(spec, budget)
     header = [f"# Transfer study: {spec.name} ({spec.task_id}, {spec.metric}), {budget.device}", ""]
