@@ -8,6 +8,7 @@ engines.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -59,26 +60,46 @@ CANONICAL_SCENES: tuple[Scene, ...] = (
 )
 
 
+def _table_and_object(gap_m: float, com_offset_m: float = 0.0) -> tuple[str, str]:
+    """The task's table box and its largest object (5 cm, 800 kg/m³ solid box) ``gap_m`` above the table top, its
+    centre of mass ``com_offset_m`` along x from its centre: two worldbody elements (a scene orders its bodies)."""
+    half = OBJECT_MAX_EDGE_M / 2
+    mass = OBJECT_DENSITY * OBJECT_MAX_EDGE_M**3
+    inertia = mass * OBJECT_MAX_EDGE_M**2 / 6  # solid cube about its centre
+    z = TABLE_POS_M[2] + TABLE_SIZE_M[2] / 2 + half + gap_m
+    table = " ".join(f"{v / 2:g}" for v in TABLE_SIZE_M)
+    pos = " ".join(f"{v:g}" for v in TABLE_POS_M)
+    return (
+        f'<geom name="table" type="box" size="{table}" pos="{pos}"/>',
+        f"""
+      <body name="object" pos="{TABLE_POS_M[0]} {TABLE_POS_M[1]} {z}"><freejoint/>
+        <geom name="object" type="box" size="{half} {half} {half}" friction="0.6 0.005 0.0001"/>
+        <inertial pos="{com_offset_m} 0 0" mass="{mass}" diaginertia="{inertia} {inertia} {inertia}"/></body>""",
+    )
+
+
 def scene_xml(scene: Scene) -> str:
-    """The MJCF both engines load: the task's table box and its largest object (5 cm, 800 kg/m³ solid box), or the G1
-    (:func:`g1_xml`)."""
+    """The MJCF both engines load: the task's table and object (:func:`_table_and_object`), the hand holding it
+    (:func:`hold_xml`) or the G1 (:func:`g1_xml`)."""
     if scene.robot == "g1":
         return g1_xml()
     if scene.robot == "hold":
         return hold_xml()
-    half = OBJECT_MAX_EDGE_M / 2
-    mass = OBJECT_DENSITY * OBJECT_MAX_EDGE_M**3
-    inertia = mass * OBJECT_MAX_EDGE_M**2 / 6  # solid cube about its centre
-    top = TABLE_POS_M[2] + TABLE_SIZE_M[2] / 2
-    table = " ".join(f"{v / 2:g}" for v in TABLE_SIZE_M)
-    pos = " ".join(f"{v:g}" for v in TABLE_POS_M)
-    z = top + half + scene.drop_height_m
     return f"""<mujoco><option timestep="{scene.dt}"/><worldbody>
-      <geom name="table" type="box" size="{table}" pos="{pos}"/>
-      <body name="object" pos="{TABLE_POS_M[0]} {TABLE_POS_M[1]} {z}"><freejoint/>
-        <geom name="object" type="box" size="{half} {half} {half}" friction="0.6 0.005 0.0001"/>
-        <inertial pos="{scene.com_offset_m} 0 0" mass="{mass}" diaginertia="{inertia} {inertia} {inertia}"/>
-      </body></worldbody></mujoco>"""
+      {"".join(_table_and_object(scene.drop_height_m, scene.com_offset_m))}</worldbody></mujoco>"""
+
+
+@cache
+def _menagerie_inertial(body: str) -> str:
+    """``body``'s ``<inertial>`` as the Menagerie Panda MJCF compiles it (mass, CoM, principal moments and axes)."""
+    import mujoco
+
+    m = mujoco.MjModel.from_xml_path(str(PANDA.mjcf_path()))
+    i = m.body(body).id
+    pos, quat, moments = (
+        " ".join(repr(float(v)) for v in a) for a in (m.body_ipos[i], m.body_iquat[i], m.body_inertia[i])
+    )
+    return f'<inertial mass="{float(m.body_mass[i])!r}" pos="{pos}" quat="{quat}" diaginertia="{moments}"/>'
 
 
 HOLD_LIFT_M = 0.10
@@ -99,20 +120,15 @@ def hold_xml() -> str:
     path = PANDA.mjcf_path()
     pd = PANDA_ACTUATORS["fingers"].pd_gains
     peak = PANDA_ACTUATORS["fingers"].peak_torque
-    half = OBJECT_MAX_EDGE_M / 2
-    mass = OBJECT_DENSITY * OBJECT_MAX_EDGE_M**3
-    inertia = mass * OBJECT_MAX_EDGE_M**2 / 6
-    z_obj = TABLE_POS_M[2] + TABLE_SIZE_M[2] / 2 + half + HOLD_LIFT_M
+    z_obj = TABLE_POS_M[2] + TABLE_SIZE_M[2] / 2 + OBJECT_MAX_EDGE_M / 2 + HOLD_LIFT_M
+    table, held = _table_and_object(HOLD_LIFT_M)
     x, y = TABLE_POS_M[0], TABLE_POS_M[1]
-    table = " ".join(f"{v / 2:g}" for v in TABLE_SIZE_M)
-    pos = " ".join(f"{v:g}" for v in TABLE_POS_M)
     src = path.read_text()
     starts = [src.index(f'<default class="fingertip_pad_collision_{i}">') for i in range(1, 6)]
     pad_defaults = "".join(src[i : src.index("</default>", i)] + "</default>" for i in starts)  # the MJCF's pad boxes
     pads = "".join(f'<geom class="fingertip_pad_collision_{i}"/>' for i in range(1, 6))
-    finger_inertial = '<inertial mass="0.015" pos="0 0 0" diaginertia="2.375e-6 2.375e-6 7.5e-7"/>'
     fingers = "".join(
-        f'<body name="{side}_finger" pos="0 0 0.0584"{quat}>{finger_inertial}'
+        f'<body name="{side}_finger" pos="0 0 0.0584"{quat}>{_menagerie_inertial(f"{side}_finger")}'
         f'<joint name="finger_joint{k}" class="finger"/><geom mesh="finger_0" class="collision"/>{pads}</body>'
         for k, (side, quat) in enumerate((("left", ""), ("right", ' quat="0 0 0 1"')), start=1)
     )
@@ -122,13 +138,10 @@ def hold_xml() -> str:
         <default class="finger"><joint axis="0 1 0" type="slide" range="0 0.04"/></default>
         <default class="collision"><geom type="mesh" group="3"/>{pad_defaults}</default></default></default>
       <asset><mesh file="finger_0.obj"/></asset>
-      <worldbody><geom name="table" type="box" size="{table}" pos="{pos}"/>
+      <worldbody>{table}
         <body name="hand" childclass="panda" pos="{x} {y} {z_obj + PANDA_TCP_OFFSET_HAND[2]}" quat="0 1 0 0">
-          <inertial mass="0.73" pos="-0.01 0 0.03" diaginertia="0.001 0.0025 0.0017"/>
-          <joint name="lift" type="slide" axis="0 0 1" range="-0.1 0.1"/>{fingers}</body>
-        <body name="object" pos="{x} {y} {z_obj}"><freejoint/>
-          <geom name="object" type="box" size="{half} {half} {half}" friction="0.6 0.005 0.0001"/>
-          <inertial pos="0 0 0" mass="{mass}" diaginertia="{inertia} {inertia} {inertia}"/></body></worldbody>
+          {_menagerie_inertial("hand")}
+          <joint name="lift" type="slide" axis="0 0 1" range="-0.1 0.1"/>{fingers}</body>{held}</worldbody>
       <equality><joint joint1="finger_joint1" joint2="finger_joint2" solimp="0.95 0.99 0.001" solref="0.005 1"/>
       </equality>
       <actuator><position joint="lift" kp="20000" kv="300"/><position joint="finger_joint1" {servo}/>
