@@ -520,3 +520,10 @@ def test_the_private_read_rule_finds_a_cross_package_read():
         "line 6: term._lib",
     ]
     assert _private_attribute_reads(source, "realgap.tasks.grasp", owned) == ["line 6: term._lib", "line 7: term._own"]
+
+
+@pytest.mark.unit
+def test_test_files_have_unique_basenames():
+    # pytest imports test files by basename (rootdir-relative, no packages): two of one name break collection
+    names = [p.name for p in (REPO / "tests").rglob("test_*.py")]
+    assert sorted({n for n in names if names.count(n) > 1}) == []
