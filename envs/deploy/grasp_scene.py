@@ -63,9 +63,7 @@ class MujocoGraspRobot(MujocoRobot, ObjectPose):
             [meta.joint_names.index(j) for t in meta.actions.terms if t.type == "ee_pose_delta" for j in t.joint_names],
             dtype=np.int64,
         )
-        limits = np.concatenate([g.velocity_limit for g in meta.actuator_groups])
-        names = [j for g in meta.actuator_groups for j in g.joint_names]
-        self.speed_limit = np.array([limits[names.index(meta.joint_names[i])] for i in self._arm])
+        self.speed_limit = meta.joint_array("velocity_limit", [meta.joint_names[i] for i in self._arm])
 
         def edit(spec: mujoco.MjSpec) -> None:
             s = self.scene

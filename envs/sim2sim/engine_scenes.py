@@ -90,11 +90,16 @@ def scene_xml(scene: Scene) -> str:
 
 
 @cache
-def _menagerie_inertial(body: str) -> str:
-    """``body``'s ``<inertial>`` as the Menagerie Panda MJCF compiles it (mass, CoM, principal moments and axes)."""
+def _menagerie_panda() -> Any:
+    """The Menagerie Panda MJCF, compiled once."""
     import mujoco
 
-    m = mujoco.MjModel.from_xml_path(str(PANDA.mjcf_path()))
+    return mujoco.MjModel.from_xml_path(str(PANDA.mjcf_path()))
+
+
+def _menagerie_inertial(body: str) -> str:
+    """``body``'s ``<inertial>`` as the Menagerie Panda MJCF compiles it (mass, CoM, principal moments and axes)."""
+    m = _menagerie_panda()
     i = m.body(body).id
     pos, quat, moments = (
         " ".join(repr(float(v)) for v in a) for a in (m.body_ipos[i], m.body_iquat[i], m.body_inertia[i])

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from realgap.envs.srbd.law import BalanceLaw, joint_index
+from realgap.envs.srbd.law import BalanceLaw
 
 
 class SRBDController:
@@ -45,9 +45,7 @@ class SRBDController:
         self.law = BalanceLaw(robot.mjcf_path, names, gains=gains, mu=mu, ramp_s=ramp_s)
         self.data = self.law.new_data()
         self.kp = np.asarray(runtime.kp, dtype=float)
-        order = [j for g in self.meta.actuator_groups for j in g.joint_names]
-        peak = np.concatenate([np.asarray(g.peak_torque, dtype=float) for g in self.meta.actuator_groups])
-        self.peak = peak[joint_index(order, names)]
+        self.peak = self.meta.joint_array("peak_torque", names)
         self.reset()
 
     def reset(self) -> None:

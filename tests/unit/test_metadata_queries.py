@@ -84,7 +84,7 @@ def test_joint_array_on_a_shipped_export_reads_the_datasheet_by_name():
 
 
 def test_a_balance_export_has_a_floating_base_and_no_scene():
-    from realgap.envs.eval.suite.run import task_of
+    from realgap.envs.eval.suite.schema import task_of
 
     meta = three_joints()
     assert meta.is_balance and task_of(meta) == "balance"  # the G1's robot facts: floating base, no scene
@@ -104,7 +104,7 @@ def test_a_balance_export_has_a_floating_base_and_no_scene():
     ],
 )
 def test_is_balance_on_the_shipped_exports(folder: str, balance: bool):
-    from realgap.envs.eval.suite.run import task_of
+    from realgap.envs.eval.suite.schema import task_of
 
     meta = load_metadata(POLICIES / folder)
     assert meta.is_balance is balance and task_of(meta) == ("balance" if balance else "grasp")

@@ -105,8 +105,7 @@ def grasp_speed_report(
         raise ValueError(f"{meta.task}: the export has no finger joints {missing} (a Franka grasp export has)")
     robot = _RecordingGraspRobot(meta, seed, start_noise)
     runtime = DeployRuntime(meta, robot, policy, seed=seed)
-    names = [j for g in meta.actuator_groups for j in g.joint_names]
-    limits = dict(zip(names, np.concatenate([g.velocity_limit for g in meta.actuator_groups]), strict=True))
+    limits = dict(zip(meta.joint_names, meta.joint_array("velocity_limit"), strict=True))
     rows = []
     for _ in range(episodes):
         robot.clear()

@@ -33,9 +33,9 @@ def curve_points(pairs: Sequence[Pair], metric: str) -> list[dict[str, Any]]:
             value = row.get(metric, math.nan)
             if math.isfinite(value):
                 it = int(row["iteration"])
+                steps = (it + 1) * per_iteration
                 points.append(
-                    {"arm": pair.arm.id, "seed": pair.seed, "iteration": it, "env_steps": (it + 1) * per_iteration}
-                    | {"value": value}
+                    {"arm": pair.arm.id, "seed": pair.seed, "iteration": it, "env_steps": steps, "value": value}
                 )
     return points
 

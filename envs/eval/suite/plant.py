@@ -34,7 +34,7 @@ from realgap.envs.deploy.objects import ObjectPose
 from realgap.envs.dr.inertia import BodyInertia, check_consistency
 from realgap.envs.dr.inertia_sampling import attach_payload, perturb_log_cholesky
 from realgap.envs.eval.suite.draw import RobotDraw
-from realgap.envs.eval.suite.schema import Suite, SuiteError, load_suite
+from realgap.envs.eval.suite.schema import Suite, SuiteError, load_suite, task_of
 from realgap.envs.format.metadata import PolicyMetadata
 
 
@@ -235,7 +235,7 @@ def excitation_robot(meta: PolicyMetadata, suite_path: str, family: str, index: 
 
     suite = load_suite(suite_path)
     fam = suite.family(family)
-    task = "grasp" if meta.scene is not None else "balance"
+    task = task_of(meta)
     if task != suite.task or meta.robot.name != suite.robot:
         raise ValueError(
             f"suite {suite.source} is for the {suite.task} task on robot '{suite.robot}'; the export is "

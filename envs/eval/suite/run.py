@@ -66,15 +66,6 @@ def check_request(req: SuiteRequest) -> None:
         raise ValueError(f"--episodes and --robots must be >= 1, got {req.episodes} and {req.robots}")
 
 
-def task_of(meta: Any) -> str:
-    """The suite task of an export: ``balance`` for a balance export (:attr:`~realgap.envs.format.metadata.
-    PolicyMetadata.is_balance`), ``grasp`` for one with scene facts, else ``fixed base, no scene`` (no suite's task:
-    the task check refuses it by that name)."""
-    if meta.is_balance:
-        return "balance"
-    return "grasp" if meta.scene is not None else "fixed base, no scene"
-
-
 def grasp_episode(runtime: Any, robot: Any, scene_robot: Any, family: str, index: int, episode: int) -> Outcome:
     """One grasp episode on a suite cell (the export's success and drop tests, the arm's reflex; see the module
     docstring). ``robot`` is the position robot the runtime drives, ``scene_robot`` its grasp scene."""
@@ -130,7 +121,7 @@ def evaluate_suite(req: SuiteRequest, echo: Callable[[str], None] = _print_now) 
     from realgap.envs.eval.suite.draw import draw_robot
     from realgap.envs.eval.suite.plant import robot_links
     from realgap.envs.eval.suite.report import write_report
-    from realgap.envs.eval.suite.schema import load_suite
+    from realgap.envs.eval.suite.schema import load_suite, task_of
     from realgap.envs.format import load_policy
 
     suite = load_suite(req.suite)

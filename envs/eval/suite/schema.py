@@ -338,3 +338,12 @@ def load_suite(path: str | Path) -> Suite:
     except yaml.YAMLError as err:
         raise SuiteError(f"{path}: not valid YAML: {err}") from None
     return parse_suite(data, str(path))
+
+
+def task_of(meta: Any) -> str:
+    """The suite task of an export: ``balance`` for a balance export (:attr:`~realgap.envs.format.metadata.
+    PolicyMetadata.is_balance`), ``grasp`` for one with scene facts, else ``fixed base, no scene`` (no suite's task:
+    the task check refuses it by that name)."""
+    if meta.is_balance:
+        return "balance"
+    return "grasp" if meta.scene is not None else "fixed base, no scene"
