@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import argparse
 
+from realgap.envs.run.cli import nonnegative_float, parser, positive_int, shared_flags
+
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.run.cli import nonnegative_float, parser, positive_int, shared_flags
-
     p = parser(__doc__, shared_flags("task", "num_envs", "device", "seed", num_envs=256))
     p.add_argument("--profile", default="nominal", help="DR profile name or YAML path")
     p.add_argument("--rounds", type=positive_int, default=3, help="rounds of 24 policy steps per variant")

@@ -25,11 +25,11 @@ import argparse
 import json
 from pathlib import Path
 
+from realgap.envs.eval.bench.report import PPO_LAYOUTS, SECTIONS, TASKS, BenchRequest, run_benchmark
+from realgap.envs.run.cli import nonnegative_float, parser, positive_int, shared_flags
+
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.eval.bench.report import PPO_LAYOUTS, SECTIONS, TASKS
-    from realgap.envs.run.cli import nonnegative_float, parser, positive_int, shared_flags
-
     p = parser(__doc__, shared_flags("num_envs", "device", "deterministic", num_envs=256))
     p.add_argument("--sections", default=",".join(SECTIONS), help="comma-separated: env, ppo, mujoco")
     p.add_argument("--tasks", default=",".join(TASKS), help="tasks of the env section")
@@ -56,8 +56,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from realgap.envs.eval.bench.report import BenchRequest, run_benchmark
-
     args = parse_args(argv)
     result = run_benchmark(BenchRequest(**vars(args)))  # prints the table as it fills
     if args.json:

@@ -34,10 +34,11 @@ from __future__ import annotations
 
 import argparse
 
+from realgap.envs.eval.compare.run import CompareRequest, compare_action_spaces
+from realgap.envs.run.cli import parser, positive_float, positive_int, shared_flags
+
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.run.cli import parser, positive_float, positive_int, shared_flags
-
     p = parser(__doc__, shared_flags("num_envs", "episodes", "device", num_envs=64))
     p.add_argument("--spaces", default=None, help="comma-separated action spaces (default: all)")
     p.add_argument(
@@ -75,8 +76,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from realgap.envs.eval.compare.run import CompareRequest, compare_action_spaces
-
     out, text = compare_action_spaces(CompareRequest(**vars(parse_args(argv))))
     print(text)
     print(f"[realgap] wrote {out}/comparison.csv, comparison.md and 4 plots")

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from realgap.envs.contact import lab
+from realgap.envs.eval.contact_lab import ContactLabRequest, contact_lab
+from realgap.envs.run.cli import parser
+
 
 def main(argv: list[str] | None = None) -> int:
-    from realgap.envs.contact import lab
-    from realgap.envs.eval.contact_lab import ContactLabRequest, contact_lab
-    from realgap.envs.run.cli import parser
-
     ap = parser(__doc__.splitlines()[0])
     ap.add_argument("--factors", nargs="+", default=sorted(lab.SWEEPS), choices=sorted(lab.SWEEPS))
     ap.add_argument("--g1", default="g1_ground", help="contact config of the G1 feet (configs/contact/<name>.yaml)")

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import argparse
 
+from realgap.envs.deploy.flags import add_protocol_flags
+from realgap.envs.eval.checkpoints import CheckpointsRequest, eval_checkpoints, time_to_balance_line
+from realgap.envs.run.cli import nonnegative_float, parser, positive_int, shared_flags
+
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.deploy.flags import add_protocol_flags
-    from realgap.envs.run.cli import nonnegative_float, parser, positive_int, shared_flags
-
     p = parser(__doc__, shared_flags("episodes", "num_envs", "device", "seed", episodes=64, num_envs=64))
     p.add_argument("--run", required=True, help="run folder")
     p.add_argument("--every", type=positive_int, default=1, help="evaluate iterations that are multiples of N")
@@ -30,8 +31,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from realgap.envs.eval.checkpoints import CheckpointsRequest, eval_checkpoints, time_to_balance_line
-
     args = parse_args(argv)
     rows, out = eval_checkpoints(CheckpointsRequest(**vars(args)))
     print(time_to_balance_line(rows, args.target_survival))

@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import argparse
 
+from realgap.envs.eval.robustness.evaluation import EvalRequest, evaluate, summary_lines
+from realgap.envs.eval.robustness.sweep import FACTORS, NOT_SWEEPABLE
+from realgap.envs.run.cli import parser, positive_float, shared_flags
+
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.eval.robustness.sweep import FACTORS, NOT_SWEEPABLE
-    from realgap.envs.run.cli import parser, positive_float, shared_flags
-
     p = parser(
         __doc__,
         shared_flags(
@@ -66,8 +67,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from realgap.envs.eval.robustness.evaluation import EvalRequest, evaluate, summary_lines
-
     report, out, plots = evaluate(EvalRequest(**vars(parse_args(argv))))
     print("\n".join(summary_lines(report, out, plots)))
     return 0

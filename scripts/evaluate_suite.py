@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import argparse
 
+from realgap.envs.eval.suite.run import SuiteRequest, evaluate_suite
+from realgap.envs.run.cli import parser, positive_int, shared_flags
+
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.run.cli import parser, positive_int, shared_flags
-
     p = parser(__doc__, shared_flags("episodes", "policy", required=("policy",), episodes=4))
     p.add_argument("--suite", required=True, help="suite file (configs/suites/*.yaml)")
     p.add_argument("--out", required=True, help="output folder")
@@ -37,8 +38,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from realgap.envs.eval.suite.run import SuiteRequest, evaluate_suite
-
     evaluate_suite(SuiteRequest(**vars(parse_args(argv))))  # prints each robot, each family and what it wrote
     return 0
 

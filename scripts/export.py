@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import argparse
 
+from realgap.envs.export.upgrade import upgrade_export
+from realgap.envs.export.writer import export_checkpoint
+from realgap.envs.run.cli import output_dir, parser, positive_int, shared_flags
+
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.run.cli import output_dir, parser, positive_int, shared_flags
-
     p = parser(__doc__, shared_flags("task", "device", task=None))
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--checkpoint", help="run folder (latest model_<it>.pt) or a model_<it>.pt file")
@@ -36,8 +38,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.upgrade:
-        from realgap.envs.export.upgrade import upgrade_export
-
         meta = upgrade_export(args.upgrade, args.device)
         record = meta.training["upgrades"][-1]
         print(
@@ -45,7 +45,6 @@ def main(argv: list[str] | None = None) -> int:
             f"action term(s)); ONNX graph unchanged, sha256 {record['onnx_graph_sha256'][:12]}…"
         )
         return 0
-    from realgap.envs.export.writer import export_checkpoint
 
     meta, result, iteration = export_checkpoint(args.checkpoint, args.task, args.out, args.device, args.num_checks)
     r = meta.rates

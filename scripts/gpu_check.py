@@ -14,12 +14,13 @@ import argparse
 import sys
 from pathlib import Path
 
+from realgap.envs.run.gpu_check import exit_code, gpu_check
+
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", default="gpu_check", help="folder for report.txt, the step logs and the training run")
     args = p.parse_args(argv)
-    from realgap.envs.run.gpu_check import exit_code, gpu_check
 
     verdicts = gpu_check(Path(args.out).resolve())
     for verdict in verdicts:

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import argparse
 
+from realgap.envs.deploy.flags import add_protocol_flags
+from realgap.envs.eval.hidden_compare import HiddenCompareRequest, hidden_compare
+from realgap.envs.run.cli import nonnegative_int, output_file, parser, positive_float, shared_flags
+
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.deploy.flags import add_protocol_flags
-    from realgap.envs.run.cli import nonnegative_int, output_file, parser, positive_float, shared_flags
-
     p = parser(__doc__, shared_flags("episodes", "seed", "policy", required=("policy",), episodes=64))
     p.add_argument("--against", required=True, help="export folder (or policy.onnx) it is compared with")
     p.add_argument(
@@ -52,8 +53,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from realgap.envs.eval.hidden_compare import HiddenCompareRequest, hidden_compare
-
     hidden_compare(HiddenCompareRequest(**vars(parse_args(argv))))  # prints each arm, each pair and what it wrote
     return 0
 

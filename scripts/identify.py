@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import argparse
 
+from realgap.envs.run.cli import nonnegative_int, parser, positive_float, shared_flags
+
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.run.cli import nonnegative_int, parser, positive_float, shared_flags
-
     p = parser(__doc__, shared_flags("policy"))
     p.add_argument("--log", required=True, help="robot log (.npz or .mcap, realgap.robot_log/1)")
     p.add_argument("--out", required=True, help="identified spec YAML, e.g. configs/identified/<name>.yaml")

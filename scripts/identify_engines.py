@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import argparse
 
+from realgap.envs.identify.engines import JOINTS, IdentifyEnginesRequest, identify_engines, markdown
+from realgap.envs.run.cli import output_dir, parser, positive_int, shared_flags
+
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.identify.engines import JOINTS
-    from realgap.envs.run.cli import output_dir, parser, positive_int, shared_flags
-
     p = parser(__doc__, shared_flags("seed", seed=3))
     p.add_argument("--out", type=output_dir, required=True, help="output folder (report.json, report.md)")
     p.add_argument("--joints", nargs="+", default=list(JOINTS), help="joints to excite and identify")
@@ -26,8 +26,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from realgap.envs.identify.engines import IdentifyEnginesRequest, identify_engines, markdown
-
     report, out = identify_engines(IdentifyEnginesRequest(**vars(parse_args(argv))))  # prints each family fitted
     print(markdown(report))
     print(f"[realgap] wrote {out}/report.json and report.md")

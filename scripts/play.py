@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import argparse
 
+from realgap.envs.deploy.flags import add_protocol_flags
+from realgap.envs.eval.play import PlayRequest, play
+from realgap.envs.run.cli import finite_float, parser, shared_flags
+
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.deploy.flags import add_protocol_flags
-    from realgap.envs.run.cli import finite_float, parser, shared_flags
-
     p = parser(
         __doc__,
         shared_flags(
@@ -60,8 +61,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from realgap.envs.eval.play import PlayRequest, play
-
     play(PlayRequest(**vars(parse_args(argv))))
     return 0
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import argparse
 
+from realgap.envs.eval.curve import CurveRequest, plot_curve
+from realgap.envs.run.cli import output_file, parser
+
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.run.cli import output_file, parser
-
     p = parser(__doc__)
     p.add_argument("--run", required=True, help="run folder (progress.csv, params/)")
     p.add_argument("--metric", default="success_rate", help="progress.csv column (e.g. success_rate, survival_rate)")
@@ -23,8 +24,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from realgap.envs.eval.curve import CurveRequest, plot_curve
-
     out = plot_curve(CurveRequest(**vars(parse_args(argv))))
     print(f"[realgap] wrote {out} and {out.with_suffix('.csv')}")
     return 0

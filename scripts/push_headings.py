@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import argparse
 
+from realgap.envs.eval.push.headings_run import PushHeadingsRequest, push_headings, report_lines
+from realgap.envs.run.cli import finite_float, output_file, parser, positive_int, shared_flags
+
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.run.cli import finite_float, output_file, parser, positive_int, shared_flags
-
     p = parser(__doc__, shared_flags("num_envs", "seed", "policy", required=("policy",), num_envs=128))
     p.add_argument("--zero_action", action="store_true", help="log the zero action (hold the stance) instead")
     p.add_argument("--steps", type=positive_int, default=2000, help="policy steps (50 Hz) per env")
@@ -50,8 +51,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from realgap.envs.eval.push.headings_run import PushHeadingsRequest, push_headings, report_lines
-
     report, out = push_headings(PushHeadingsRequest(**vars(parse_args(argv))))
     print("\n".join(report_lines(report)))
     print(f"[realgap] wrote {out}")

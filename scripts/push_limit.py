@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import argparse
 
+from realgap.envs.eval.push.limit import DEFAULT_VALUES
+from realgap.envs.run.cli import nonnegative_float, output_file, parser, positive_float, shared_flags
+
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.eval.push.limit import DEFAULT_VALUES
-    from realgap.envs.run.cli import nonnegative_float, output_file, parser, positive_float, shared_flags
-
     p = parser(
         __doc__, shared_flags("episodes", "num_envs", "seed", "policy", required=("policy",), episodes=64, num_envs=128)
     )

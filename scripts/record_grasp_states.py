@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import argparse
 
+from realgap.envs.run.cli import output_file, parser, positive_int, shared_flags
 from realgap.tasks.grasp.reverse_curriculum import DEFAULT_STATES
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.run.cli import output_file, parser, positive_int, shared_flags
-
     p = parser(__doc__, shared_flags("num_envs", "seed", num_envs=256))
     p.add_argument("--per_phase", type=positive_int, default=1024, help="states drawn from each phase")
     p.add_argument("--out", type=output_file(".npz"), default=str(DEFAULT_STATES), help="output .npz")

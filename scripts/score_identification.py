@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import argparse
 
+from realgap.envs.run.cli import nonnegative_int, parser, shared_flags
+
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.run.cli import nonnegative_int, parser, shared_flags
-
     p = parser(__doc__, shared_flags("policy", required=("policy",)))
     p.add_argument("--spec", required=True, help="identified spec YAML written by scripts/identify.py")
     p.add_argument("--hidden_seed", type=nonnegative_int, required=True, help="seed of the hidden robot")

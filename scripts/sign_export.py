@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import argparse
 
+from realgap.envs.export.sign import sign_export
+from realgap.envs.format.signature import generate_key
+from realgap.envs.format.verify import check_export_signature
+from realgap.envs.run.cli import parser, shared_flags
+
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.run.cli import parser, shared_flags
-
     p = parser(__doc__, shared_flags("policy"))
     p.add_argument("action", choices=("keygen", "sign", "verify"), help="what to do")
     p.add_argument("--key", default=None, help="keygen / sign: the private key file (PEM)")
@@ -34,19 +37,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.action == "keygen":
-        from realgap.envs.format.signature import generate_key
-
         private, public = generate_key(args.key)
         print(
             f"[realgap] wrote private key {private} (mode 0600: keep it on the training side) and public key {public}"
         )
     elif args.action == "sign":
-        from realgap.envs.export.sign import sign_export
-
         print(f"[realgap] signed: {sign_export(args.policy, args.key)}")
     else:
-        from realgap.envs.format.verify import check_export_signature
-
         print(f"[realgap] {check_export_signature(args.policy, args.trust, require=True)}")
     return 0
 

@@ -19,18 +19,12 @@ from __future__ import annotations
 
 import argparse
 
+from realgap.envs.deploy.flags import add_protocol_flags
+from realgap.envs.run.cli import add_shared_flag, nonnegative_float, output_file, parser, positive_float, shared_flags
+from realgap.envs.sim2sim.isaac_vs_mujoco import Sim2SimRequest, sim2sim
+
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.deploy.flags import add_protocol_flags
-    from realgap.envs.run.cli import (
-        add_shared_flag,
-        nonnegative_float,
-        output_file,
-        parser,
-        positive_float,
-        shared_flags,
-    )
-
     p = parser(__doc__, shared_flags("task", "episodes", "seed", task=None, episodes=8))
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--checkpoint", help="run folder or model_<it>.pt (exported to <run>/realgap_export if needed)")
@@ -48,8 +42,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from realgap.envs.sim2sim.isaac_vs_mujoco import Sim2SimRequest, sim2sim
-
     report, out = sim2sim(Sim2SimRequest(**vars(parse_args(argv))))  # prints one line per stage
     print(f"[realgap] wrote {out} in {report['wall_s']} s")
     return 0

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import argparse
 
+from realgap.envs.run.cli import parser, positive_int, shared_flags
+
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.run.cli import parser, positive_int, shared_flags
-
     p = parser(__doc__, shared_flags("task", "num_envs", "device", "seed", num_envs=16))
     p.add_argument("--steps", type=positive_int, default=240, help="physics steps per build (second half counted)")
     p.add_argument("--no_box", action="store_true", help="skip the MuJoCo C / MuJoCo-Warp box (a minute of compile)")

@@ -17,10 +17,11 @@ from __future__ import annotations
 import argparse
 import sys
 
+from realgap.envs.eval.srbd.run import SrbdRequest, run_srbd
+from realgap.envs.run.cli import output_dir, parser, positive_float, shared_flags
+
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.run.cli import output_dir, parser, positive_float, shared_flags
-
     p = parser(__doc__, shared_flags("policy", policy="configs/policies/balance_g1"))
     p.add_argument("--out", type=output_dir, required=True, help="output folder (validation.json, plots)")
     p.add_argument("--duration_s", type=positive_float, default=6.0, help="episode length per scenario, s")
@@ -53,8 +54,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from realgap.envs.eval.srbd.run import SrbdRequest, run_srbd
-
     command = " ".join(["python scripts/srbd.py", *(sys.argv[1:] if argv is None else argv)])
     run_srbd(SrbdRequest(**vars(parse_args(argv))), command)  # prints each result as it comes
     return 0

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import argparse
 
+from realgap.envs.run.cli import parser
+
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.run.cli import parser
-
     p = parser(__doc__)
     p.add_argument("--a", required=True, help="evaluation folder (its episodes.csv)")
     p.add_argument("--b", required=True, help="evaluation folder it is compared with")

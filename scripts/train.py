@@ -17,10 +17,11 @@ from __future__ import annotations
 import argparse
 import sys
 
+from realgap.envs.run.cli import parser, positive_float, positive_int, shared_flags
+from realgap.envs.run.training import TrainRequest, rank, start
+
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.run.cli import parser, positive_float, positive_int, shared_flags
-
     p = parser(__doc__, shared_flags("task", "num_envs", "device", "seed", "deterministic", num_envs=None, seed=None))
     p.add_argument("--max_iterations", type=positive_int, default=None, help="PPO iterations in total (default: cfg's)")
     p.add_argument(
@@ -64,7 +65,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    from realgap.envs.run.training import TrainRequest, rank, start
 
     run_dir = start(TrainRequest(**vars(parse_args(argv))), argv, __file__)
     if run_dir is not None and rank() == 0:

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import argparse
 
+from realgap.envs.run.cli import output_dir, parser, positive_int, shared_flags
+
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from realgap.envs.run.cli import output_dir, parser, positive_int, shared_flags
-
     p = parser(__doc__, shared_flags("num_envs", "device"))
     p.add_argument("--task", required=True, choices=("balance", "grasp"), help="the study's task")
     p.add_argument("--arms", default="a,b,g,h", help="comma-separated arms (default: a,b,g,h, the page's first four)")

@@ -218,8 +218,6 @@ def run_g1(
         m = mujoco.MjModel.from_xml_string(xml)
     else:
         if scene is None:
-            from realgap.envs.robots.g1 import G1
-
             scene = str(G1.mjcf_path().with_name("scene.xml"))
         m = mujoco.MjModel.from_xml_path(scene)
     for name, value in (options or {}).items():

@@ -30,6 +30,8 @@ from typing import Any
 import numpy as np
 
 from realgap.actuators.motion import ramp_toward
+from realgap.envs.deploy.kinematics import RobotKinematics
+from realgap.envs.deploy.task_space import EePoseDeltaTerm, UnsupportedIkError, check_ik_params
 from realgap.envs.format.actions import ActionTerm
 from realgap.envs.format.description import locate_description
 from realgap.envs.format.metadata import PolicyMetadata
@@ -83,8 +85,6 @@ class ActionMapper:
 
     def _ik_term(self, meta: PolicyMetadata, term: ActionTerm, index: dict[str, int]) -> Any:
         """The term's IK runner on the kinematics of the export's MJCF (built once, shared with the observations)."""
-        from realgap.envs.deploy.kinematics import RobotKinematics
-        from realgap.envs.deploy.task_space import EePoseDeltaTerm, UnsupportedIkError, check_ik_params
 
         try:  # refuse before loading any model
             check_ik_params(term.name, term.params, term.feed_forward)

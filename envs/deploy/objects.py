@@ -20,6 +20,7 @@ import numpy as np
 
 from realgap.envs.deploy.kinematics import RobotKinematics
 from realgap.envs.deploy.observations import Readings, TermFn, UnsupportedObservationError
+from realgap.envs.format.description import locate_description
 from realgap.envs.format.metadata import PolicyMetadata
 
 GRASP_MDP = "realgap.tasks.grasp.mdp"
@@ -106,8 +107,6 @@ def task_observation_terms(
         )
     body, offset = tcp_frame(meta)
     if kinematics is None:
-        from realgap.envs.format.description import locate_description
-
         kinematics = RobotKinematics(locate_description(meta.robot.description), meta.joint_names, meta.robot.root_body)
     return grasp_terms(kinematics, objects, body, offset)
 

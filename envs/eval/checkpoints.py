@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from realgap.envs.run.progress import Progress
 from realgap.envs.run.run_dir import (
     CHECKPOINT_RE,
     env_steps_per_iteration,
@@ -112,7 +113,6 @@ def eval_checkpoints(req: CheckpointsRequest, echo: Callable[[str], None] = _pri
 
         from realgap.envs.eval.policies import checkpoint_policy, zero_policy
         from realgap.envs.eval.rollout import rollout
-        from realgap.envs.run.progress import Progress
         from realgap.envs.sim.nan_guard import FiniteVecEnv
 
         agent_cfg = handle_deprecated_rsl_rl_cfg(agent_cfg, check_rsl_rl_version())

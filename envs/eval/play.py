@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from realgap.envs.eval.robustness.evaluation import ZERO_ACTION_TASK
+from realgap.envs.run.memory import check_env_memory
+from realgap.envs.run.progress import fmt_value
 from realgap.envs.run.run_dir import check_checkpoint, latest_checkpoint, run_task
 from realgap.envs.run.run_record import policy_settings
 
@@ -80,7 +82,6 @@ def resolve_policy_source(req: PlayRequest) -> tuple[str | None, Path | None, tu
 def metric_lines(task: str, label: str, episodes: int, episode_s: float, summary: list) -> list[str]:
     """The rollout as play.py prints it: a header, then one ``name=value (95 % CI lo-hi)`` line per metric after the
     first (``summary`` as :meth:`realgap.envs.eval.rollout.RolloutStats.summary` gives it)."""
-    from realgap.envs.run.progress import fmt_value
 
     lines = [f"[realgap] {task} | {label} | {episodes} episodes of {episode_s:g} s"]
     for name, value, ci in summary[1:]:
@@ -104,8 +105,6 @@ def play(req: PlayRequest, echo: Callable[[str], None] = print) -> dict[str, Any
     task_id, checkpoint, export = resolve_policy_source(req)
     task = play_task(task_id or ZERO_ACTION_TASK)
     if not str(req.device or "").startswith("cuda"):  # the envs' estimated memory against the machine's, up front
-        from realgap.envs.run.memory import check_env_memory
-
         check_env_memory(task, req.num_envs)
     env_cfg, agent_cfg = load_cfgs(task, req.device, req.num_envs, req.seed)
     if checkpoint is not None:  # the run's rates and interface overrides (an observation history, a network size)

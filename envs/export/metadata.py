@@ -24,10 +24,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from realgap.envs.export.actions import ExportError, action_terms, f32
+from realgap.envs.export.scene import balance_protocol, scene_facts
 from realgap.envs.format.description import HASH_RULE, description_files
 from realgap.envs.format.metadata import ActuatorGroup, ObsTerm, PolicyMetadata, RobotInfo
 from realgap.envs.format.observations import ISAACLAB_OBS_MODULE, TERM_INFO
+from realgap.envs.robots import ROBOTS
 from realgap.envs.run.contacts import contact_geoms
+from realgap.envs.sim.assets import cache_key, description_hash
 
 __all__ = ["ExportError", "action_terms", "actuator_groups", "check_gains", "observation_terms", "policy_metadata"]
 
@@ -125,8 +128,6 @@ def robot_info(robot: Any) -> tuple[RobotInfo, Any, Any]:
     """Which realgap robot description the articulation was spawned from (matched by its asset cache folder), the
     :class:`~realgap.envs.deploy.mujoco_robot.MjcfFacts` of its MJCF, and its :class:`RobotSource`."""
     from realgap.envs.deploy.mujoco_robot import mjcf_facts
-    from realgap.envs.robots import ROBOTS
-    from realgap.envs.sim.assets import cache_key, description_hash
 
     usd = str(getattr(robot.cfg.spawn, "usd_path", ""))
     found = [r for r in ROBOTS.values() if cache_key(r) in usd]
@@ -261,7 +262,6 @@ def policy_metadata(
         ExportError: The env uses something the format cannot describe.
         ValueError: The env's rates disagree with its simulator, decimation or actuator chains.
     """
-    from realgap.envs.export.scene import balance_protocol, scene_facts
     from realgap.envs.run.factory import check_rates
 
     actions, robot = action_terms(env, raw_action_clip)

@@ -15,6 +15,7 @@ from typing import Any
 from realgap.envs.export.actions import ExportError
 from realgap.envs.format.protocol import BALANCE_PROTOCOL, BalanceProtocol
 from realgap.envs.format.scene import SceneFacts
+from realgap.envs.robots.panda import PANDA_HAND_BODY, PANDA_TCP_OFFSET_HAND
 
 
 def _f(v: Any) -> float:
@@ -36,7 +37,6 @@ def scene_facts(cfg: Any) -> SceneFacts | None:
     """
     if getattr(cfg.scene, "object", None) is None or getattr(cfg.scene, "table", None) is None:
         return None
-    from realgap.envs.robots.panda import PANDA_HAND_BODY, PANDA_TCP_OFFSET_HAND
 
     table = cfg.scene.table
     center, size = tuple(_f(v) for v in table.init_state.pos), tuple(_f(v) for v in table.spawn.size)

@@ -27,10 +27,15 @@ from pathlib import Path
 from typing import Any
 
 from realgap.envs.export.actions import ExportError
+from realgap.envs.export.metadata import policy_metadata
+from realgap.envs.export.scene import scene_facts
+from realgap.envs.export.writer import METADATA_FILE, ONNX_FILE, checked_json, onnx_properties, replace_folder, seal
 from realgap.envs.format.integrity import INTEGRITY_KEY, differences
 from realgap.envs.format.metadata import PolicyMetadata
 from realgap.envs.format.provenance import relative_training
 from realgap.envs.format.schema import FORMAT, FORMAT_V1, ONNX_METADATA_KEY, validate
+from realgap.envs.robots import ROBOTS
+from realgap.envs.run.run_dir import git_state
 
 DERIVED = (
     "robot.description: the hash over the MJCF and every file it references, the file list, the import package",
@@ -172,10 +177,7 @@ def upgrade_export(folder: str | Path, device: str = "cpu") -> PolicyMetadata:
         ExportError: Not a v1 export, or the live env describes another policy (every difference listed).
     """
 
-    from realgap.envs.export.writer import checked_json, onnx_properties
-    from realgap.envs.robots import ROBOTS
     from realgap.envs.run.factory import load_cfgs, make_env, simulation
-    from realgap.envs.run.run_dir import git_state
 
     folder = Path(folder)
     if _format_of(folder) == FORMAT:
@@ -201,8 +203,6 @@ def upgrade_export(folder: str | Path, device: str = "cpu") -> PolicyMetadata:
     training["upgrades"] = [*training.get("upgrades", []), upgrade]
     env_cfg, _ = load_cfgs(task, device, num_envs=1)
     with simulation(env_cfg):
-        from realgap.envs.export.metadata import policy_metadata
-
         env = make_env(task, env_cfg)
         meta = policy_metadata(env, task, groups, training, raw_action_clip=v1["actions"].get("raw_clip"))
         env.close()
@@ -227,8 +227,6 @@ def _rewrite(folder: Path, model: Any, text: str, graph_before: str) -> None:
     """Replace ``folder`` (atomically, :func:`replace_folder`) with its other files, ``model`` as the ONNX file and
     ``text`` as policy.json, sealed; refused if the written graph is not ``graph_before`` (only metadata may change)."""
     import onnx
-
-    from realgap.envs.export.writer import METADATA_FILE, ONNX_FILE, replace_folder, seal
 
     def write(stage: Path) -> None:
         for path in folder.iterdir():
@@ -258,7 +256,6 @@ def _missing_scene(data: Mapping[str, Any], device: str) -> dict[str, Any] | Non
     task has a scene (:func:`realgap.envs.export.scene.scene_facts`); else None."""
     if "scene" in data:
         return None
-    from realgap.envs.export.scene import scene_facts
     from realgap.envs.run.factory import load_cfgs
 
     env_cfg, _ = load_cfgs(data["task"], device, num_envs=1)
@@ -275,9 +272,6 @@ def refresh_v2(folder: str | Path, device: str = "cpu") -> PolicyMetadata:
             export already up to date.
     """
     import onnx
-
-    from realgap.envs.export.writer import METADATA_FILE, ONNX_FILE, onnx_properties
-    from realgap.envs.run.run_dir import git_state
 
     folder = Path(folder)
     model = onnx.load(str(folder / ONNX_FILE))

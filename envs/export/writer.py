@@ -33,11 +33,14 @@ from typing import Any
 import numpy as np
 
 from realgap.envs.export.actions import ExportError
+from realgap.envs.export.metadata import policy_metadata
 from realgap.envs.format.integrity import INTEGRITY_KEY, SUMS_FILE, digest, onnx_graph_bytes, sums_text
 from realgap.envs.format.metadata import PolicyMetadata
 from realgap.envs.format.provenance import repo_relative
 from realgap.envs.format.schema import FORMAT, ONNX_METADATA_KEY, MetadataError, validate
 from realgap.envs.format.verify import contact_problems_of
+from realgap.envs.run.run_dir import check_checkpoint, latest_checkpoint, run_task
+from realgap.envs.run.run_record import policy_settings
 
 ONNX_FILE, TORCHSCRIPT_FILE, METADATA_FILE = "policy.onnx", "policy.pt", "policy.json"
 EXPORT_DIR = "realgap_export"
@@ -293,8 +296,6 @@ def export_checkpoint(
         ExportError: The env cannot be described.
     """
     from realgap.envs.run.factory import load_cfgs, make_env, simulation
-    from realgap.envs.run.run_dir import check_checkpoint, latest_checkpoint, run_task
-    from realgap.envs.run.run_record import policy_settings
     from realgap.envs.run.runner import RealgapRunner
 
     path = Path(checkpoint)
@@ -308,8 +309,6 @@ def export_checkpoint(
     with simulation(env_cfg):
         from isaaclab.utils import to_dict
         from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper, check_rsl_rl_version, handle_deprecated_rsl_rl_cfg
-
-        from realgap.envs.export.metadata import policy_metadata
 
         agent_cfg = handle_deprecated_rsl_rl_cfg(agent_cfg, check_rsl_rl_version())
         env = make_env(task, env_cfg)

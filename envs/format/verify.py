@@ -31,6 +31,7 @@ from realgap.envs.format.integrity import (
 )
 from realgap.envs.format.metadata import PolicyMetadata
 from realgap.envs.format.schema import ONNX_METADATA_KEY, UPGRADE_HINT, MetadataError, check_format
+from realgap.envs.format.signature import TrustStore, check_signature
 
 JSON_FILE, ONNX_FILE = "policy.json", "policy.onnx"
 
@@ -155,8 +156,6 @@ def check_export_signature(path: str | Path, trust: Sequence[str | Path] = (), r
             untrusted key, or one that does not verify.
     """
     import onnxruntime as ort
-
-    from realgap.envs.format.signature import TrustStore, check_signature
 
     if require and not trust:  # refused before any file is read
         check_signature(Path(path), {}, None, require)

@@ -51,6 +51,9 @@ import sys
 from pathlib import Path
 
 from realgap.envs.deploy import MetadataMismatchError, UnsupportedActionError, UnsupportedObservationError, ZeroPolicy
+from realgap.envs.deploy.drivers.g1_stream import G1_WATCHDOG_S
+from realgap.envs.deploy.drivers.run_franka import run_franka
+from realgap.envs.deploy.drivers.run_g1 import excite_g1, run_g1
 from realgap.envs.deploy.flags import (
     add_policy_flag,
     add_protocol_flags,
@@ -182,8 +185,6 @@ def check_numbers(args: argparse.Namespace) -> None:
     """Refuse a non-finite or out-of-range numeric flag that is not the protocol's before anything runs (a NaN
     threshold never trips); fill ``--watchdog_s``'s per-robot default."""
     if args.watchdog_s is None:  # the G1's reason is at G1_WATCHDOG_S; the Franka keeps its 0.1 s
-        from realgap.envs.deploy.drivers.g1_stream import G1_WATCHDOG_S
-
         args.watchdog_s = G1_WATCHDOG_S if args.robot == "unitree_g1" else 0.1
     for name in _POSITIVE + _NONNEGATIVE:
         v = getattr(args, name)
@@ -245,12 +246,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.excite is not None:
         return _excite(args, meta, protocol)
     if args.robot == "unitree_g1":
-        from realgap.envs.deploy.drivers.run_g1 import run_g1
-
         return run_g1(args, meta, policy, protocol)
     if args.robot == "franka":
-        from realgap.envs.deploy.drivers.run_franka import run_franka
-
         return run_franka(args, meta, policy)
     if meta.scene is not None and args.robot == "mujoco":
         return _grasp(args, meta, policy)
@@ -341,8 +338,6 @@ def _excite(args: argparse.Namespace, meta, protocol: BalanceProtocol | None) ->
         raise ValueError("--excite runs the identification motion and logs it: give --log FILE")
 
     if args.robot == "unitree_g1":
-        from realgap.envs.deploy.drivers.run_g1 import excite_g1
-
         plan = ExcitationPlan(tuple(args.excite))
         tilt = (protocol or meta.balance_protocol).fall_tilt_rad  # None: not a balance export, refused by name
         return excite_g1(args, meta, tilt, lambda robot, root: run_excitation(meta, robot, plan, root_pos_w=root))

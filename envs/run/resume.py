@@ -17,9 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from realgap.envs.rates import RateSpec, load_rate_profile
 from realgap.envs.run.paths import check_writable
 from realgap.envs.run.run_dir import CHECKPOINT_RE, CheckpointError, check_checkpoint, latest_checkpoint, read_run_json
 from realgap.envs.run.run_record import recorded_contacts, recorded_rates
+from realgap.envs.sim.physics import DETERMINISTIC_ENV, deterministic_requested
 
 
 @dataclass(frozen=True)
@@ -106,13 +108,9 @@ def restore_flags(args: argparse.Namespace, record: dict[str, Any], from_iterati
         if args.dr_profile is not None and _profile_name(args.dr_profile) != record["dr_profile"]:
             refuse("dr_profile", args.dr_profile, record["dr_profile"])
     if record.get("rates") is not None and args.rates is not None:
-        from realgap.envs.rates import RateSpec, load_rate_profile
-
         if load_rate_profile(args.rates) != RateSpec.from_dict(record["rates"]):
             refuse("rates", args.rates, record["rates"])
     if "deterministic" in record:  # runs recorded before the flag existed: nothing to restore
-        from realgap.envs.sim.physics import DETERMINISTIC_ENV, deterministic_requested
-
         given = bool(getattr(args, "deterministic", False)) or deterministic_requested()
         if given and not record["deterministic"]:
             raise ValueError(

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from realgap.envs.rates import RateSpec
+from realgap.envs.run.overrides import apply_overrides
 from realgap.envs.run.run_dir import CheckpointError, read_run_json
 
 POLICY_OVERRIDE_ROOTS: tuple[str, ...] = ("env.observations.", "env.actions.", "agent.")
@@ -37,7 +38,6 @@ class PolicySettings:
         built)."""
         from realgap.envs.dr.targets import use_actuator_model
         from realgap.envs.run.factory import apply_rates, check_rates
-        from realgap.envs.run.overrides import apply_overrides
 
         if self.rates is not None:
             apply_rates(env_cfg, self.rates)  # the chain is rebuilt at these rates: before the model is swapped

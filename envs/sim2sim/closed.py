@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from realgap.envs.deploy.episode import EpisodeResult, Push, run_episode
+from realgap.envs.deploy.mujoco_robot import MujocoRobot
 from realgap.envs.deploy.runtime import DeployRuntime, Policy
 from realgap.envs.export.actions import check_actions
 from realgap.envs.format.metadata import PolicyMetadata
@@ -30,7 +31,6 @@ def mujoco_episodes(
     meta: PolicyMetadata, policy: Policy, plan: Sequence[Sequence[Push]], protocol: BalanceProtocol, seed: int = 0
 ) -> list[EpisodeResult]:
     """Run every scheduled episode on the MuJoCo C robot through the deploy runtime."""
-    from realgap.envs.deploy.mujoco_robot import MujocoRobot
 
     robot = MujocoRobot.for_policy(meta, pose="training_spawn")  # the spawn Isaac Lab resets to, as said above
     runtime = DeployRuntime(meta, robot, policy, seed=seed)

@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 
 from realgap.envs.contact.engines import TRAINING_SOLVER, mujoco_options
+from realgap.envs.eval.bench.solver_work import offset_com_box
+from realgap.envs.robots.panda import PANDA
 from realgap.envs.sim2sim.engine_scenes import CANONICAL_SCENES, Scene, scene_xml, start_state
 
 TOLERANCES: dict[str, float] = {
@@ -205,7 +207,6 @@ def compare_scene(scene: Scene) -> dict[str, Any]:
 def upstream_repro(offsets_m: tuple[float, ...] = (0.0, 0.003, 0.005, 0.01)) -> list[dict[str, Any]]:
     """The upstream report's table: the offset-CoM box in MuJoCo C and MuJoCo-Warp, each engine's default box–box path
     first, then both with the exact routine (default models first: the other order leaks, :func:`leak_repro`)."""
-    from realgap.envs.eval.bench.solver_work import offset_com_box
 
     rows = []
     for exact in (False, True):
@@ -221,7 +222,6 @@ def leak_repro() -> dict[str, Any]:
     import mujoco_warp as mjw
     import warp as wp
 
-    from realgap.envs.eval.bench.solver_work import offset_com_box
     from realgap.envs.sim.mjwarp import BoxBoxLeakError, check_box_box_routine
 
     exact = offset_com_box(0.0, steps=40, exact_box_box=True)["mujoco_warp"]["contacts"]
@@ -275,8 +275,6 @@ def arm_finger_invweights() -> dict[str, list[float]]:
     import mujoco
     import mujoco_warp as mjw
     import warp as wp
-
-    from realgap.envs.robots.panda import PANDA
 
     m = mujoco.MjModel.from_xml_path(str(PANDA.mjcf_path()))
     fingers = [m.jnt_dofadr[j] for j in range(m.njnt) if "finger" in m.joint(j).name]

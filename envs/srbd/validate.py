@@ -28,6 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from realgap.envs.deploy import DeployRuntime
+from realgap.envs.format import load_policy
 from realgap.envs.format.protocol import BALANCE_PROTOCOL
 from realgap.envs.robots.g1 import G1_ROOT_BODY
 from realgap.envs.srbd.dynamics import GRAVITY_W, BodyState, so3_exp, step
@@ -109,9 +111,7 @@ def run_episode(
     """The export at ``policy_dir`` balancing the MuJoCo G1 for ``duration_s``; ``pushes``: (time s, dvx, dvy) m/s."""
     import mujoco
 
-    from realgap.envs.deploy import DeployRuntime
     from realgap.envs.deploy.mujoco_robot import MujocoRobot
-    from realgap.envs.format import load_policy
 
     meta, policy = load_policy(policy_dir)
     robot = MujocoRobot.for_policy(meta)

@@ -17,6 +17,9 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("unitree_sdk2py", reason="needs the unitree extra: pip install '.[deploy,unitree]'")
+
+from realgap.envs.deploy.drivers import g1_dds_sim as dds_sim  # noqa: E402 (after the skip)
+
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("bridge_lock")]  # one bridge at a time
 POLICY = "configs/policies/balance_g1"
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,8 +47,7 @@ def _no_orphans(bridge_lock):
 
 def _sim(tmp: Path, domain: int, duration_s: float, push: str = "0,0", *extra: str) -> tuple[subprocess.Popen, Path]:
     report = tmp / f"sim_{domain}.json"
-    cmd = [sys.executable, "-m", "realgap.envs.deploy.drivers.g1_dds_sim", "--policy", POLICY, "--domain"]
-    cmd += [str(domain), "--duration_s", str(duration_s), "--push_mps", push, "--report", str(report), *extra]
+    cmd = [*dds_sim.command(POLICY, domain, duration_s=duration_s, push_mps=push, report=report), *extra]
     _STARTED.append(subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
     return _STARTED[-1], report
 

@@ -23,6 +23,9 @@ import numpy as np
 import pytest
 
 pytest.importorskip("unitree_sdk2py", reason="needs the unitree extra: pip install '.[deploy,unitree]'")
+
+from realgap.envs.deploy.drivers import g1_dds_sim as dds_sim  # noqa: E402 (after the skip)
+
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("bridge_lock")]  # one bridge at a time
 POLICY = "configs/policies/balance_g1"
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,20 +48,7 @@ def _record_over_dds(tmp: Path, realtime: bool) -> tuple[Path, str, str]:
     domain = 100 + (7 * SEED + 31 + 53 * realtime) % 120
     pre = _realtime if realtime else None
     sim = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "realgap.envs.deploy.drivers.g1_dds_sim",
-            "--policy",
-            POLICY,
-            "--domain",
-            str(domain),
-            "--hidden_seed",
-            str(SEED),
-            "--lockstep",
-            "--timing_log",
-            str(tmp / "timing.npz"),
-        ],
+        dds_sim.command(POLICY, domain, hidden_seed=SEED, lockstep=True, timing_log=tmp / "timing.npz"),
         cwd=ROOT,
         preexec_fn=pre,
         stdout=subprocess.PIPE,

@@ -7,6 +7,7 @@ import sys
 import numpy as np
 import pytest
 
+from realgap.envs.deploy.drivers import g1_dds_sim
 from realgap.envs.deploy.drivers.g1_dds import G1_MOTOR_ORDER, motor_indices, quat_to_gravity_b, tilt_of
 from realgap.envs.run.deploy import cli, main
 
@@ -122,3 +123,14 @@ def test_the_dds_simulators_peak_torques_follow_the_export_by_joint_name() -> No
     knee = group.peak_torque[group.joint_names.index("left_knee_joint")]
     assert knee > 100.0 and peak[names.index("left_knee_joint")] == knee  # the knee's drive (139 N·m on the G1)
     assert (peak > 0).all()
+
+
+def test_the_simulators_command_line_is_written_once() -> None:
+    argv = g1_dds_sim.command(POLICY, 7, hidden_seed=0, lockstep=True, fault=False, report=None, push_mps="0.2,0.4")
+    assert argv[1:] == ["-m", "realgap.envs.deploy.drivers.g1_dds_sim", "--policy", POLICY, "--domain", "7"] + [
+        "--hidden_seed",
+        "0",
+        "--lockstep",
+        "--push_mps",
+        "0.2,0.4",
+    ]

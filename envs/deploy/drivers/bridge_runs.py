@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from realgap.envs.deploy import load_policy
+from realgap.envs.deploy.drivers import g1_dds_sim as dds_sim
 from realgap.envs.deploy.drivers.latency import measure_latency
 from realgap.envs.deploy.flags import protocol_from_flags
 from realgap.envs.deploy.runtime import DeployRuntime
@@ -32,23 +33,7 @@ def dds_episode(policy: str, seed: int, duration_s: float, push: str, domain: in
     after reading."""
     report = tmp / f"sim_{seed}.json"
     sim = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "realgap.envs.deploy.drivers.g1_dds_sim",
-            "--policy",
-            policy,
-            "--domain",
-            str(domain),
-            "--duration_s",
-            str(1.0 + duration_s),
-            "--push_mps",
-            push,
-            "--seed",
-            str(seed),
-            "--report",
-            str(report),
-        ],
+        dds_sim.command(policy, domain, duration_s=1.0 + duration_s, push_mps=push, seed=seed, report=report),
         stdout=subprocess.DEVNULL,
     )
     drv = subprocess.run(

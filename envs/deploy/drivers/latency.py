@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -27,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from realgap.envs.deploy.drivers import g1_dds_sim as dds_sim
 from realgap.envs.deploy.drivers.g1_dds_sim import PHYSICS_DT
 from realgap.envs.deploy.drivers.unitree_g1 import UnitreeG1Robot
 from realgap.envs.deploy.runtime import DeployRuntime
@@ -90,21 +90,7 @@ def measure_latency(policy: str, domain: int, seconds: float = 10.0, interface: 
     with tempfile.TemporaryDirectory() as tmp:
         timing = Path(tmp) / "timing.npz"
         sim = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "realgap.envs.deploy.drivers.g1_dds_sim",
-                "--policy",
-                policy,
-                "--domain",
-                str(domain),
-                "--interface",
-                interface,
-                "--duration_s",
-                str(seconds + 1.5),
-                "--timing_log",
-                str(timing),
-            ],
+            dds_sim.command(policy, domain, interface=interface, duration_s=seconds + 1.5, timing_log=timing),
             stdout=subprocess.DEVNULL,
             env=os.environ.copy(),
         )

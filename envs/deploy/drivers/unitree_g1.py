@@ -50,6 +50,7 @@ from realgap.envs.deploy.drivers.g1_dds import (
     quat_to_gravity_b,
     tilt_of,
 )
+from realgap.envs.deploy.drivers.g1_motion_switcher import check_and_release
 from realgap.envs.deploy.drivers.g1_stream import (
     G1_TICK_PERIOD_S,
     G1_WATCHDOG_S,
@@ -169,8 +170,6 @@ class UnitreeG1Robot(Robot):
             )
         self.connect_notes: list[str] = []
         if motion_switcher != "skip":  # before the first low-level command, as Unitree's example does
-            from realgap.envs.deploy.drivers.g1_motion_switcher import check_and_release
-
             self.connect_notes.append(check_and_release(motion_switcher == "release"))
         self.clock_choice = self._choose_clock(clock)
         self._snap = self._state

@@ -11,6 +11,7 @@ import platform
 from dataclasses import dataclass, field
 from typing import Any
 
+from realgap.envs.run.progress import Progress
 from realgap.envs.sim.physics import resolve_device
 
 TASKS = ("Realgap-Balance-G1-v0", "Realgap-Grasp-Franka-v0")
@@ -212,7 +213,6 @@ def run_benchmark(req: BenchRequest) -> dict[str, Any]:
     import torch
 
     from realgap.envs.eval.bench import throughput as bench
-    from realgap.envs.run.progress import Progress
     from realgap.tasks import check_task
 
     tasks = [check_task(t) for t in req.tasks.split(",")]

@@ -24,6 +24,7 @@ from typing import Any
 
 from realgap.envs.eval.compare import table as compare
 from realgap.envs.eval.robustness.evaluation import EvalRequest, evaluate, summary_lines
+from realgap.envs.run.progress import Progress
 
 _PRINT = threading.Lock()
 CHILD = "import sys; from realgap.envs.eval.compare.run import run_child; run_child(*sys.argv[1:])"
@@ -307,7 +308,6 @@ def compare_action_spaces(args: CompareRequest) -> tuple[Path, str]:
     """Run the comparison ``args`` asks for; returns its folder and the markdown."""
     from realgap.envs.eval.compare import plots as compare_plots
     from realgap.envs.eval.compare import seeds as compare_seeds
-    from realgap.envs.run.progress import Progress
 
     spaces, seeds, factors, included = check_request(args)
     out = Path(args.out or Path("runs") / "compare_actions" / f"{datetime.datetime.now():%Y-%m-%d_%H-%M-%S}")

@@ -31,6 +31,7 @@ from realgap.envs.robots.panda import PANDA_HAND_BODY
 from realgap.envs.run.factory import load_cfgs, make_env, simulation
 from realgap.tasks.grasp import mdp as grasp_mdp
 from realgap.tasks.grasp.actions import IK_SCALE
+from realgap.tasks.grasp.contact_modes import CONTACT_MODE_NAMES
 from realgap.tasks.grasp.reverse_curriculum import DEFAULT_STATES, save_grasp_states
 
 if TYPE_CHECKING:
@@ -172,7 +173,6 @@ def run_scripted_episodes(
         ``succeeded`` (``(E,)`` bool: object held at the target for the hold time), ``max_lift_m`` (``(E,)``, m) and
         ``mode_fractions`` (fraction of env-steps in each contact mode, by name).
     """
-    from realgap.tasks.grasp.contact_modes import CONTACT_MODE_NAMES
 
     env.reset()
     policy = ScriptedGrasp(env, cfg)

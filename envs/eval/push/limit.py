@@ -15,6 +15,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from realgap.envs.deploy import DeployRuntime, ZeroPolicy
+from realgap.envs.eval.robustness.sweep import REFERENCE, make_plan
+from realgap.envs.format import OnnxPolicy
 from realgap.envs.format.stats import wilson_interval
 
 DEFAULT_VALUES = "0.2,0.25,0.3,0.35,0.4,0.45,0.5,0.55,0.6,0.65,0.7,0.8"
@@ -39,7 +42,6 @@ def isaac_single_push(
     from realgap.envs.eval.robustness.apply import pin_term
     from realgap.envs.eval.robustness.prepare import prepare_env_cfg
     from realgap.envs.eval.robustness.run import run_plan
-    from realgap.envs.eval.robustness.sweep import REFERENCE, make_plan
     from realgap.envs.run.factory import load_cfgs, make_env, simulation
     from realgap.tasks import play_task
 
@@ -75,9 +77,7 @@ def mujoco_single_push(
 ) -> dict[str, Counts]:
     """Survival counts per label (``"policy"``: the export; ``"zero action"``) and magnitude on the MuJoCo robot through
     the deploy runtime (:func:`single_push_counts`)."""
-    from realgap.envs.deploy import DeployRuntime, ZeroPolicy
     from realgap.envs.deploy.episode import stance_metadata
-    from realgap.envs.format import OnnxPolicy
 
     policies = {"policy": OnnxPolicy(onnx_path), "zero action": ZeroPolicy(meta.action_dim)}
 

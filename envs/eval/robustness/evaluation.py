@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from realgap.envs.run.memory import check_env_memory
 from realgap.envs.run.run_dir import latest_checkpoint, run_task
 from realgap.envs.run.run_record import policy_settings
 
@@ -212,8 +213,6 @@ def evaluate(req: EvalRequest) -> tuple[dict[str, Any], Path, int]:
     """Run the evaluation ``req`` asks for; returns the report, its folder and the number of plots written."""
     task, checkpoints, out = resolve_inputs(req)
     if not str(req.device or "").startswith("cuda"):  # the envs' estimated memory against the machine's, up front
-        from realgap.envs.run.memory import check_env_memory
-
         check_env_memory(task, req.num_envs)
     from realgap.envs.eval.robustness.prepare import prepare_env_cfg
     from realgap.envs.run.factory import load_cfgs, make_env, simulation

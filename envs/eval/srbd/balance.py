@@ -22,7 +22,7 @@ import numpy as np
 from realgap.envs.deploy import DeployRuntime, ZeroPolicy
 from realgap.envs.eval.push.limit import single_push_counts, survival_table
 from realgap.envs.eval.robustness.evaluation import write_report
-from realgap.envs.eval.robustness.sweep import get_factor, wilson_interval
+from realgap.envs.eval.robustness.sweep import build_report, get_factor, make_plan, wilson_interval
 from realgap.envs.format import load_policy
 from realgap.envs.srbd.controller import SRBDController
 
@@ -213,7 +213,6 @@ def lab_evaluate(
         from realgap.envs.eval.policies import exported_policy, zero_policy
         from realgap.envs.eval.robustness import run as robustness_run
         from realgap.envs.eval.robustness.apply import pin_term
-        from realgap.envs.eval.robustness.sweep import build_report, make_plan
         from realgap.envs.eval.srbd.lab import SRBDLabPolicy
 
         env = make_env(task, env_cfg)

@@ -28,6 +28,7 @@ from realgap.envs.eval.study.curves import curve_points, write_curves
 from realgap.envs.eval.study.steps import STEPS, Budget, Pair, StepFailed, find_run, run_pair
 from realgap.envs.eval.study.summary import markdown, read_seed_row, study_summary
 from realgap.envs.run.run_dir import git_state
+from realgap.envs.sim.physics import resolve_device
 
 REQUEST_FILE = "request.json"
 """The study's request (budget) and its sittings, in the study's folder."""
@@ -89,7 +90,6 @@ def check_request(req: StudyRequest) -> tuple[TaskSpec, list[Pair], Budget]:
             holding a study of another request (names every setting that differs).
         DeviceUnavailableError: CUDA asked for but unusable.
     """
-    from realgap.envs.sim.physics import resolve_device
 
     spec = task_spec(req.task)
     arms = parse_arms(spec, req.arms)

@@ -33,7 +33,7 @@ from realgap.envs.deploy.mujoco_robot import MujocoRobot
 from realgap.envs.deploy.objects import ObjectPose
 from realgap.envs.dr.inertia import BodyInertia, check_consistency
 from realgap.envs.dr.inertia_sampling import attach_payload, perturb_log_cholesky
-from realgap.envs.eval.suite.draw import RobotDraw
+from realgap.envs.eval.suite.draw import RobotDraw, draw_robot
 from realgap.envs.eval.suite.schema import Suite, SuiteError, load_suite, task_of
 from realgap.envs.format.metadata import PolicyMetadata
 
@@ -231,7 +231,6 @@ def excitation_robot(meta: PolicyMetadata, suite_path: str, family: str, index: 
         SuiteError: An invalid suite, an unknown family, an index outside it. ValueError: An export of another task or
             robot than the suite's.
     """
-    from realgap.envs.eval.suite.draw import draw_robot
 
     suite = load_suite(suite_path)
     fam = suite.family(family)

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from realgap.envs.eval.suite.schema import load_suite, task_of
+
 
 @dataclass(frozen=True)
 class SuiteRequest:
@@ -121,7 +123,6 @@ def evaluate_suite(req: SuiteRequest, echo: Callable[[str], None] = _print_now) 
     from realgap.envs.eval.suite.draw import draw_robot
     from realgap.envs.eval.suite.plant import robot_links
     from realgap.envs.eval.suite.report import write_report
-    from realgap.envs.eval.suite.schema import load_suite, task_of
     from realgap.envs.format import load_policy
 
     suite = load_suite(req.suite)

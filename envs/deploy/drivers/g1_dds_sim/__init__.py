@@ -66,6 +66,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -76,6 +77,9 @@ import numpy as np
 
 from realgap.actuators.models import clip_box, pd_torque
 from realgap.envs.deploy.drivers.g1_dds import LOWCMD_TOPIC, LOWSTATE_TOPIC, LowStateCrc, motor_indices
+from realgap.envs.deploy.drivers.g1_motion_switcher import make_service
+from realgap.envs.deploy.flags import protocol_from_flags
+from realgap.envs.format import load_policy
 
 PHYSICS_DT = 0.002
 MODE_PR = 0  # LowCmd_.mode_pr: 0 = ankle pitch/roll joints; 1 = AB (parallel motors, not modeled)
@@ -92,6 +96,18 @@ COUNTS = (
 """The report's counters, in its order."""
 AT_REST_ACCEL_W = np.array([0.0, 0.0, 9.81])
 """What an accelerometer at rest reads (the specific force: minus gravity), in the world, m/s²."""
+
+
+def command(policy: str | Path, domain: int, **flags: object) -> list[str]:
+    """The command line that starts this simulator in a process of its own: ``--policy`` and ``--domain``, then each
+    of ``flags`` as ``--name value`` (``True``: the bare switch; ``False`` / ``None``: left out)."""
+    argv = [sys.executable, "-m", __name__, "--policy", str(policy), "--domain", str(domain)]
+    for name, value in flags.items():
+        if value is True:
+            argv.append(f"--{name}")
+        elif value is not False and value is not None:
+            argv += [f"--{name}", str(value)]
+    return argv
 
 
 def run(args: argparse.Namespace, make_hidden: Callable | None = None) -> dict:
@@ -122,9 +138,7 @@ class _DdsSim:
 
     def __init__(self, args: argparse.Namespace, make_hidden: Callable | None) -> None:
         from realgap.envs.deploy.episode import schedules
-        from realgap.envs.deploy.flags import protocol_from_flags
         from realgap.envs.deploy.mujoco_robot import MujocoRobot
-        from realgap.envs.format import load_policy
 
         self.args = args
         meta, _ = load_policy(args.policy)
@@ -168,8 +182,6 @@ class _DdsSim:
         self.crc, self.state_crc = CRC(), LowStateCrc()
         ChannelFactoryInitialize(args.domain, args.interface)
         if not self.unitree:  # Unitree's bridge serves no motion switcher
-            from realgap.envs.deploy.drivers.g1_motion_switcher import make_service
-
             self.service = make_service(args.motion_mode)
             self.service.Init()
             self.service.Start()
