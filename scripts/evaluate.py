@@ -75,6 +75,6 @@ def main(argv: list[str] | None = None) -> int:
 if __name__ == "__main__":
     from realgap.envs.export.metadata import ExportError
     from realgap.envs.run.cli import run_cli
-    from realgap.envs.run.runner import CheckpointError
+    from realgap.envs.run.run_dir import CheckpointError
 
     run_cli(main, extra_errors=(CheckpointError, ExportError))

@@ -53,9 +53,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)  # first: --help and a refused flag load no torch
     from realgap.envs.identify.run import IdentifyRequest, identify_log
 
-    paths = identify_log(IdentifyRequest(**vars(parse_args(argv))))  # prints the log's quality and the fit
+    paths = identify_log(IdentifyRequest(**vars(args)))  # prints the log's quality and the fit
     print("\n".join(f"[realgap] wrote {what}: {path}" for what, path in paths.items()))
     return 0
 

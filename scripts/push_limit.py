@@ -33,9 +33,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)  # first: --help and a refused flag load no torch
     from realgap.envs.eval.push.limit_run import PushLimitRequest, limit_lines, push_limit
 
-    report, out = push_limit(PushLimitRequest(**vars(parse_args(argv))))
+    report, out = push_limit(PushLimitRequest(**vars(args)))
     print("\n".join([*limit_lines(report), f"[realgap] wrote {out}"]))
     return 0
 

@@ -25,9 +25,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)  # first: --help and a refused flag load no torch
     from realgap.envs.eval.identification_score import ScoreRequest, score_identification
 
-    print("\n".join(score_identification(ScoreRequest(**vars(parse_args(argv))))))
+    print("\n".join(score_identification(ScoreRequest(**vars(args)))))
     return 0
 
 

@@ -50,6 +50,6 @@ def main(argv: list[str] | None = None) -> int:
 if __name__ == "__main__":
     from realgap.envs.format import MetadataError
     from realgap.envs.run.cli import run_cli
-    from realgap.envs.run.runner import CheckpointError
+    from realgap.envs.run.run_dir import CheckpointError
 
     run_cli(main, extra_errors=(CheckpointError, MetadataError))

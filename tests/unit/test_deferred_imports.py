@@ -4,11 +4,14 @@ docs/results/import_costs.json``). Read from the source: nothing is imported her
 """
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from realgap.envs.eval.bench.imports import LAZY_THRESHOLD_MS, ImportGraph, unearned
+from realgap.envs.run.command import jobs
 
 REPO = Path(__file__).resolve().parents[2]
 COSTS = REPO / "docs" / "results" / "import_costs.json"
@@ -68,3 +71,30 @@ def test_the_rule_follows_the_parent_packages_a_hoisted_import_runs(tmp_path):
     (repo / "envs" / "__init__.py").write_text("import torch\n")
     (deferred,) = ImportGraph(repo).deferred()
     assert deferred.adds == frozenset(), "envs/__init__ already runs (and loads torch) when envs.a is imported"
+
+
+HEAVY = ("torch", "isaaclab.envs", "rsl_rl", "warp", "newton", "mujoco")
+HELP_LOADS = {"record_grasp_states": "its --out default names the file of the Isaac Lab reverse-curriculum term"}
+"""Jobs whose ``--help`` may load the training stack, each with its reason."""
+_HELP = """
+import runpy, sys
+sys.argv = [{job!r}, "--help"]
+try:
+    runpy.run_module({module!r}, run_name="__main__")
+except SystemExit:
+    pass
+print(sorted(m for m in {heavy!r} if m in sys.modules))
+"""
+
+
+@pytest.mark.unit
+def test_every_jobs_help_loads_no_training_stack():
+    loads = {}
+    for job, module in jobs().items():
+        code = _HELP.format(job=job, module=module, heavy=HEAVY)
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO)
+        assert out.returncode == 0, f"{job} --help failed:\n{out.stderr[-1500:]}"
+        heavy = json.loads(out.stdout.strip().splitlines()[-1].replace("'", '"'))
+        if heavy:
+            loads[job] = heavy
+    assert set(loads) == set(HELP_LOADS), f"--help of these jobs loads the training stack: {loads}"
