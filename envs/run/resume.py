@@ -10,7 +10,7 @@ another run.
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import os
 import re
 from dataclasses import dataclass, field
@@ -78,8 +78,9 @@ def _profile_name(given: str) -> str:
     return Path(given).stem if given.endswith((".yaml", ".yml")) else given
 
 
-def restore_flags(args: argparse.Namespace, record: dict[str, Any], from_iteration: int | None = None) -> list[str]:
-    """Set on ``args`` (train.py's flags) every flag ``record`` holds; return what was applied differently.
+def restore_flags[R](req: R, record: dict[str, Any], from_iteration: int | None = None) -> tuple[R, list[str]]:
+    """``req`` (a training request, :class:`~realgap.envs.run.training.TrainRequest`: a frozen dataclass of train.py's
+    flags) with every flag ``record`` holds restored, and what was applied differently.
 
     ``from_iteration`` is the iteration training continues with (the checkpoint's + 1): a ``--max_iterations`` that
     does not go beyond it would train nothing.
@@ -89,6 +90,7 @@ def restore_flags(args: argparse.Namespace, record: dict[str, Any], from_iterati
             values named).
     """
     notes: list[str] = []
+    restored: dict[str, Any] = {}
 
     def refuse(flag: str, given: Any, recorded: Any) -> None:
         raise ValueError(
@@ -98,20 +100,20 @@ def restore_flags(args: argparse.Namespace, record: dict[str, Any], from_iterati
 
     same = {"task": "task", "num_envs": "num_envs_total", "num_procs": "num_procs"}
     for flag, key in same.items():
-        recorded, given = record.get(key), getattr(args, flag, None)
+        recorded, given = record.get(key), getattr(req, flag)
         if recorded is None:
             continue
         if given is not None and given != recorded:
             refuse(flag, given, recorded)
-        setattr(args, flag, recorded)
+        restored[flag] = recorded
     if record.get("dr_profile") is not None:
-        if args.dr_profile is not None and _profile_name(args.dr_profile) != record["dr_profile"]:
-            refuse("dr_profile", args.dr_profile, record["dr_profile"])
-    if record.get("rates") is not None and args.rates is not None:
-        if load_rate_profile(args.rates) != RateSpec.from_dict(record["rates"]):
-            refuse("rates", args.rates, record["rates"])
+        if req.dr_profile is not None and _profile_name(req.dr_profile) != record["dr_profile"]:
+            refuse("dr_profile", req.dr_profile, record["dr_profile"])
+    if record.get("rates") is not None and req.rates is not None:
+        if load_rate_profile(req.rates) != RateSpec.from_dict(record["rates"]):
+            refuse("rates", req.rates, record["rates"])
     if "deterministic" in record:  # runs recorded before the flag existed: nothing to restore
-        given = bool(getattr(args, "deterministic", False)) or deterministic_requested()
+        given = bool(req.deterministic) or deterministic_requested()
         if given and not record["deterministic"]:
             raise ValueError(
                 "--deterministic cannot change a resumed run, which was trained without it; drop "
@@ -120,30 +122,30 @@ def restore_flags(args: argparse.Namespace, record: dict[str, Any], from_iterati
         if record["deterministic"] and not given:
             os.environ[DETERMINISTIC_ENV] = "1"
             notes.append("--deterministic restored from the run's record")
-        args.deterministic = bool(record["deterministic"])
-    recorded = record.get("max_iterations")
-    if args.max_iterations is None and None not in (recorded, from_iteration) and recorded <= from_iteration:
+        restored["deterministic"] = bool(record["deterministic"])
+    recorded, given = record.get("max_iterations"), req.max_iterations
+    if given is None and None not in (recorded, from_iteration) and recorded <= from_iteration:
         raise ValueError(
             f"the run is complete: its checkpoint ends iteration {from_iteration - 1} of its recorded "
             f"--max_iterations {recorded}, so resuming trains nothing; give --max_iterations N > "
             f"{from_iteration} to train it further"
         )
-    if args.max_iterations is not None and from_iteration is not None and args.max_iterations <= from_iteration:
+    if given is not None and from_iteration is not None and given <= from_iteration:
         raise ValueError(
-            f"--max_iterations {args.max_iterations} leaves nothing to train: the checkpoint continues "
+            f"--max_iterations {given} leaves nothing to train: the checkpoint continues "
             f"at iteration {from_iteration}; give more, or drop it (the run's: {recorded})"
         )
     if recorded is not None:
-        if args.max_iterations is not None and args.max_iterations != recorded:
-            how = "extends" if args.max_iterations > recorded else "shortens"
-            notes.append(f"--max_iterations {args.max_iterations} {how} the run's recorded {recorded}")
-        args.max_iterations = args.max_iterations or recorded
-    recorded = record.get("save_interval")
+        if given is not None and given != recorded:
+            how = "extends" if given > recorded else "shortens"
+            notes.append(f"--max_iterations {given} {how} the run's recorded {recorded}")
+        restored["max_iterations"] = given or recorded
+    recorded, given = record.get("save_interval"), req.save_interval
     if recorded is not None:
-        if args.save_interval is not None and args.save_interval != recorded:
-            notes.append(f"--save_interval {args.save_interval} replaces the run's recorded {recorded}")
-        args.save_interval = args.save_interval or recorded
-    return notes
+        if given is not None and given != recorded:
+            notes.append(f"--save_interval {given} replaces the run's recorded {recorded}")
+        restored["save_interval"] = given or recorded
+    return dataclasses.replace(req, **restored), notes
 
 
 RECORD_KEYS: dict[str, tuple[type, ...]] = {
@@ -194,8 +196,9 @@ def check_record(record: dict[str, Any], path: Path) -> None:
             )
 
 
-def prepare_resume(args: argparse.Namespace) -> Resume:
-    """Find the checkpoint ``args.resume`` names, read the run's record and restore every recorded flag on ``args``.
+def prepare_resume[R](req: R) -> tuple[R, Resume]:
+    """Find the checkpoint ``req.resume`` names and read the run's record: ``req`` with every recorded flag restored
+    (:func:`restore_flags`), and the run to continue.
 
     Raises:
         CheckpointError: The run folder, checkpoint or ``params/run.json`` is missing or unreadable, or its recorded
@@ -203,9 +206,9 @@ def prepare_resume(args: argparse.Namespace) -> Resume:
             (:func:`~realgap.envs.run.run_record.recorded_contacts`; names the file).
         ValueError: A flag given with another value than the run recorded.
     """
-    if getattr(args, "run_name", ""):
+    if req.run_name:
         raise ValueError("--run_name names a new run's folder; a resumed run keeps its own: drop --run_name")
-    run_dir, checkpoint, iteration = resume_target(args.resume)
+    run_dir, checkpoint, iteration = resume_target(req.resume)
 
     check_writable(run_dir, "--resume")  # checkpoints, logs and progress go there: refused before the env is built
     record = read_run_json(run_dir / "params" / "run.json")
@@ -214,8 +217,8 @@ def prepare_resume(args: argparse.Namespace) -> Resume:
         record = _agent_yaml_settings(run_dir) | record
     spec = recorded_rates(run_dir, record)  # valid and consistent with the run's resolved config, before anything
     recorded_contacts(run_dir, spec)  # and the contact parameters it started with, as the engine would simulate them
-    notes = restore_flags(args, record, iteration + 1)
-    return Resume(run_dir, checkpoint, record, notes)
+    req, notes = restore_flags(req, record, iteration + 1)
+    return req, Resume(run_dir, checkpoint, record, notes)
 
 
 def _agent_yaml_settings(run_dir: Path) -> dict[str, int]:

@@ -218,13 +218,11 @@ def restore_resumed(req: TrainRequest, task_given: bool) -> tuple[TrainRequest, 
     ``--task`` not given is the run's), and the run to continue; ``req`` unchanged and None without ``--resume``."""
     if not req.resume:
         return req, None
-    flags = argparse.Namespace(**dataclasses.asdict(req))
-    if not task_given:
-        flags.task = None  # the run's
-    resume = prepare_resume(flags)  # every recorded flag restored, a changed one refused
+    # every recorded flag restored, a changed one refused; a --task not given is the run's
+    req, resume = prepare_resume(req if task_given else dataclasses.replace(req, task=None))
     for note in resume.notes if rank() == 0 else ():
         print(f"[realgap] resume: {note}")
-    return TrainRequest(**vars(flags)), resume
+    return req, resume
 
 
 def train(req: TrainRequest, resume: Resume | None = None) -> Path:

@@ -6,7 +6,6 @@ runs and exports) loads; the shipped exports' records pass."""
 
 from __future__ import annotations
 
-import argparse
 import copy
 import json
 import re
@@ -22,6 +21,7 @@ from realgap.envs.rates import load_rate_profile
 from realgap.envs.run.resume import prepare_resume
 from realgap.envs.run.run_dir import CheckpointError
 from realgap.envs.run.run_record import policy_settings, recorded_contacts
+from realgap.envs.run.training import TrainRequest
 
 pytestmark = pytest.mark.unit
 
@@ -161,9 +161,8 @@ def _run(folder: Path, contacts: dict | None) -> Path:
     return folder
 
 
-def _resume_flags(run: Path) -> argparse.Namespace:
-    names = ("task", "num_envs", "num_procs", "dr_profile", "rates", "max_iterations", "save_interval", "seed")
-    return argparse.Namespace(**dict.fromkeys(names), resume=str(run))
+def _resume_flags(run: Path) -> TrainRequest:
+    return TrainRequest(task=None, resume=str(run))
 
 
 RECORD = {
@@ -179,7 +178,7 @@ def test_a_run_folder_with_good_contacts_or_none_loads_on_every_path(tmp_path):
     assert recorded_contacts(older) is None  # recorded before contacts were
     for run in (good, older):
         assert policy_settings(run / "model_2.pt").rates == load_rate_profile("default")
-        assert prepare_resume(_resume_flags(run)).run_dir == run
+        assert prepare_resume(_resume_flags(run))[1].run_dir == run
 
 
 def _corrupt(record: dict, row: int, **change) -> dict:

@@ -5,7 +5,6 @@ physics step or decimation disagrees with them, naming the file and both values.
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from realgap.envs.run.overrides import apply_overrides
 from realgap.envs.run.resume import prepare_resume
 from realgap.envs.run.run_dir import CheckpointError, write_params
 from realgap.envs.run.run_record import policy_settings, recorded_rates
+from realgap.envs.run.training import TrainRequest
 
 pytestmark = pytest.mark.unit
 TASK = "Realgap-Balance-G1-v0"
@@ -94,7 +94,7 @@ def test_a_consistent_record_loads_on_every_path(runs):
     want = load_rate_profile("default")
     assert recorded_rates(runs["good"], json.loads((runs["good"] / "params" / "run.json").read_text())) == want
     assert policy_settings(runs["good"] / "model_2.pt").rates == want
-    assert prepare_resume(_resume_flags(runs["good"])).record["rates"]["decimation"] == 4
+    assert prepare_resume(_resume_flags(runs["good"]))[1].record["rates"]["decimation"] == 4
 
 
 @pytest.mark.parametrize("case", list(REFUSALS))
@@ -104,9 +104,8 @@ def test_play_evaluate_and_export_of_a_checkpoint_refuse_an_inconsistent_record(
         policy_settings(runs[case] / "model_2.pt")
 
 
-def _resume_flags(run: Path) -> argparse.Namespace:
-    names = ("task", "num_envs", "num_procs", "dr_profile", "rates", "max_iterations", "save_interval", "seed")
-    return argparse.Namespace(**dict.fromkeys(names), resume=str(run))
+def _resume_flags(run: Path) -> TrainRequest:
+    return TrainRequest(task=None, resume=str(run))
 
 
 @pytest.mark.parametrize("case", list(REFUSALS))

@@ -3,7 +3,6 @@ or corrupt record or env state refused naming the file; a failed checkpoint writ
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -15,6 +14,7 @@ import torch
 
 from realgap.envs.run.resume import prepare_resume, restore_flags
 from realgap.envs.run.run_dir import CheckpointError, CheckpointWriteError
+from realgap.envs.run.training import TrainRequest
 
 pytestmark = pytest.mark.unit
 RECORD = {
@@ -30,10 +30,9 @@ RECORD = {
 }
 
 
-def flags(**given) -> argparse.Namespace:
-    """train.py's flags as parsed with nothing given (every restorable one None), then ``given``."""
-    names = ("task", "num_envs", "num_procs", "dr_profile", "rates", "max_iterations", "save_interval", "seed")
-    return argparse.Namespace(**(dict.fromkeys(names) | {"resume": None} | given))
+def flags(**given) -> TrainRequest:
+    """train.py's request with nothing given (every restorable flag None, the task too), then ``given``."""
+    return TrainRequest(**({"task": None} | given))
 
 
 def make_run(folder: Path, record: dict | None = RECORD, iteration: int = 4) -> Path:
@@ -45,8 +44,8 @@ def make_run(folder: Path, record: dict | None = RECORD, iteration: int = 4) -> 
 
 
 def test_a_plain_resume_restores_every_recorded_flag():
-    args = flags()
-    assert restore_flags(args, dict(RECORD)) == []
+    args, notes = restore_flags(flags(), dict(RECORD))
+    assert notes == []
     assert (args.task, args.num_envs, args.num_procs, args.max_iterations, args.save_interval) == (
         "Realgap-Balance-G1-v0",
         8,
@@ -72,15 +71,15 @@ def test_a_changed_flag_is_refused_naming_both_values(given, text):
 
 
 def test_the_same_values_and_the_safe_changes_are_applied_and_stated():
-    args = flags(num_envs=8, dr_profile="configs/dr/nominal.yaml", max_iterations=30, save_interval=10)
-    notes = restore_flags(args, dict(RECORD), from_iteration=5)
+    given = flags(num_envs=8, dr_profile="configs/dr/nominal.yaml", max_iterations=30, save_interval=10)
+    args, notes = restore_flags(given, dict(RECORD), from_iteration=5)
     assert args.max_iterations == 30 and args.save_interval == 10
     assert notes == [
         "--max_iterations 30 extends the run's recorded 20",
         "--save_interval 10 replaces the run's recorded 5",
     ]
-    args = flags(max_iterations=8)  # stopped sooner: the same run's first 8 iterations
-    assert restore_flags(args, dict(RECORD), from_iteration=5) == ["--max_iterations 8 shortens the run's recorded 20"]
+    args, notes = restore_flags(flags(max_iterations=8), dict(RECORD), from_iteration=5)  # stopped sooner
+    assert notes == ["--max_iterations 8 shortens the run's recorded 20"] and args.max_iterations == 8
     with pytest.raises(ValueError, match="--max_iterations 5 leaves nothing to train: the checkpoint continues at"):
         restore_flags(flags(max_iterations=5), dict(RECORD), from_iteration=5)
 
@@ -88,9 +87,9 @@ def test_the_same_values_and_the_safe_changes_are_applied_and_stated():
 def test_a_checkpoint_file_resumes_that_checkpoint(tmp_path):
     run = make_run(tmp_path / "run")
     torch.save({"iter": 9, "actor_state_dict": {}}, run / "model_9.pt")
-    resume = prepare_resume(flags(resume=str(run / "model_4.pt")))
+    _, resume = prepare_resume(flags(resume=str(run / "model_4.pt")))
     assert (resume.run_dir, resume.checkpoint.name) == (run, "model_4.pt")
-    assert prepare_resume(flags(resume=str(run))).checkpoint.name == "model_9.pt"  # a folder: its latest
+    assert prepare_resume(flags(resume=str(run)))[1].checkpoint.name == "model_9.pt"  # a folder: its latest
 
 
 @pytest.mark.parametrize(
@@ -146,14 +145,15 @@ def test_deterministic_is_a_recorded_flag(monkeypatch):
     from realgap.envs.sim.physics import DETERMINISTIC_ENV, deterministic_requested
 
     monkeypatch.setenv(DETERMINISTIC_ENV, "0")  # "0": not requested; teardown restores the variable as it was
-    args = flags()
-    assert restore_flags(args, dict(RECORD, deterministic=True)) == ["--deterministic restored from the run's record"]
+    args, notes = restore_flags(flags(), dict(RECORD, deterministic=True))
+    assert notes == ["--deterministic restored from the run's record"]
     assert args.deterministic is True and deterministic_requested()  # reaches the env config and child processes
     os.environ[DETERMINISTIC_ENV] = "0"  # restore_flags wrote "1" itself: monkeypatch undoes only its own writes
     with pytest.raises(ValueError, match="--deterministic cannot change a resumed run, which was trained without it"):
         restore_flags(flags(deterministic=True), dict(RECORD, deterministic=False))
-    args = flags()
-    assert restore_flags(args, dict(RECORD)) == [] and not deterministic_requested()  # an older record: nothing set
+    assert (
+        restore_flags(flags(), dict(RECORD))[1] == [] and not deterministic_requested()
+    )  # an older record: nothing set
 
 
 def test_every_key_a_new_run_records_is_a_known_record_key():
