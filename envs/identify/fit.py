@@ -12,7 +12,9 @@ Two fits, each used where it is exact for its parameter (robot model: the log's 
    dynamics with armature and friction zeroed gives the rigid-body torque ``τ_rb(q, q̇, q̈)`` (q̈ from the logged
    velocities, ``(q̇[k+1] − q̇[k])/dt``, MuJoCo's own velocity update) and ``τ − τ_rb = a·q̈ + f_c·sgn(q̇[k+1]) +
    f_v·q̇[k+1]`` is linear in armature, Coulomb and viscous friction (``q̇[k+1]``: MuJoCo integrates joint damping
-   implicitly); samples near zero velocity (stiction) are left out. Uncertainty: OLS covariance ``s²(XᵀX)⁻¹``.
+   implicitly); samples near zero velocity (stiction) are left out. Uncertainty: OLS covariance ``s²(XᵀX)⁻¹``. A
+   negative armature or friction is reported not identifiable, whatever its spread: no joint has one, so the column
+   absorbed what the model misses.
    **Noisy sensors** (``filter_hz``): both regressions are linear in their parameters, so the measured side and every
    regressor column, each computed from the raw samples, are passed through the *same* zero-phase low-pass
    (Butterworth, 4th order, forward-backward: ``scipy.signal.sosfiltfilt``) before the fit — the parallel filtering
@@ -238,6 +240,12 @@ def _plant(fit: JointFit, log: RobotLog, tau_rb: np.ndarray, filter_hz: float | 
             fit.estimates[name] = Estimate.missing(
                 units[name],
                 f"too little excitation: {b:.3g} ± {sd:.2g} {units[name]} (std above {MAX_REL_STD:.0%} of the value)",
+            )
+        elif b < 0.0:  # a negative inertia or friction is no joint's: the column absorbed what the model misses
+            fit.estimates[name] = Estimate.missing(
+                units[name],
+                f"fitted {b:.3g} ± {sd:.2g} {units[name]}, negative, which no real joint has: the regression put here "
+                "what the model misses (sensor noise, an inertia or a delay the log does not match)",
             )
         else:
             fit.estimates[name] = Estimate(

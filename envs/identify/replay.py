@@ -164,7 +164,10 @@ def fit_replay(log: RobotLog, fits: list[JointFit], delay: Estimate, max_delay: 
             f.q_replayed = np.full(log.num_samples, np.nan)
             f.q_replayed[f.samples] = q
             rms = float(np.sqrt(np.mean((q - log.q[f.samples, f.index]) ** 2)))
-            notes.append(f"{f.joint}: replay with the identified values tracks q to {rms * 1e3:.3g} mrad RMS")
+            if np.isfinite(rms):
+                notes.append(f"{f.joint}: replay with the identified values tracks q to {rms * 1e3:.3g} mrad RMS")
+            else:
+                notes.append(f"{f.joint}: replay with the identified values diverges (q not finite): do not use them")
         return delay
     names = ("kp", "kd", "armature", "coulomb")
     units = ("N·m/rad", "N·m·s/rad", "kg·m²", "N·m")

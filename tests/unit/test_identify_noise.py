@@ -152,3 +152,31 @@ def test_the_committed_worn_profile_names_only_joints_the_g1_has():
                 assert any(re.fullmatch(pattern, n) for n in names), (kind, pattern)
     covered = {n for g in profile["actuator"] for p in g["joints"] for n in names if re.fullmatch(p, n)}
     assert covered == set(names)  # identified joints by their own entries, the arms by the base's
+
+
+def _plant_log(armature: float, coulomb: float, viscous: float):
+    from types import SimpleNamespace
+
+    dt, n = 0.005, 1200
+    t = np.arange(n) * dt
+    qd = 1.5 * np.sin(2 * np.pi * 0.8 * t) + 0.4 * np.sin(2 * np.pi * 2.3 * t)
+    qdd = np.append(np.diff(qd) / dt, 0.0)
+    tau = np.roll(armature * qdd + coulomb * np.sign(qd) + viscous * qd, 1)  # τ[k] drives q̇[k] → q̇[k+1]
+    return SimpleNamespace(qd=qd[:, None], tau=tau[:, None], control_dt=dt, num_samples=n)
+
+
+@pytest.mark.parametrize(("armature", "identified"), [(0.05, True), (-0.05, False)])
+def test_a_negative_armature_fit_is_reported_not_identifiable(armature, identified):
+    from realgap.envs.identify.estimates import JointFit
+    from realgap.envs.identify.fit import _plant
+
+    log = _plant_log(armature, 0.4, 0.2)
+    fit = JointFit("j", 0, np.arange(log.num_samples))
+    _plant(fit, log, np.zeros_like(log.tau))
+    got = fit.estimates["armature"]
+    assert got.identifiable is identified
+    if identified:
+        assert got.value == pytest.approx(armature, rel=0.05)
+        assert fit.estimates["coulomb"].value == pytest.approx(0.4, rel=0.05)
+    else:
+        assert "negative, which no real joint has" in got.reason
