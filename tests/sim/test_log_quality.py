@@ -98,3 +98,38 @@ def test_identify_refuses_a_stale_log_and_writes_nothing_unless_told(clean, tmp_
     assert accepted.returncode == 0, accepted.stderr[-2000:]
     notes = yaml.safe_load(out.read_text())["notes"]
     assert any("log timing problem accepted" in n and "repeated samples" in n for n in notes), notes
+
+
+def _worn_suite_log(tmp_path: Path) -> RobotLog:
+    from realgap.envs.deploy.log import load_log
+
+    path = tmp_path / "worn0.npz"
+    cmd = [sys.executable, "-m", "realgap.scripts", "deploy", "--policy", "configs/policies/balance_g1", "--robot"]
+    cmd += ["suite", "--suite", "configs/suites/g1_v1.yaml", "--suite_family", "worn", "--suite_robot", "0"]
+    cmd += ["--excite", *JOINTS[:1], "left_shoulder_pitch_joint", "--log", str(path)]
+    done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return load_log(path)
+
+
+def test_a_worn_encoders_noise_is_not_taken_for_a_timing_fault_and_a_gap_still_is(tmp_path):
+    # the suite's worn G1 0 (1 mrad on q, 0.1 rad/s on q̇): by the half-motion rule alone 29 % of its clean log's moving
+    # samples failed; judged only where the motion exceeds 8 σ of the log's own noise, none does, and one sample in 25
+    # skipped is still refused
+    worn = _worn_suite_log(tmp_path)
+    quality = check_log_quality(worn, "worn")
+    assert quality.noise_rad > 1e-3 and quality.moving >= 50 and quality.inconsistent == 0
+    with pytest.raises(LogQualityError, match="move by another distance than their velocity says"):
+        check_log_quality(skipped(worn), "skipped")
+
+
+def test_a_log_too_noisy_to_judge_says_so_instead_of_blaming_its_timing():
+    from realgap.envs.deploy.hidden_robot import HiddenRobot, SensorNoise
+    from realgap.envs.format.metadata import load_metadata
+    from realgap.envs.identify.excitation import ExcitationPlan, run_excitation
+
+    meta = load_metadata(REPO / "configs" / "policies" / "balance_g1" / "policy.json")
+    robot = HiddenRobot(meta, 3, noise=SensorNoise(q_rad=1e-3, qd_rads=0.1, tau_frac=0.01))
+    slow = run_excitation(meta, robot, ExcitationPlan(JOINTS), root_pos_w=robot.root_pos_w)  # the wrist moves little
+    (problem,) = log_quality(slow).problems
+    assert "too noisy or too slow to check its timing" in problem
