@@ -43,8 +43,8 @@ class Deferred:
 
     def cost_ms(self, costs: dict[str, float]) -> float:
         """The dearest added module's measured cost, an upper bound of what hoisting adds (that module's cost counts
-        the dependencies the importer may load already); a name not measured counts as free (the layering test
-        asks every spared package to be measured)."""
+        the dependencies the importer may load already); a name not measured counts as free
+        (``tests/unit/test_deferred_imports.py`` asks every spared name to be measured)."""
         return max((costs.get(p, 0.0) for p in self.adds), default=0.0)
 
 
