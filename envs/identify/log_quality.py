@@ -60,6 +60,7 @@ class LogQuality:
     """What :func:`log_quality` measured, and the problems against the bounds (empty: the log meets them)."""
 
     moving: int
+    """Moving samples judged: moving more than the bounds' step and noise floor (the share's denominator)."""
     repeated: int
     inconsistent: int
     rate_hz: float

@@ -76,13 +76,13 @@ HEAVY = ("torch", "isaaclab.envs", "rsl_rl", "warp", "newton", "mujoco")
 HELP_LOADS = {"record_grasp_states": "its --out default names the file of the Isaac Lab reverse-curriculum term"}
 """Jobs whose ``--help`` may load the training stack, each with its reason."""
 _HELP = """
-import runpy, sys
+import json, runpy, sys
 sys.argv = [{job!r}, "--help"]
 try:
     runpy.run_module({module!r}, run_name="__main__")
 except SystemExit:
     pass
-print(sorted(m for m in {heavy!r} if m in sys.modules))
+print(json.dumps(sorted(m for m in {heavy!r} if m in sys.modules)))
 """
 
 
@@ -93,7 +93,7 @@ def test_every_jobs_help_loads_no_training_stack():
         code = _HELP.format(job=job, module=module, heavy=HEAVY)
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO)
         assert out.returncode == 0, f"{job} --help failed:\n{out.stderr[-1500:]}"
-        heavy = json.loads(out.stdout.strip().splitlines()[-1].replace("'", '"'))
+        heavy = json.loads(out.stdout.strip().splitlines()[-1])
         if heavy:
             loads[job] = heavy
     assert set(loads) == set(HELP_LOADS), f"--help of these jobs loads the training stack: {loads}"

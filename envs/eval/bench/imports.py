@@ -58,7 +58,7 @@ def source_files(repo: Path) -> dict[str, Path]:
     return {module_name(repo, p): p for d in SOURCE_DIRS for p in sorted((repo / d).rglob("*.py"))}
 
 
-_STDLIB = set(sys.stdlib_module_names) | {"__future__"}
+_STDLIB = sys.stdlib_module_names  # __future__ included
 
 
 def _is_type_checking(node: ast.AST) -> bool:
