@@ -13,14 +13,22 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import torch
-from isaaclab.managers import ManagerTermBase, SceneEntityCfg
+from isaaclab.managers import SceneEntityCfg
 
 from realgap.actuators.delay import CommandDelay, latency_range_to_steps
 from realgap.actuators.models import explicit_pd_stability_margin
-from realgap.envs.dr.events import actuator_columns, draw_columns, env_ids_tensor, realgap_actuators, term_generator
+from realgap.envs.dr.events import (
+    WidthTerm,
+    actuator_columns,
+    draw_columns,
+    env_ids_tensor,
+    realgap_actuators,
+    term_generator,
+)
 from realgap.envs.dr.inertia_sampling import validate_range
 from realgap.envs.dr.sampling import check_disjoint, resolve_names, uniform_int
 from realgap.envs.dr.stages import STAGE_FIELDS, check_stage_ranges, sample_stages, stage_param_value
+from realgap.envs.dr.width import narrow_steps
 
 if TYPE_CHECKING:
     from isaaclab.envs import ManagerBasedEnv
@@ -29,7 +37,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-class randomize_actuator_gains(ManagerTermBase):
+class randomize_actuator_gains(WidthTerm):
     """kp, kd and torque-limit scale per env and joint, written in place into the actuator chains' params rows.
 
     ``kp' = kp·s_p``, ``kd' = kd·s_d``, ``τ_peak' = τ_peak·s_τ`` (the torque–speed line scales with its stall
@@ -112,11 +120,11 @@ class randomize_actuator_gains(ManagerTermBase):
         for act, cols, bounds, nominal in self.plans:
             params = act.chain.params  # looked up per call: the chain may swap its params object (device/dtype)
             for attr, key in self.QUANTITIES:
-                scale = draw_columns(bounds[key][0], bounds[key][1], len(ids), self.generator)
+                scale = draw_columns(bounds[key][0], bounds[key][1], len(ids), self.generator, self.width)
                 getattr(params, attr)[rows, cols] = nominal[attr][ids] * scale
 
 
-class randomize_command_delay(ManagerTermBase):
+class randomize_command_delay(WidthTerm):
     """Per-env command delay of the asset's actuator chains, U{k_lo, ..., k_hi} physics steps from a latency range.
 
     At construction the chains get a :class:`~realgap.actuators.delay.CommandDelay` covering the range (so their own
@@ -154,14 +162,14 @@ class randomize_command_delay(ManagerTermBase):
         seed_key: str = "",
     ) -> None:
         ids = env_ids_tensor(env, env_ids)
-        delay = uniform_int(*self.steps, len(ids), self.generator).to(env.device)
+        delay = uniform_int(*narrow_steps(*self.steps, self.width), len(ids), self.generator).to(env.device)
         for act in self.actuators:
             buf = act.chain.delay.delay_steps
             # In [0, max_steps] by construction: written directly (set_delay_steps' range check syncs on GPU).
             buf[ids] = delay.to(buf.device, buf.dtype)
 
 
-class randomize_actuator_stages(ManagerTermBase):
+class randomize_actuator_stages(WidthTerm):
     """Per-env values of the chains' optional stages (:data:`~realgap.envs.dr.stages.STAGE_FIELDS`), written in place
     into the params rows of the reset envs; a field a group leaves out keeps the chain's own value.
 
@@ -231,7 +239,7 @@ class randomize_actuator_stages(ManagerTermBase):
         rows = ids[:, None]
         for act, cols, bounds, refs in self.plans:
             params = act.chain.params  # looked up per call: the chain may swap its params object (device/dtype)
-            for name, drawn in sample_stages(bounds, len(ids), self.generator).items():
+            for name, drawn in sample_stages(bounds, len(ids), self.generator, self.width).items():
                 value = stage_param_value(name, drawn, refs.get(name))
                 buf = getattr(params, STAGE_FIELDS[name].param)
                 buf[rows, cols] = value.to(buf.device, buf.dtype)

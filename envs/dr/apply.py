@@ -24,6 +24,10 @@ compliant stand-in for their spec group (:data:`realgap.envs.robots.COMPLIANT_TR
 actuator config is rebuilt with it (the solver's armature then leaves out the motor inertia the chain integrates);
 otherwise the profile is refused.
 
+A profile's ``width_curriculum`` adds the curriculum term ``dr_width`` (:class:`realgap.envs.dr.curriculum.
+dr_width_curriculum`) that narrows every term above about its ranges' midpoints and widens them as training survival
+rises; refused where the task draws a body itself (its owner term keeps its full ranges) or where no term draws.
+
 A profile's ``actuator_model`` other than the chain rebuilds the robot's actuator configs first
 (:func:`realgap.envs.dr.targets.use_actuator_model`), after refusing sections that need the chain it removes.
 
@@ -37,9 +41,10 @@ import dataclasses
 import os
 from typing import Any
 
-from isaaclab.managers import EventTermCfg
+from isaaclab.managers import CurriculumTermCfg, EventTermCfg
 
 from realgap.envs.dr.contact import reset_root_pose_uniform
+from realgap.envs.dr.curriculum import dr_width_curriculum
 from realgap.envs.dr.profile import DRProfile, load_dr_profile
 from realgap.envs.dr.push import find_push
 from realgap.envs.dr.targets import ROOT_RESETS as ROOT_RESETS
@@ -160,6 +165,7 @@ def apply_dr_profile(
         root_reset_of(env_cfg, t.params["asset_cfg"].name) for t in terms.values() if t.func is reset_root_pose_uniform
     ]
     _check_actuator_model(profile, bool(compliant))
+    curriculum = _width_curriculum(env_cfg, applied, terms, owned)
     # Everything is validated: now edit the config.
     use_actuator_model(env_cfg, profile.actuator_model)  # builds every new config before it writes one
     for asset, transmission in compliant.items():
@@ -174,4 +180,24 @@ def apply_dr_profile(
         setattr(env_cfg.events, name, term)
     for term, params in owned:
         term.params.update(params)
+    if curriculum is not None:
+        env_cfg.curriculum.dr_width = curriculum
     return applied
+
+
+def _width_curriculum(env_cfg: Any, profile: DRProfile, terms: dict[str, Any], owned: list) -> Any:
+    """The ``dr_width`` curriculum term of ``profile.width_curriculum`` (``None`` without one), checked first."""
+    spec = profile.width_curriculum
+    if spec is None:
+        return None
+    where = f"{profile.name}: width_curriculum"
+    if owned:
+        raise ValueError(
+            f"{where}: this task draws {[t.func.__name__ for t, _ in owned]} itself, whose ranges a width "
+            "curriculum does not narrow; remove width_curriculum or the owned sections"
+        )
+    if not terms:
+        raise ValueError(f"{where}: the profile randomizes nothing a width curriculum could narrow")
+    if getattr(env_cfg, "curriculum", None) is None:
+        raise ValueError(f"{where}: this task has no curriculum table to add the term to")
+    return CurriculumTermCfg(func=dr_width_curriculum, params=dataclasses.asdict(spec))

@@ -29,7 +29,14 @@ from isaaclab.utils import math as math_utils
 from newton import GeoType, ModelFlags, ShapeFlags
 
 from realgap.envs.contact.params import DOMINANT_SOLMIX
-from realgap.envs.dr.events import draw_columns, env_ids_tensor, group_bounds, term_generator, torch_stream_order
+from realgap.envs.dr.events import (
+    WidthTerm,
+    draw_columns,
+    env_ids_tensor,
+    group_bounds,
+    term_generator,
+    torch_stream_order,
+)
 from realgap.envs.dr.inertia_sampling import validate_range
 from realgap.envs.dr.sampling import check_disjoint, resolve_names, uniform
 
@@ -82,7 +89,7 @@ def _shape_plan(asset: Any, selections: list, ranges: list, where: str, device: 
     return cols, torch.tensor(slot_of_shape, dtype=torch.long, device=device), lo, hi
 
 
-class _ColliderTerm(ManagerTermBase):
+class _ColliderTerm(WidthTerm):
     """Shared set-up of the per-body collider terms: the asset, the term's random stream and the column plan of the
     selected bodies' colliders with each group's ``[lo, hi]`` range of ``RANGE_KEY``."""
 
@@ -126,7 +133,7 @@ class randomize_contact_friction(_ColliderTerm):
         seed_key: str = "",
     ) -> None:
         ids = env_ids_tensor(env, env_ids)
-        mu = draw_columns(self.lo, self.hi, len(ids), self.generator)
+        mu = draw_columns(self.lo, self.hi, len(ids), self.generator, self.width)
         with torch_stream_order(env.device):  # a torch write into Newton's array: ordered like every DR writer
             self.mu[ids[:, None], self.cols] = mu[:, self.slot]
         env.sim.physics_manager.add_model_change(ModelFlags.SHAPE_PROPERTIES)
@@ -258,7 +265,7 @@ class randomize_contact_geometry(_ColliderTerm):
         if self.solver is None:
             self._bind_solver(env)
         ids = env_ids_tensor(env, env_ids)
-        scale = draw_columns(self.lo, self.hi, len(ids), self.generator)
+        scale = draw_columns(self.lo, self.hi, len(ids), self.generator, self.width)
         per_shape = scale[:, self.slot, None]
         rows = ids[:, None]
         self.scale[rows, self.cols] = self.nominal_scale[ids] * per_shape

@@ -12,12 +12,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import torch
-from isaaclab.managers import ManagerTermBase, SceneEntityCfg
+from isaaclab.managers import SceneEntityCfg
 
 from realgap.envs.dr.contact import ColliderSolref, _shape_plan
-from realgap.envs.dr.events import draw_columns, env_ids_tensor, term_generator
+from realgap.envs.dr.events import WidthTerm, draw_columns, env_ids_tensor, term_generator
 from realgap.envs.dr.inertia_sampling import validate_range
-from realgap.envs.dr.profile_schema import check_timeconst_range
+from realgap.envs.dr.profile_bounds import check_timeconst_range
 from realgap.envs.dr.sampling import check_disjoint, resolve_names
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ SOLREF_KEYS = ("timeconst_s", "dampratio")
 """A group's range keys, in the order of MuJoCo's solref and of the draws from the term's stream."""
 
 
-class randomize_contact_solref(ManagerTermBase):
+class randomize_contact_solref(WidthTerm):
     """Contact solref per env and body: one ``(timeconst, dampratio)`` for all colliders of a body (one surface
     material), each drawn uniformly in its group's range; a key a group leaves out keeps each collider's own value.
 
@@ -86,7 +86,9 @@ class randomize_contact_solref(ManagerTermBase):
     ) -> None:
         ids = env_ids_tensor(env, env_ids)
         n = len(ids)
-        value = torch.stack([draw_columns(self.lo[:, k], self.hi[:, k], n, self.generator) for k in (0, 1)], dim=-1)
+        value = torch.stack(
+            [draw_columns(self.lo[:, k], self.hi[:, k], n, self.generator, self.width) for k in (0, 1)], dim=-1
+        )
         per_collider = torch.where(self.drawn[self.slot], value[:, self.slot], self.writer.nominal[ids])  # (n, C, 2)
         self.writer.write(ids, per_collider[..., 0], per_collider[..., 1])
         self.last = (ids, value)

@@ -45,6 +45,7 @@ from realgap.envs.dr.sampling import (
     term_seed,
     uniform,
 )
+from realgap.envs.dr.width import draw_unit_width, narrow_randomization
 from realgap.envs.sim.actuator import RealgapActuator
 
 if TYPE_CHECKING:
@@ -192,12 +193,25 @@ def group_bounds(
     return cols, lo, hi
 
 
-def draw_columns(lo: torch.Tensor, hi: torch.Tensor, n: int, generator: torch.Generator) -> torch.Tensor:
-    """U[lo_c, hi_c] per env and column. Shape: lo/hi ``(C,)`` → ``(n, C)``."""
-    return lo + (hi - lo) * uniform((0.0, 1.0), (n, lo.shape[0]), generator).to(lo.device)
+def draw_columns(
+    lo: torch.Tensor, hi: torch.Tensor, n: int, generator: torch.Generator, width: float = 1.0
+) -> torch.Tensor:
+    """U[lo_c, hi_c] per env and column, narrowed to ``width`` about each midpoint (:mod:`realgap.envs.dr.width`; the
+    same generator draws at every width). Shape: lo/hi ``(C,)`` → ``(n, C)``."""
+    unit = draw_unit_width(uniform((0.0, 1.0), (n, lo.shape[0]), generator), width)
+    return lo + (hi - lo) * unit.to(lo.device)
 
 
-class randomize_body_inertia(ManagerTermBase):
+class WidthTerm(ManagerTermBase):
+    """A randomization event term whose draws narrow to ``width`` of each configured range about its midpoint
+    (1: as configured). A width curriculum (:class:`realgap.envs.dr.curriculum.dr_width_curriculum`) sets it."""
+
+    def __init__(self, cfg: EventTermCfg, env: ManagerBasedEnv):
+        super().__init__(cfg, env)
+        self.width = 1.0  # an attribute of the instance: an exact resume's snapshot restores it
+
+
+class randomize_body_inertia(WidthTerm):
     """Consistent mass, CoM and inertia per env for the selected bodies of an articulation or rigid object.
 
     Each group applies :func:`~realgap.envs.dr.inertia_sampling.sample_inertia` (log-Cholesky scale / stretch / shear,
@@ -247,7 +261,7 @@ class randomize_body_inertia(ManagerTermBase):
     def sample(self, body: BodyInertia) -> BodyInertia:
         """Apply this term's groups to ``body`` (batch ``(n, num_bodies)``), drawing from its own generator."""
         for ids, randomization in self.layers:
-            body = sample_body_columns(body, ids, randomization, self.generator)
+            body = sample_body_columns(body, ids, narrow_randomization(randomization, self.width), self.generator)
         return body
 
     def _resolve_stages(self, env: ManagerBasedEnv, stages: Sequence[str] | None) -> list[randomize_body_inertia]:

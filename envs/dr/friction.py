@@ -7,10 +7,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import torch
-from isaaclab.managers import ManagerTermBase, SceneEntityCfg
+from isaaclab.managers import SceneEntityCfg
 from newton import ModelFlags
 
 from realgap.envs.dr.events import (
+    WidthTerm,
     actuator_columns,
     draw_columns,
     env_ids_tensor,
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from isaaclab.managers import EventTermCfg
 
 
-class randomize_joint_friction(ManagerTermBase):
+class randomize_joint_friction(WidthTerm):
     """Joint Coulomb friction [N·m] and viscous friction [N·m·s/rad] per env and joint, written to the solver.
 
     The solver applies them implicitly (MuJoCo ``frictionloss`` / ``damping``), replacing the datasheet values;
@@ -80,8 +81,8 @@ class randomize_joint_friction(ManagerTermBase):
         sync: str = "fast",
     ) -> None:
         ids = env_ids_tensor(env, env_ids)
-        coulomb = draw_columns(*self.coulomb, len(ids), self.generator)
-        viscous = draw_columns(*self.viscous, len(ids), self.generator)
+        coulomb = draw_columns(*self.coulomb, len(ids), self.generator, self.width)
+        viscous = draw_columns(*self.viscous, len(ids), self.generator, self.width)
         with solver_update(env, ModelFlags.JOINT_DOF_PROPERTIES, sync == "fast"):
             self.asset.write_joint_friction_coefficient_to_sim_index(
                 joint_friction_coeff=coulomb,

@@ -32,6 +32,7 @@ from realgap.envs.dr.profile_schema import (  # noqa: F401  (the schema, re-expo
     InitialPoseGroup,
     JointFrictionGroup,
     PushSpec,
+    WidthCurriculumSpec,
     check_inertia_bounds,
     check_timeconst_range,
     parse_dr_profile,

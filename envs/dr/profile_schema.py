@@ -5,8 +5,9 @@ over which *plausible* real-world range: payload mass and CoM, link mass/inertia
 torque limit, command delay, contact friction, contact solref, contact geometry, initial object pose, and (balance)
 pushes. Every top-level key must be present (an empty list says "considered, not randomized") except
 ``actuator_stages`` (the actuator chain's optional stages: absent or ``[]`` leaves every chain as its specs built it)
-``contact_solref`` (absent or ``[]``: every collider keeps the task's solref) and ``actuator_model`` (absent: the
-chain, :data:`ACTUATOR_MODELS`); inside a group,
+``contact_solref`` (absent or ``[]``: every collider keeps the task's solref), ``actuator_model`` (absent: the
+chain, :data:`ACTUATOR_MODELS`) and ``width_curriculum`` (absent: every range at full width from the first step); inside
+a group,
 omitted fields mean "not randomized". Body / joint selectors are full-match regular expressions (Isaac Lab's
 convention) on the names of the scene entity ``asset`` (``robot``, ``object``). Ranges are ``[lo, hi]`` and uniform;
 unit suffixes are part of the key names (``_m``, ``_kg``, ``_s``, ``_nm``, ``_nms_per_rad``, ``_mps``, ``_rad``,
@@ -34,6 +35,14 @@ from realgap.envs.dr.inertia_sampling import (
     validate_fraction,
     validate_range,
 )
+from realgap.envs.dr.profile_bounds import (  # noqa: F401  (re-exported with the schema)
+    INERTIA_BOUNDS,
+    MAX_LUMP_TRAVEL_M,
+    MIN_TIMECONST_STEPS,
+    check_inertia_bounds,
+    check_timeconst_range,
+)
+from realgap.envs.dr.width import LevelController
 
 PROFILE_PACKAGE = "realgap.configs"
 PROFILE_DIR = "dr"
@@ -168,6 +177,24 @@ class PushSpec:
 
 
 @dataclass(frozen=True)
+class WidthCurriculumSpec:
+    """Training widens every randomization range from ``start_width`` of itself (about its midpoint) to the whole range
+    as survival rises (:class:`realgap.envs.dr.curriculum.dr_width_curriculum`; the rule: :mod:`realgap.envs.dr.width`).
+    """
+
+    start_width: float = _f("unit")
+    step: float = _f("unit")
+    promote: float = _f("unit")
+    demote: float = _f("unit")
+    min_episodes: int = _f("count")
+
+    def __post_init__(self) -> None:
+        if self.start_width >= 1.0:
+            raise ValueError(f"start_width {self.start_width} is no curriculum; give a width below 1")
+        LevelController(self.step, self.promote, self.demote, self.min_episodes)  # its own checks
+
+
+@dataclass(frozen=True)
 class DRProfile:
     """A named domain-randomization profile; sections in priority order (largest expected sim-to-real error first)."""
 
@@ -186,87 +213,11 @@ class DRProfile:
     actuator_stages: tuple[ActuatorStagesGroup, ...] = _f("groups", default=())
     contact_solref: tuple[ContactSolrefGroup, ...] = _f("groups", default=())
     actuator_model: str = _f("actuator_model", default="chain")
+    width_curriculum: WidthCurriculumSpec | None = _f("width_curriculum", default=None)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain YAML/JSON-ready dict with every field resolved; ``parse_dr_profile(p.to_dict()) == p``."""
         return _to_dict(self)
-
-
-# Physical bounds of an inertial randomization of one robot link or one manipulated object, checked at load (the
-# samplers accept any range that keeps J ≻ 0; a profile must also describe a body that can exist on this robot).
-# Each bound is far outside every plausible error ("wide" uses a quarter of it or less) and rejects only ranges that
-# describe a different body, where float32 round-off also starts to dominate the written inertia.
-INERTIA_BOUNDS: dict[str, tuple[float, float]] = {
-    # density scale: a link weighed at a tenth or ten times its CAD mass is a different part, not a model error
-    "mass_scale": (0.1, 10.0),
-    # radii of gyration ×0.25 .. ×4: beyond that the link's mass would sit outside (or collapse inside) its own shell
-    "stretch": (0.25, 4.0),
-    # shear 1 = 45° of skew of the mass distribution; more folds it into another shape instead of tilting its axes
-    "shear": (-1.0, 1.0),
-    # CoM shift per body axis, m: the largest G1 / Panda links (torso, upper arm) are under 0.5 m long
-    "com_shift_m": (-0.5, 0.5),
-    # payload on one body, kg: more than the whole G1 (35 kg), 16x the Panda's rated 3 kg
-    "payload_mass_kg": (0.0, 50.0),
-    # payload centre and box edges, m: attached to the body, within a metre of its frame
-    "payload_offset_m": (-1.0, 1.0),
-    "payload_size_m": (0.0, 1.0),
-}
-MAX_LUMP_TRAVEL_M = 1.0
-"""Farthest the moved lump of a CoM shift may travel, m: ‖max |Δ| per axis‖ / com_moved_fraction (the lump f·m moves
-by Δ/f). A 1 cm shift made with f = 0.003 moves 0.3 % of the mass 3.3 m away from a 5 cm cube: a rod-like body whose
-smallest principal moment drowns in float32 round-off of the largest."""
-
-
-MIN_TIMECONST_STEPS = 2.0
-"""Shortest contact time constant, in physics steps: MuJoCo silently clamps a solref time constant below ``2·dt`` up to
-it, so a shorter sample would not be the contact it claims to be."""
-
-
-def check_timeconst_range(where: str, timeconst_s: Range, physics_dt: float) -> None:
-    """Refuse a solref time-constant range ``[lo, hi]`` [s] whose ``lo`` is under :data:`MIN_TIMECONST_STEPS` physics
-    steps of ``physics_dt`` [s] (float32 round-off of ``lo`` is tolerated).
-
-    Raises:
-        ValueError: ``lo`` < 2·dt; the message names ``where``, the step and the shortest admissible value.
-    """
-    shortest = MIN_TIMECONST_STEPS * physics_dt
-    if timeconst_s[0] < shortest * (1.0 - 1e-6):
-        raise ValueError(
-            f"{where}: lo {timeconst_s[0]:g} s is shorter than {MIN_TIMECONST_STEPS:g} physics steps "
-            f"(2 × dt = {shortest:g} s at the task's physics step dt = {physics_dt:g} s): MuJoCo would "
-            f"silently clamp it up to {shortest:g} s; use lo >= {shortest:g} s"
-        )
-
-
-def check_inertia_bounds(group: InertiaGroup) -> None:
-    """Check an inertial randomization against :data:`INERTIA_BOUNDS` and :data:`MAX_LUMP_TRAVEL_M`.
-
-    Raises:
-        ValueError: A range outside its bound, or a CoM shift whose moved lump travels too far; the message names the
-            key, the range and the bound.
-    """
-    for f in dataclasses.fields(InertiaGroup):
-        if f.name not in INERTIA_BOUNDS:
-            continue
-        lo, hi = INERTIA_BOUNDS[f.name]
-        value = getattr(group, f.name)
-        ranges = zip("xyz", value, strict=True) if f.metadata["kind"].startswith("vec3:") else [("", value)]
-        unit = f" {f.metadata['unit']}" if f.metadata["unit"] else ""
-        for axis, (r_lo, r_hi) in ranges:
-            if r_lo < lo or r_hi > hi:
-                key = f"{f.name}.{axis}" if axis else f.name
-                raise ValueError(
-                    f"{key}: [{r_lo:g}, {r_hi:g}]{unit} is outside the physical bound [{lo:g}, {hi:g}]"
-                    f"{unit} of a robot link's randomization (see INERTIA_BOUNDS)"
-                )
-    reach = [max(abs(r_lo), abs(r_hi)) for r_lo, r_hi in group.com_shift_m]
-    travel = sum(x * x for x in reach) ** 0.5 / group.com_moved_fraction
-    if travel > MAX_LUMP_TRAVEL_M:
-        raise ValueError(
-            f"com_shift_m with com_moved_fraction {group.com_moved_fraction:g}: the moved lump travels up "
-            f"to {travel:.3g} m, beyond the {MAX_LUMP_TRAVEL_M:g} m bound (MAX_LUMP_TRAVEL_M): move more "
-            "of the mass or shift the CoM less"
-        )
 
 
 _GROUP_TYPES: dict[str, type] = {
@@ -309,6 +260,14 @@ def _parse_value(kind: str, unit: str, value: Any, where: str) -> Any:
         if value not in ACTUATOR_MODELS:
             raise ValueError(f"{where}: expected one of {list(ACTUATOR_MODELS)}, got {value!r}")
         return value
+    if kind == "unit":
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
+            raise ValueError(f"{where}: expected a number in [0, 1], got {value!r}")
+        return float(value)
+    if kind == "count":
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{where}: expected a whole number >= 1, got {value!r}")
+        return value
     if kind == "bool":
         if not isinstance(value, bool):
             raise ValueError(f"{where}: expected true or false, got {value!r}")
@@ -348,8 +307,9 @@ def _parse_dataclass(cls: type, data: Any, where: str) -> Any:
                 raise ValueError(f"{key_where}: expected a list of groups ([] for none), got {value!r}")
             group_cls = _GROUP_TYPES[f.name]
             kwargs[f.name] = tuple(_parse_dataclass(group_cls, v, f"{key_where}[{i}]") for i, v in enumerate(value))
-        elif kind == "push":
-            kwargs[f.name] = None if value is None else _parse_dataclass(PushSpec, value, key_where)
+        elif kind in ("push", "width_curriculum"):
+            spec = PushSpec if kind == "push" else WidthCurriculumSpec
+            kwargs[f.name] = None if value is None else _parse_dataclass(spec, value, key_where)
         else:
             kwargs[f.name] = _parse_value(kind, unit, value, key_where)
     try:
@@ -375,7 +335,7 @@ def _to_dict(obj: Any) -> dict[str, Any]:
             continue  # an optional field left out stays left out
         if kind == "groups":
             out[f.name] = [_to_dict(g) for g in value]
-        elif kind == "push":
+        elif kind in ("push", "width_curriculum"):
             out[f.name] = None if value is None else _to_dict(value)
         elif kind.startswith("vec3:"):
             out[f.name] = {axis: list(r) for axis, r in zip("xyz", value, strict=True)}

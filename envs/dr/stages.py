@@ -27,6 +27,7 @@ from torch import Tensor
 
 from realgap.actuators.spec import ActuatorSpec, check_physics_step
 from realgap.envs.dr.inertia_sampling import Range
+from realgap.envs.dr.width import draw_unit_width
 
 
 @dataclass(frozen=True)
@@ -120,7 +121,9 @@ def with_transmission(
     return out
 
 
-def sample_stages(bounds: Mapping[str, tuple[Tensor, Tensor]], n: int, generator: torch.Generator) -> dict[str, Tensor]:
+def sample_stages(
+    bounds: Mapping[str, tuple[Tensor, Tensor]], n: int, generator: torch.Generator, width: float = 1.0
+) -> dict[str, Tensor]:
     """One value per env and column from U[lo_c, hi_c] for each field, drawn in :data:`STAGE_FIELDS` order (so a
     seed reproduces every field, whatever order ``bounds`` lists them in).
 
@@ -128,6 +131,7 @@ def sample_stages(bounds: Mapping[str, tuple[Tensor, Tensor]], n: int, generator
         bounds: Field → ``(lo, hi)`` per column, shape ``(C,)`` each.
         n: Number of envs drawn.
         generator: Source of randomness.
+        width: Each range narrowed to this fraction about its midpoint (:mod:`realgap.envs.dr.width`).
 
     Shape:
         Each output ``(n, C)`` on ``lo``'s device.
@@ -137,6 +141,7 @@ def sample_stages(bounds: Mapping[str, tuple[Tensor, Tensor]], n: int, generator
         if name in bounds:
             lo, hi = bounds[name]
             unit = torch.rand((n, lo.shape[0]), generator=generator, device=generator.device, dtype=lo.dtype)
+            unit = draw_unit_width(unit, width)
             out[name] = lo + (hi - lo) * unit.to(lo.device)
     return out
 

@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING
 import torch
 from isaaclab.managers import ManagerTermBase
 
+from realgap.envs.dr.curriculum import SurvivalCurriculum
 from realgap.envs.dr.push import find_push, live_push
-from realgap.envs.sim.device_stats import HostMirror, RunningMeans
+from realgap.envs.dr.width import LevelController
+from realgap.envs.sim.device_stats import RunningMeans
 
 if TYPE_CHECKING:
     from isaaclab.envs import ManagerBasedRLEnv
@@ -68,7 +70,7 @@ class balance_metrics(ManagerTermBase):
         return self.stats.logged()
 
 
-class push_curriculum(ManagerTermBase):
+class push_curriculum(SurvivalCurriculum):
     """Push curriculum: the push term's range grows from ``start_mps`` to the task's range as training survival rises.
 
     ``level`` runs from 0 to 1 and the push term draws from ``start + level·(target − start)`` m/s, ``target`` being the
@@ -91,17 +93,14 @@ class push_curriculum(ManagerTermBase):
     """
 
     def __init__(self, cfg: CurriculumTermCfg, env: ManagerBasedRLEnv):
-        super().__init__(cfg, env)
         p = cfg.params
         start = p.get("start_mps")
         self.active = start is not None
-        self.level = 0.0 if self.active else 1.0
-        self.full_episode = torch.zeros(env.num_envs, dtype=torch.bool, device=env.device)
-        self.ended, self.survived = 0, 0
-        self._counts = HostMirror()  # episode counts reach the host without a sync (at once on the CPU)
         if not self.active:  # off: the push term is not even looked up (a task variant may have none)
+            super().__init__(cfg, env, LevelController(1.0, 1.0, 0.0, 1, level=1.0))
             self.start = self.target = (math.nan, math.nan)
             return
+        super().__init__(cfg, env, LevelController(p["step"], p["promote"], p["demote"], int(p["min_episodes"])))
         found = find_push(env.event_manager)
         if found is None:
             raise ValueError(
@@ -111,18 +110,10 @@ class push_curriculum(ManagerTermBase):
         self.push_params = found[1].params
         self.target = tuple(float(v) for v in self.push_params["magnitude_mps"])
         self.start = tuple(float(v) for v in start)
-        self.step, self.promote, self.demote = float(p["step"]), float(p["promote"]), float(p["demote"])
-        self.min_episodes = int(p["min_episodes"])
         if len(self.start) != 2 or not 0.0 <= self.start[0] <= self.start[1]:
             raise ValueError(f"push_curriculum start_mps must be (min, max) with 0 <= min <= max, got {start}")
         if self.start[0] > self.target[0] or self.start[1] > self.target[1]:
             raise ValueError(f"push_curriculum start_mps {self.start} must not exceed the task's range {self.target}")
-        if not 0.0 < self.step <= 1.0 or not 0.0 <= self.demote <= self.promote <= 1.0 or self.min_episodes < 1:
-            raise ValueError(
-                f"push_curriculum needs 0 < step <= 1, 0 <= demote <= promote <= 1 and min_episodes >= 1, "
-                f"got step={self.step}, promote={self.promote}, demote={self.demote}, "
-                f"min_episodes={self.min_episodes}"
-            )
         self._write()
 
     def range_mps(self) -> tuple[float, float]:
@@ -145,22 +136,8 @@ class push_curriculum(ManagerTermBase):
     ) -> dict[str, float]:
         """Count the episodes ``env_ids`` just ended; decide when enough have. The params (named for Isaac Lab's
         signature check) were read and validated at construction; the values here are not used again."""
-        if self.active and env.common_step_counter > 0:
-            full = self.full_episode[env_ids]
-            timed_out = env.termination_manager.time_outs[env_ids] & full
-            fell = env.termination_manager.terminated[env_ids] & full
-            self._counts.put(torch.stack([(timed_out | fell).sum(), timed_out.sum()]))
-            self.full_episode[env_ids] = True
-            for ended, survived in self._counts.ready():
-                self.ended, self.survived = self.ended + ended, self.survived + survived
-                if self.ended >= self.min_episodes:
-                    survival = self.survived / self.ended
-                    if survival >= self.promote:
-                        self.level = min(1.0, self.level + self.step)
-                    elif survival < self.demote:
-                        self.level = max(0.0, self.level - self.step)
-                    self.ended = self.survived = 0
-            self._write()  # every call: the push range is a function of the level (also after a restored snapshot)
         if not self.active:
             return {}  # nothing to log
+        self.count(env, env_ids)
+        self._write()  # every call: the push range is a function of the level (also after a restored snapshot)
         return {"level": self.level, "push_max_mps": self.range_mps()[1]}

@@ -72,7 +72,13 @@ def test_shipped_profiles_load_validate_and_round_trip():
         assert parse_dr_profile(yaml.safe_load(yaml.safe_dump(profile.to_dict()))) == profile  # run-folder copy
     field_names = [f.name for f in dataclasses.fields(DRProfile)]
     # the optional sections come last (fields with a default); their terms follow dr_actuator / dr_contact_friction
-    assert tuple(field_names[3:]) == (*PRIORITY, "actuator_stages", "contact_solref", "actuator_model")
+    assert tuple(field_names[3:]) == (
+        *PRIORITY,
+        "actuator_stages",
+        "contact_solref",
+        "actuator_model",
+        "width_curriculum",
+    )
 
 
 @pytest.mark.unit

@@ -1,0 +1,133 @@
+"""Curricula driven by training survival: a level in [0, 1] that rises while episodes survive to the time-out.
+
+:class:`SurvivalCurriculum` counts the full episodes that end (an env's first episode is not counted: rsl-rl starts
+training with random episode lengths) and moves its :class:`~realgap.envs.dr.width.LevelController`; a subclass says
+what the level does. :class:`dr_width_curriculum` narrows every randomization term of the env
+(:class:`~realgap.envs.dr.events.WidthTerm`) to ``start + level·(1 − start)`` of its ranges about their midpoints,
+and scales the push range toward zero by the same width (a push is a disturbance: its nominal is no push, not the
+middle of its range): automatic domain randomization in its simplest form, one width for everything drawn. Survival
+means reaching the time-out, so it suits tasks whose success is not falling (balance). Isaac Lab curriculum terms,
+called before the ending envs are reset.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import torch
+from isaaclab.managers import ManagerTermBase
+
+from realgap.envs.dr.events import WidthTerm
+from realgap.envs.dr.push import find_push
+from realgap.envs.dr.width import LevelController, check_width
+from realgap.envs.sim.device_stats import HostMirror
+
+if TYPE_CHECKING:
+    from isaaclab.envs import ManagerBasedRLEnv
+    from isaaclab.managers import CurriculumTermCfg
+
+
+class SurvivalCurriculum(ManagerTermBase):
+    """Counts full episodes ended by time-out (survived) or termination (fell) and moves ``self.control``."""
+
+    def __init__(self, cfg: CurriculumTermCfg, env: ManagerBasedRLEnv, control: LevelController):
+        super().__init__(cfg, env)
+        self.control = control
+        self.full_episode = torch.zeros(env.num_envs, dtype=torch.bool, device=env.device)
+        self._counts = HostMirror()  # episode counts reach the host without a sync (at once on the CPU)
+
+    @property
+    def level(self) -> float:
+        return self.control.level
+
+    def count(self, env: ManagerBasedRLEnv, env_ids: torch.Tensor) -> None:
+        """Count the episodes ``env_ids`` just ended; the level moves once enough have."""
+        if env.common_step_counter == 0:  # the initial reset of all envs ends no episode
+            return
+        full = self.full_episode[env_ids]
+        timed_out = env.termination_manager.time_outs[env_ids] & full
+        fell = env.termination_manager.terminated[env_ids] & full
+        self._counts.put(torch.stack([(timed_out | fell).sum(), timed_out.sum()]))
+        self.full_episode[env_ids] = True
+        for ended, survived in self._counts.ready():
+            self.control.update(int(ended), int(survived))
+
+
+class dr_width_curriculum(SurvivalCurriculum):
+    """The width of every randomization term grows from ``start_width`` to 1 as training survival rises.
+
+    Logged (``Curriculum/<name>/``): ``width_level`` and ``width`` (progress.csv columns of the same names). Training
+    only: Play and evaluation build the task without the profile's terms.
+
+    Params:
+        start_width: Width at level 0, in [0, 1) (0: every term draws its ranges' midpoints).
+        step, promote, demote, min_episodes: The level rule (:class:`~realgap.envs.dr.width.LevelController`).
+    """
+
+    def __init__(self, cfg: CurriculumTermCfg, env: ManagerBasedRLEnv):
+        p = cfg.params
+        super().__init__(cfg, env, LevelController(p["step"], p["promote"], p["demote"], int(p["min_episodes"])))
+        self.start = float(p["start_width"])
+        check_width(self.start)
+        if self.start == 1.0:
+            raise ValueError("dr_width_curriculum start_width 1 is no curriculum; give a width below 1")
+        self.terms = _width_terms(env)
+        if not self.terms:
+            raise ValueError(
+                "dr_width_curriculum needs randomization event terms (a DR profile with at least one section "
+                "drawn by realgap's terms); this env has none"
+            )
+        others = [n for n, t in vars(env.cfg.curriculum).items() if _drives_pushes(t)]
+        if others:
+            raise ValueError(
+                f"dr_width_curriculum scales the pushes, and curriculum term(s) {others} already drive them; "
+                "turn one of them off"
+            )
+        found = find_push(env.event_manager)
+        self.push_params = None if found is None else found[1].params
+        self.push_target = None if found is None else tuple(float(v) for v in self.push_params["magnitude_mps"])
+        self._write()
+
+    def width(self) -> float:
+        """The terms' width at the current level."""
+        return self.start + self.level * (1.0 - self.start)
+
+    def _write(self) -> None:
+        w = self.width()
+        for term in self.terms:
+            term.width = w
+        if self.push_params is not None:  # a list: an exact resume's snapshot restores list entries in place
+            self.push_params["magnitude_mps"] = [w * v for v in self.push_target]
+
+    def __call__(
+        self,
+        env: ManagerBasedRLEnv,
+        env_ids: torch.Tensor,
+        start_width: float | None = None,
+        step: float | None = None,
+        promote: float | None = None,
+        demote: float | None = None,
+        min_episodes: int | None = None,
+    ) -> dict[str, float]:
+        """Count the ended episodes and set the terms' width (every call: also after a restored snapshot). The params
+        (named for Isaac Lab's signature check) were read and validated at construction."""
+        self.count(env, env_ids)
+        self._write()
+        return {"width_level": self.level, "width": self.width()}
+
+
+def _drives_pushes(term_cfg: object) -> bool:
+    """A curriculum term configured to move the push range (the balance task's push curriculum, when on)."""
+    params = getattr(term_cfg, "params", None)
+    return isinstance(params, dict) and params.get("start_mps") is not None
+
+
+def _width_terms(env: ManagerBasedRLEnv) -> list[WidthTerm]:
+    manager = env.event_manager
+    terms = []
+    for names in manager.active_terms.values():
+        for name in names:
+            func = manager.get_term_cfg(name).func
+            if isinstance(func, WidthTerm) and func not in terms:
+                terms.append(func)
+    return terms
