@@ -117,6 +117,9 @@ class ZeroOrderHold:
     On physics step ``n`` since reset the output is the input of step ``P·floor(n/P)``; the first step after a
     reset always takes the new input.
 
+    Envs may get periods of their own (:meth:`set_periods`): a drive behind a bridge that computes the PD torque once
+    per command and holds it is an env whose period is the policy period.
+
     Args:
         num_envs: ``E``.
         period_steps: ``P``, physics steps per update (servo period), >= 1; 1 passes the input through.
@@ -133,13 +136,24 @@ class ZeroOrderHold:
         self._n = 0  # physics steps taken; while _count is None every env's phase is _n % P
         self._count: Array | None = None  # (E,) per-env steps since reset, once envs fall out of phase
         self._held: Array | None = None
+        self.periods: Array | None = None
+        """``(E,)`` per-env periods once :meth:`set_periods` was called (else every env has ``period_steps``)."""
+
+    def set_periods(self, periods: Array, env_ids: EnvIds = None) -> None:
+        """Give ``env_ids`` (all when ``None``) their own periods, physics steps >= 1 (the caller draws them from
+        checked values: a check here would sync a GPU every reset). Best called at a reset of those envs, so their
+        next step is an update."""
+        if self.periods is None:
+            self.periods = zeros_like_shape((self.num_envs,), periods, integer=True) + self.period_steps
+        idx, _ = env_index(env_ids, self.num_envs, self.periods)
+        self.periods[idx] = as_like(periods, self.periods)
 
     def reset(self, env_ids: EnvIds = None) -> None:
         """Make the next step of ``env_ids`` an update step."""
         if self._held is None:
             return
         if self._count is None:
-            if self._n % self.period_steps == 0:
+            if self.periods is None and self._n % self.period_steps == 0:
                 return  # the next step updates every env anyway
             self._count = zeros_like_shape((self.num_envs,), self._held, integer=True) + self._n
         idx, _ = env_index(env_ids, self.num_envs, self._count)
@@ -151,15 +165,18 @@ class ZeroOrderHold:
         Shape:
             ``value`` ``(E, *F)``; output ``(E, *F)``.
         """
-        if self.period_steps == 1:
+        if self.period_steps == 1 and self.periods is None:
             return value
         if self._held is None or tuple(self._held.shape) != tuple(value.shape):
             self._n, self._count, self._held = 0, None, value * 1
+        if self._count is None and self.periods is not None:  # periods of their own: per-env phases from now on
+            self._count = zeros_like_shape((self.num_envs,), self._held, integer=True) + self._n
         if self._count is None:
             if self._n % self.period_steps == 0:
                 self._held = value * 1
         else:
-            update = _expand(self._count % self.period_steps == 0, value)
+            period = self.period_steps if self.periods is None else self.periods
+            update = _expand(self._count % period == 0, value)
             self._held = namespace(value).where(update, value, self._held)
             self._count += 1
         self._n += 1

@@ -243,3 +243,46 @@ class randomize_actuator_stages(WidthTerm):
                 value = stage_param_value(name, drawn, refs.get(name))
                 buf = getattr(params, STAGE_FIELDS[name].param)
                 buf[rows, cols] = value.to(buf.device, buf.dtype)
+
+
+class randomize_holding_drive(WidthTerm):
+    """A fraction of the envs drive the asset's joints through a bridge that computes each command's PD torque once
+    and holds it for the whole policy period (the servo period of those envs becomes the decimation); the others keep
+    their chain's servo period. Drawn per env at every reset, one bridge per robot (every actuator group of the
+    asset). A disturbance like a push: a width curriculum scales the fraction toward none.
+
+    Params:
+        asset_cfg: The articulation.
+        fraction: Probability that an env's robot sits behind the holding bridge, in (0, 1].
+        seed_key: Name of the term's random stream.
+    """
+
+    def __init__(self, cfg: EventTermCfg, env: ManagerBasedEnv):
+        super().__init__(cfg, env)
+        params = cfg.params
+        fraction = float(params["fraction"])
+        if not 0.0 < fraction <= 1.0:
+            raise ValueError(f"holding drive: fraction must be in (0, 1], got {fraction}")
+        self.generator = term_generator(env, params.get("seed_key", ""))
+        self.actuators = [act for act, _ in realgap_actuators(env.scene[params["asset_cfg"].name])]
+        if not self.actuators:
+            raise ValueError(f"holding drive: asset {params['asset_cfg'].name!r} has no realgap actuator to hold")
+        self.decimation = {act.chain.timing.decimation for act in self.actuators}
+        if len(self.decimation) != 1:
+            raise ValueError(f"holding drive: the asset's actuator chains run different decimations: {self.decimation}")
+
+    def __call__(
+        self,
+        env: ManagerBasedEnv,
+        env_ids: torch.Tensor | slice | None,
+        asset_cfg: SceneEntityCfg,
+        fraction: float,
+        seed_key: str = "",
+    ) -> None:
+        ids = env_ids_tensor(env, env_ids)
+        unit = torch.rand(len(ids), generator=self.generator, device=self.generator.device).to(env.device)
+        held = unit < fraction * self.width
+        for act in self.actuators:
+            timing = act.chain.timing
+            periods = torch.where(held, timing.decimation, timing.servo_period_steps)
+            act.chain.servo.set_periods(periods, ids)

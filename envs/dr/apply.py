@@ -1,15 +1,15 @@
 """Turn a :class:`~realgap.envs.dr.profile.DRProfile` into named event terms of a task's env config.
 
-:func:`apply_dr_profile` validates the whole profile against the task *before* anything is built -- every asset,
-body and joint selector is resolved against the names in the assets' USD files (or the rigid object's prim name),
-and every requested change must be one the task can make -- then appends one event term per error source, in the
-profile's priority order (largest expected sim-to-real error first): ``dr_payload``, ``dr_link_inertia``,
-``dr_joint_friction``, ``dr_actuator``, ``dr_actuator_stages``, ``dr_command_delay``, ``dr_contact_friction``,
-``dr_contact_solref``, ``dr_contact_geometry``, ``dr_initial_pose`` (suffixed ``_<asset>`` when a section spans
-several assets). Sections a task already covers are *replaced*, not added twice: the profile's pushes set the params
-of the task's own push term, and an ``initial_pose`` takes the place of the task's root reset of that asset (which is
-set to ``None``). ``push: null`` leaves the task's own pushes as the task defines them. ``contact_solref`` time
-constants are checked against the task's physics step (at least 2·dt: MuJoCo clamps shorter ones).
+:func:`apply_dr_profile` validates the whole profile against the task *before* anything is built -- every asset, body
+and joint selector is resolved against the names in the assets' USD files (or the rigid object's prim name), and every
+requested change must be one the task can make -- then appends one event term per error source, in the profile's
+priority order (largest expected sim-to-real error first): ``dr_payload``, ``dr_link_inertia``, ``dr_joint_friction``,
+``dr_actuator``, ``dr_actuator_stages``, ``dr_command_delay``, ``dr_holding_drive``, ``dr_contact_friction``,
+``dr_contact_solref``, ``dr_contact_geometry``, ``dr_initial_pose`` (suffixed ``_<asset>`` when a section spans several
+assets). Sections a task already covers are *replaced*, not added twice: the profile's pushes set the params of the
+task's own push term, and an ``initial_pose`` takes the place of the task's root reset of that asset (which is set to
+``None``). ``push: null`` leaves the task's own pushes as the task defines them. ``contact_solref`` time constants are
+checked against the task's physics step (at least 2·dt: MuJoCo clamps shorter ones).
 
 A task event term that draws an asset's whole body itself at every reset (it says so with a class attribute
 ``owns_body = True``; the grasp task's ``reset_object``, which sizes the object and derives its inertia from that size)
@@ -112,6 +112,7 @@ def _check_actuator_model(profile: DRProfile, compliant: bool) -> None:
             "actuator": bool(profile.actuator),
             "actuator_stages": bool(profile.actuator_stages) or compliant,
             "command_delay_s": delay,
+            "holding_drive_fraction": bool(profile.holding_drive_fraction),
         }
         if any(on_chain.values()):
             raise ValueError(

@@ -1,17 +1,17 @@
 """Domain-randomization profiles as data: ``configs/dr/<name>.yaml`` → frozen, validated :class:`DRProfile`.
 
-A profile lists, in priority order (largest expected sim-to-real error first), what is randomized and
-over which *plausible* real-world range: payload mass and CoM, link mass/inertia, joint friction, actuator gains and
-torque limit, command delay, contact friction, contact solref, contact geometry, initial object pose, and (balance)
-pushes. Every top-level key must be present (an empty list says "considered, not randomized") except
-``actuator_stages`` (the actuator chain's optional stages: absent or ``[]`` leaves every chain as its specs built it)
-``contact_solref`` (absent or ``[]``: every collider keeps the task's solref), ``actuator_model`` (absent: the
-chain, :data:`ACTUATOR_MODELS`) and ``width_curriculum`` (absent: every range at full width from the first step); inside
-a group,
-omitted fields mean "not randomized". Body / joint selectors are full-match regular expressions (Isaac Lab's
-convention) on the names of the scene entity ``asset`` (``robot``, ``object``). Ranges are ``[lo, hi]`` and uniform;
-unit suffixes are part of the key names (``_m``, ``_kg``, ``_s``, ``_nm``, ``_nms_per_rad``, ``_mps``, ``_rad``,
-``_hz``); keys without a suffix are unit-less. Pure Python: no simulator import.
+A profile lists, in priority order (largest expected sim-to-real error first), what is randomized and over which
+*plausible* real-world range: payload mass and CoM, link mass/inertia, joint friction, actuator gains and torque limit,
+command delay, contact friction, contact solref, contact geometry, initial object pose, and (balance) pushes. Every
+top-level key must be present (an empty list says "considered, not randomized") except ``actuator_stages`` (the actuator
+chain's optional stages: absent or ``[]`` leaves every chain as its specs built it) ``contact_solref`` (absent or
+``[]``: every collider keeps the task's solref), ``actuator_model`` (absent: the chain, :data:`ACTUATOR_MODELS`),
+``holding_drive_fraction`` (absent or 0: no robot behind a bridge that holds each command's PD torque for the policy
+period) and ``width_curriculum`` (absent: every range at full width from the first step); inside a group, omitted fields
+mean "not randomized". Body / joint selectors are full-match regular expressions (Isaac Lab's convention) on the names
+of the scene entity ``asset`` (``robot``, ``object``). Ranges are ``[lo, hi]`` and uniform; unit suffixes are part of
+the key names (``_m``, ``_kg``, ``_s``, ``_nm``, ``_nms_per_rad``, ``_mps``, ``_rad``, ``_hz``); keys without a suffix
+are unit-less. Pure Python: no simulator import.
 
 The schema (the groups, their units and checks, :func:`parse_dr_profile`); reading profile files is
 :mod:`realgap.envs.dr.profile`, which re-exports these names.
@@ -213,6 +213,7 @@ class DRProfile:
     actuator_stages: tuple[ActuatorStagesGroup, ...] = _f("groups", default=())
     contact_solref: tuple[ContactSolrefGroup, ...] = _f("groups", default=())
     actuator_model: str = _f("actuator_model", default="chain")
+    holding_drive_fraction: float | None = _f("unit", default=None)
     width_curriculum: WidthCurriculumSpec | None = _f("width_curriculum", default=None)
 
     def to_dict(self) -> dict[str, Any]:

@@ -10,7 +10,12 @@ from typing import Any
 from isaaclab.assets import ArticulationCfg
 from isaaclab.managers import EventTermCfg, SceneEntityCfg
 
-from realgap.envs.dr.actuation import randomize_actuator_gains, randomize_actuator_stages, randomize_command_delay
+from realgap.envs.dr.actuation import (
+    randomize_actuator_gains,
+    randomize_actuator_stages,
+    randomize_command_delay,
+    randomize_holding_drive,
+)
 from realgap.envs.dr.contact import randomize_contact_friction, randomize_contact_geometry, reset_root_pose_uniform
 from realgap.envs.dr.contact_solref import SOLREF_KEYS, randomize_contact_solref
 from realgap.envs.dr.events import randomize_body_inertia
@@ -76,6 +81,7 @@ def build_dr_terms(env_cfg: Any, profile: DRProfile, mode: str = "reset", sync: 
             terms[name] = _term(func, mode, asset, groups=entries, seed_key=name, **extra)
     terms |= _stage_terms(env_cfg, profile, mode)
     terms |= _command_delay_terms(env_cfg, profile)
+    terms |= _holding_drive_terms(env_cfg, profile)
     for section, func, keys in (
         ("contact_friction", randomize_contact_friction, ("friction",)),
         ("contact_solref", randomize_contact_solref, SOLREF_KEYS),
@@ -198,15 +204,39 @@ def _stage_terms(env_cfg: Any, profile: DRProfile, mode: str) -> dict[str, Any]:
     return terms
 
 
-def _command_delay_terms(env_cfg: Any, profile: DRProfile) -> dict[str, Any]:
-    """One command-delay term per robot driven by realgap actuators (none when the profile's delay is 0)."""
-    if profile.command_delay_s == (0.0, 0.0):
-        return {}
-    robots = [
+def _chain_robots(env_cfg: Any) -> list[str]:
+    """Scene entities driven by realgap actuators (their configs carry the task's rates)."""
+    return [
         a
         for a, cfg in vars(env_cfg.scene).items()
         if isinstance(cfg, ArticulationCfg) and any(hasattr(c, "rates") for c in cfg.actuators.values())
     ]
+
+
+def _holding_drive_terms(env_cfg: Any, profile: DRProfile) -> dict[str, Any]:
+    """One holding-drive term per robot driven by realgap actuators (none without a fraction)."""
+    if not profile.holding_drive_fraction:
+        return {}
+    robots = _chain_robots(env_cfg)
+    if not robots:
+        raise ValueError(
+            f"{profile.name}: holding_drive_fraction needs a robot driven by realgap actuators (RealgapActuatorCfg); "
+            "this task has none"
+        )
+    terms = {}
+    for asset in robots:
+        name = _name("holding_drive", asset, dict.fromkeys(robots))
+        terms[name] = _term(
+            randomize_holding_drive, "reset", asset, fraction=profile.holding_drive_fraction, seed_key=name
+        )
+    return terms
+
+
+def _command_delay_terms(env_cfg: Any, profile: DRProfile) -> dict[str, Any]:
+    """One command-delay term per robot driven by realgap actuators (none when the profile's delay is 0)."""
+    if profile.command_delay_s == (0.0, 0.0):
+        return {}
+    robots = _chain_robots(env_cfg)
     if not robots:
         raise ValueError(
             f"{profile.name}: command_delay_s {list(profile.command_delay_s)} needs a robot driven by realgap "

@@ -105,6 +105,23 @@ def test_zero_order_hold_updates_every_period(backend):
 
 @pytest.mark.unit
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_zero_order_hold_periods_per_env(backend):
+    # servo at the physics rate (P = 1) for env 0; env 1 behind a bridge holding each command's torque 4 steps
+    hold = ZeroOrderHold(num_envs=2, period_steps=1)
+    ref = _arr(backend, [0.0])
+    periods = torch.tensor([4]) if backend == "torch" else np.array([4])
+    hold.set_periods(periods, [1])
+    assert list(_np(hold.periods)) == [1, 4] and isinstance(hold.periods, type(ref))
+    outs = [_np(hold.step(_arr(backend, [[float(t)], [float(t)]])))[:, 0] for t in range(9)]
+    np.testing.assert_array_equal([o[0] for o in outs], list(range(9)))
+    np.testing.assert_array_equal([o[1] for o in outs], [0, 0, 0, 0, 4, 4, 4, 4, 8])
+    hold.set_periods(periods[:1] * 0 + 1, None)  # back to the physics rate: the very next step updates
+    hold.reset([1])
+    np.testing.assert_array_equal(_np(hold.step(_arr(backend, [[9.0], [9.0]])))[:, 0], [9, 9])
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_zero_order_hold_mid_period_reset_restarts_that_env_only(backend):
     hold = ZeroOrderHold(num_envs=2, period_steps=3)
     outs = []

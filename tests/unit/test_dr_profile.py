@@ -77,6 +77,7 @@ def test_shipped_profiles_load_validate_and_round_trip():
         "actuator_stages",
         "contact_solref",
         "actuator_model",
+        "holding_drive_fraction",
         "width_curriculum",
     )
 

@@ -118,3 +118,14 @@ def test_wide_curriculum_is_wide_with_a_curriculum():
     assert lever.width_curriculum is not None and lever.width_curriculum.start_width == 0.0
     same = dataclasses.replace(lever, name=wide.name, description=wide.description, width_curriculum=None)
     assert same == wide  # every section copied unchanged
+
+
+def test_nominal_holding_is_nominal_with_a_holding_drive():
+    from realgap.envs.dr.profile import load_dr_profile, parse_dr_profile
+
+    nominal, lever = load_dr_profile("nominal"), load_dr_profile("nominal_holding")
+    assert lever.holding_drive_fraction == 0.25
+    same = dataclasses.replace(lever, name=nominal.name, description=nominal.description, holding_drive_fraction=None)
+    assert same == nominal
+    with pytest.raises(ValueError, match=r"holding_drive_fraction: expected a number in \[0, 1\]"):
+        parse_dr_profile(lever.to_dict() | {"holding_drive_fraction": 1.5}, "h.yaml")

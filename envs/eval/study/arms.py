@@ -26,8 +26,8 @@ class Arm:
     """One arm of the study.
 
     Attributes:
-        id: The page's letter (``a`` … ``h``, ``c0``; ``hw`` a lever of item 3), also the run name's prefix
-            (``<id>_s<seed>``).
+        id: The page's letter (``a`` … ``h``, ``c0``; ``gh``, ``hw``: levers of items 5 and 3), also the run name's
+            prefix (``<id>_s<seed>``).
         what: What the arm trains with, in the page's words.
         dr_profile: The ``--dr_profile`` of its training (a name of ``configs/dr/``).
     """
@@ -89,6 +89,11 @@ TASKS: dict[str, TaskSpec] = {
             Arm("f", "(e) + contact randomization", "ablation_g1_f"),
             Arm("g", "all of it (nominal: (f) + its pushes)", "nominal"),
             Arm("h", "wide", "wide"),
+            Arm(
+                "gh",
+                "(g) + a quarter of the robots behind a bridge that holds each command's PD torque",
+                "nominal_holding",
+            ),
             Arm(
                 "hw",
                 "wide under a width curriculum (item 3's lever: (h) learns too little at full width)",
