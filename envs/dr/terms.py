@@ -204,51 +204,45 @@ def _stage_terms(env_cfg: Any, profile: DRProfile, mode: str) -> dict[str, Any]:
     return terms
 
 
-def _chain_robots(env_cfg: Any) -> list[str]:
-    """Scene entities driven by realgap actuators (their configs carry the task's rates)."""
-    return [
+def _chain_terms(env_cfg: Any, profile: DRProfile, section: str, what: str, func: Any, **params: Any) -> dict[str, Any]:
+    """One term of ``section`` per robot driven by realgap actuators (their configs carry the task's rates).
+
+    Raises:
+        ValueError: The task has no such robot (``what`` names the profile's field).
+    """
+    robots = [
         a
         for a, cfg in vars(env_cfg.scene).items()
         if isinstance(cfg, ArticulationCfg) and any(hasattr(c, "rates") for c in cfg.actuators.values())
     ]
+    if not robots:
+        raise ValueError(
+            f"{profile.name}: {what} needs a robot driven by realgap actuators (RealgapActuatorCfg); this task has none"
+        )
+    terms = {}
+    for asset in robots:
+        name = _name(section, asset, dict.fromkeys(robots))
+        terms[name] = _term(func, "reset", asset, seed_key=name, **params)
+    return terms
 
 
 def _holding_drive_terms(env_cfg: Any, profile: DRProfile) -> dict[str, Any]:
     """One holding-drive term per robot driven by realgap actuators (none without a fraction)."""
     if not profile.holding_drive_fraction:
         return {}
-    robots = _chain_robots(env_cfg)
-    if not robots:
-        raise ValueError(
-            f"{profile.name}: holding_drive_fraction needs a robot driven by realgap actuators (RealgapActuatorCfg); "
-            "this task has none"
-        )
-    terms = {}
-    for asset in robots:
-        name = _name("holding_drive", asset, dict.fromkeys(robots))
-        terms[name] = _term(
-            randomize_holding_drive, "reset", asset, fraction=profile.holding_drive_fraction, seed_key=name
-        )
-    return terms
+    fraction = profile.holding_drive_fraction
+    return _chain_terms(
+        env_cfg, profile, "holding_drive", "holding_drive_fraction", randomize_holding_drive, fraction=fraction
+    )
 
 
 def _command_delay_terms(env_cfg: Any, profile: DRProfile) -> dict[str, Any]:
     """One command-delay term per robot driven by realgap actuators (none when the profile's delay is 0)."""
     if profile.command_delay_s == (0.0, 0.0):
         return {}
-    robots = _chain_robots(env_cfg)
-    if not robots:
-        raise ValueError(
-            f"{profile.name}: command_delay_s {list(profile.command_delay_s)} needs a robot driven by realgap "
-            "actuators (RealgapActuatorCfg); this task has none"
-        )
-    terms = {}
-    for asset in robots:
-        name = _name("command_delay", asset, dict.fromkeys(robots))
-        terms[name] = _term(
-            randomize_command_delay, "reset", asset, latency_range_s=list(profile.command_delay_s), seed_key=name
-        )
-    return terms
+    delay = list(profile.command_delay_s)
+    what = f"command_delay_s {delay}"
+    return _chain_terms(env_cfg, profile, "command_delay", what, randomize_command_delay, latency_range_s=delay)
 
 
 def _initial_pose_terms(env_cfg: Any, profile: DRProfile) -> dict[str, Any]:
