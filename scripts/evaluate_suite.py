@@ -34,6 +34,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--robots", type=positive_int, default=None, help="the first N robots of each family (default all)")
     p.add_argument("--families", nargs="+", default=None, help="only these families (default all)")
+    p.add_argument(
+        "--restore",
+        nargs="+",
+        default=(),
+        metavar="GROUP",
+        help="give every robot outside --restore_from these error groups of that family's robot of the same index "
+        "(drives, delay, hold, body, contact, sensors): the part of a family's gap they cause",
+    )
+    p.add_argument("--restore_from", default="typical", help="the family lending the groups (default typical)")
     return p.parse_args(argv)
 
 

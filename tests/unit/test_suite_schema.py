@@ -124,6 +124,35 @@ def test_one_seed_is_one_robot_and_every_value_lies_in_its_range(g1_meta):
     assert bridge.hold_period_steps == 4  # hold_probability 1, period [4, 4]
 
 
+def test_restored_groups_come_from_the_lending_robot_and_nothing_else_moves(g1_meta):
+    from realgap.envs.eval.suite.draw import GROUPS, draw_robot, restore_groups
+    from realgap.envs.eval.suite.run import SuiteRequest, check_request
+    from realgap.envs.eval.suite.schema import load_suite
+
+    suite = load_suite(G1)
+    worn, typical = (draw_robot(suite, suite.family(f), 2, g1_meta, 30) for f in ("worn", "typical"))
+    assert restore_groups(worn, typical, ()).to_dict() == worn.to_dict()
+    drives = restore_groups(worn, typical, ["drives"])
+    assert np.array_equal(drives.truth.kp_scale, typical.truth.kp_scale)
+    assert np.array_equal(drives.truth.peak_torque, typical.truth.peak_torque)
+    assert np.array_equal(drives.truth.delay_steps, worn.truth.delay_steps)  # the delay is a group of its own
+    assert drives.body == worn.body and drives.noise == worn.noise
+    both = restore_groups(worn, typical, ["contact", "sensors"])
+    assert both.body["foot_friction"] == typical.body["foot_friction"]
+    assert both.body["payload_mass_kg"] == worn.body["payload_mass_kg"]
+    assert both.noise.tilt_bias_rad == typical.noise.tilt_bias_rad and both.noise.seed == worn.noise.seed
+    everything = restore_groups(worn, typical, GROUPS).to_dict()
+    assert (everything["seed"], everything["family"]) == (worn.seed, "worn")  # its identity and episodes stay
+    assert restore_groups(worn, typical, GROUPS).episode_seed == worn.episode_seed
+    assert {k: v for k, v in everything.items() if k not in ("family", "index", "seed", "sensors")} == {
+        k: v for k, v in typical.to_dict().items() if k not in ("family", "index", "seed", "sensors")
+    }
+    with pytest.raises(ValueError, match=r"unknown error group\(s\) \['gains'\]"):
+        restore_groups(worn, typical, ["gains"])
+    with pytest.raises(ValueError, match=r"--restore: unknown error group\(s\) \['gains'\]"):
+        check_request(SuiteRequest(policy="p", suite=str(G1), restore=("drives", "gains")))
+
+
 def test_no_training_or_test_code_sets_a_seed_in_the_suite_range():
     # the suite's robots stay held out only while every other seed literal stays below MIN_SEED
     import re

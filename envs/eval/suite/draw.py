@@ -9,10 +9,14 @@ does not move the episodes, and the same seed gives the same robot on every mach
 The drives reuse the hidden robot's parameters (:class:`~realgap.envs.deploy.hidden_robot.HiddenTruth`): realised
 gains, Coulomb friction and armature as multiples of the export's datasheet, viscous friction in N·m·s/rad, the torque
 limit as a multiple of the datasheet peak, one command delay per joint.
+
+:func:`restore_groups` gives a robot one group of its errors back from another robot (robot ``k`` of the typical
+family): which part of a family's gap a group of errors causes, with everything else and the episodes unchanged.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -137,3 +141,45 @@ def draw_robot(suite: Suite, family: Family, index: int, meta: PolicyMetadata, l
     noise = SensorNoise(seed=noise_seed, **sensors)
     episode_seed = int(np.random.default_rng([seed, 1]).integers(2**31))
     return RobotDraw(family.name, index, seed, truth, period, noise, body, episode_seed)
+
+
+GROUPS = ("drives", "delay", "hold", "body", "contact", "sensors")
+"""Error groups :func:`restore_groups` can swap: the drives' gains, friction, armature and torque limit; the command
+delay; the holding bridge; the body's mass, CoM and payload (balance) or the table and object-pose bias (grasp); the
+contact's friction and softness; the sensors' noise and bias (and the grasp's object-pose noise)."""
+_DRIVES = ("kp_scale", "kd_scale", "coulomb_nm", "viscous_nms", "armature", "peak_torque")
+_SENSOR_BODY = ("object_pos_noise_m", "object_rot_noise_rad")
+
+
+def _body_group(key: str) -> str:
+    if key.endswith(("_friction", "_timeconst_s")):
+        return "contact"
+    return "sensors" if key in _SENSOR_BODY else "body"
+
+
+def restore_groups(draw: RobotDraw, reference: RobotDraw, groups: tuple[str, ...] | list[str]) -> RobotDraw:
+    """``draw`` with the error ``groups`` (:data:`GROUPS`) taken from ``reference``; its identity (family, index,
+    seed) and its episodes (``episode_seed``: the same pushes or objects) stay ``draw``'s.
+
+    Raises:
+        ValueError: An unknown group (names the known ones).
+    """
+    unknown = sorted(set(groups) - set(GROUPS))
+    if unknown:
+        raise ValueError(f"unknown error group(s) {unknown}; known: {list(GROUPS)}")
+    truth = {}
+    if "drives" in groups:
+        truth |= {k: getattr(reference.truth, k) for k in _DRIVES}
+    if "delay" in groups:
+        truth["delay_steps"] = reference.truth.delay_steps
+    noise = draw.noise
+    if "sensors" in groups:  # the reference's noise levels and biases, the robot's own noise stream
+        noise = dataclasses.replace(reference.noise, seed=draw.noise.seed)
+    body = {k: reference.body[k] if _body_group(k) in groups else v for k, v in draw.body.items()}
+    return dataclasses.replace(
+        draw,
+        truth=dataclasses.replace(draw.truth, **truth),
+        hold_period_steps=reference.hold_period_steps if "hold" in groups else draw.hold_period_steps,
+        noise=noise,
+        body=body,
+    )

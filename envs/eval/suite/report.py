@@ -158,6 +158,7 @@ def write_report(
         "policy": label,
         "export": req.policy,
         "zero_action": req.zero_action,
+        "restored": {"groups": list(req.restore), "from": req.restore_from} if req.restore else None,
         "episodes_per_robot": req.episodes,
         "settings": suite.episode,
         "families": {name: summarize(v) for name, v in families.items()},

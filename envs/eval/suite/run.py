@@ -36,6 +36,8 @@ class SuiteRequest:
     zero_action: bool = False
     robots: int | None = None
     families: tuple[str, ...] | list[str] | None = None
+    restore: tuple[str, ...] | list[str] = ()
+    restore_from: str = "typical"
 
 
 @dataclass(frozen=True)
@@ -62,10 +64,14 @@ def check_request(req: SuiteRequest) -> None:
     """Refuse counts no evaluation can run with.
 
     Raises:
-        ValueError: ``episodes`` < 1 or ``robots`` < 1.
+        ValueError: ``episodes`` < 1 or ``robots`` < 1; an unknown ``--restore`` group.
     """
     if req.episodes < 1 or (req.robots is not None and req.robots < 1):
         raise ValueError(f"--episodes and --robots must be >= 1, got {req.episodes} and {req.robots}")
+    from realgap.envs.eval.suite.draw import GROUPS
+
+    if unknown := sorted(set(req.restore) - set(GROUPS)):
+        raise ValueError(f"--restore: unknown error group(s) {unknown}; known: {list(GROUPS)}")
 
 
 def grasp_episode(runtime: Any, robot: Any, scene_robot: Any, family: str, index: int, episode: int) -> Outcome:
@@ -120,13 +126,14 @@ def evaluate_suite(req: SuiteRequest, echo: Callable[[str], None] = _print_now) 
     from realgap.envs.deploy.episode import stance_metadata
     from realgap.envs.deploy.mujoco_robot import MujocoRobot
     from realgap.envs.deploy.runtime import ZeroPolicy
-    from realgap.envs.eval.suite.draw import draw_robot
+    from realgap.envs.eval.suite.draw import draw_robot, restore_groups
     from realgap.envs.eval.suite.plant import robot_links
     from realgap.envs.eval.suite.report import write_report
     from realgap.envs.format import load_policy
 
     suite = load_suite(req.suite)
     families = [suite.family(name) for name in req.families] if req.families else list(suite.families)
+    source = suite.family(req.restore_from) if req.restore else None
     meta, policy = load_policy(req.policy)
     if task_of(meta) != suite.task or meta.robot.name != suite.robot:
         raise ValueError(
@@ -146,6 +153,8 @@ def evaluate_suite(req: SuiteRequest, echo: Callable[[str], None] = _print_now) 
         count = family.robots if req.robots is None else min(req.robots, family.robots)
         for k in range(count):
             draw = draw_robot(suite, family, k, meta, links)
+            if source is not None and family.name != source.name:  # robot k of the source family lends its groups
+                draw = restore_groups(draw, draw_robot(suite, source, k % source.robots, meta, links), req.restore)
             res = _robot_episodes(meta, run_meta, policy, suite, family, draw, req.episodes)
             outcomes += res
             draws.append(draw)
