@@ -23,9 +23,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)  # before the suite's modules: --help loads no simulator
     from realgap.envs.eval.suite.attribution import write_attribution
 
-    out = write_attribution(parse_args(argv).root)
+    out = write_attribution(args.root)
     print(f"[realgap] wrote {out} and {out.with_suffix('.md').name}")
     return 0
 

@@ -38,6 +38,7 @@ class SurvivalCurriculum(ManagerTermBase):
 
     @property
     def level(self) -> float:
+        """The curriculum's level in [0, 1]."""
         return self.control.level
 
     def count(self, env: ManagerBasedRLEnv, env_ids: torch.Tensor) -> None:
