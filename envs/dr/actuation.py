@@ -267,9 +267,9 @@ class randomize_holding_drive(WidthTerm):
         self.actuators = [act for act, _ in realgap_actuators(env.scene[params["asset_cfg"].name])]
         if not self.actuators:
             raise ValueError(f"holding drive: asset {params['asset_cfg'].name!r} has no realgap actuator to hold")
-        self.decimation = {act.chain.timing.decimation for act in self.actuators}
-        if len(self.decimation) != 1:
-            raise ValueError(f"holding drive: the asset's actuator chains run different decimations: {self.decimation}")
+        decimations = {act.chain.timing.decimation for act in self.actuators}
+        if len(decimations) != 1:
+            raise ValueError(f"holding drive: the asset's actuator chains run different decimations: {decimations}")
 
     def __call__(
         self,

@@ -3,11 +3,12 @@
 :class:`SurvivalCurriculum` counts the full episodes that end (an env's first episode is not counted: rsl-rl starts
 training with random episode lengths) and moves its :class:`~realgap.envs.dr.width.LevelController`; a subclass says
 what the level does. :class:`dr_width_curriculum` narrows every randomization term of the env
-(:class:`~realgap.envs.dr.events.WidthTerm`) to ``start + level·(1 − start)`` of its ranges about their midpoints,
-and scales the push range toward zero by the same width (a push is a disturbance: its nominal is no push, not the
-middle of its range): automatic domain randomization in its simplest form, one width for everything drawn. Survival
-means reaching the time-out, so it suits tasks whose success is not falling (balance). Isaac Lab curriculum terms,
-called before the ending envs are reset.
+(:class:`~realgap.envs.dr.events.WidthTerm`) to ``start + level·(1 − start)`` of its ranges about their midpoints, and
+scales the push range toward zero by the same width (a push is a disturbance: its nominal is no push, not the middle of
+its range): automatic domain randomization in its simplest form, one width for every model error drawn (an
+``initial_pose`` term, a task's reset rather than a model error, keeps its range). Survival means reaching the time-out,
+so it suits tasks whose success is not falling (balance). Isaac Lab curriculum terms, called before the ending envs are
+reset.
 """
 
 from __future__ import annotations
@@ -35,6 +36,12 @@ class SurvivalCurriculum(ManagerTermBase):
         self.control = control
         self.full_episode = torch.zeros(env.num_envs, dtype=torch.bool, device=env.device)
         self._counts = HostMirror()  # episode counts reach the host without a sync (at once on the CPU)
+
+    @classmethod
+    def drives_pushes(cls, params: dict) -> bool:
+        """Whether a term of this class configured with ``params`` moves the push range (two such terms would fight
+        over it). False here; a subclass that writes the pushes says when."""
+        return False
 
     @property
     def level(self) -> float:
@@ -78,7 +85,8 @@ class dr_width_curriculum(SurvivalCurriculum):
                 "dr_width_curriculum needs randomization event terms (a DR profile with at least one section "
                 "drawn by realgap's terms); this env has none"
             )
-        others = [n for n, t in vars(env.cfg.curriculum).items() if _drives_pushes(t)]
+        terms = vars(env.cfg.curriculum).items()  # this term among them (a copy of its cfg: found by class)
+        others = [n for n, t in terms if t is not None and _drives_pushes(t) and _term_class(t) is not type(self)]
         if others:
             raise ValueError(
                 f"dr_width_curriculum scales the pushes, and curriculum term(s) {others} already drive them; "
@@ -88,6 +96,10 @@ class dr_width_curriculum(SurvivalCurriculum):
         self.push_params = None if found is None else found[1].params
         self.push_target = None if found is None else tuple(float(v) for v in self.push_params["magnitude_mps"])
         self._write()
+
+    @classmethod
+    def drives_pushes(cls, params: dict) -> bool:
+        return True  # the push range scales with the width
 
     def width(self) -> float:
         """The terms' width at the current level."""
@@ -117,10 +129,16 @@ class dr_width_curriculum(SurvivalCurriculum):
         return {"width_level": self.level, "width": self.width()}
 
 
-def _drives_pushes(term_cfg: object) -> bool:
-    """A curriculum term configured to move the push range (the balance task's push curriculum, when on)."""
-    params = getattr(term_cfg, "params", None)
-    return isinstance(params, dict) and params.get("start_mps") is not None
+def _term_class(term_cfg: CurriculumTermCfg) -> type:
+    """A term's class: its ``func`` is the class, or its instance once the manager has built it."""
+    func = term_cfg.func
+    return func if isinstance(func, type) else type(func)
+
+
+def _drives_pushes(term_cfg: CurriculumTermCfg) -> bool:
+    """A survival curriculum configured to move the push range."""
+    cls = _term_class(term_cfg)
+    return issubclass(cls, SurvivalCurriculum) and cls.drives_pushes(term_cfg.params)
 
 
 def _width_terms(env: ManagerBasedRLEnv) -> list[WidthTerm]:

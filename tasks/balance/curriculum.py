@@ -97,7 +97,7 @@ class push_curriculum(SurvivalCurriculum):
         start = p.get("start_mps")
         self.active = start is not None
         if not self.active:  # off: the push term is not even looked up (a task variant may have none)
-            super().__init__(cfg, env, LevelController(1.0, 1.0, 0.0, 1, level=1.0))
+            super().__init__(cfg, env, LevelController(1.0, 1.0, 0.0, 1, level=1.0))  # never moved: nothing counted
             self.start = self.target = (math.nan, math.nan)
             return
         super().__init__(cfg, env, LevelController(p["step"], p["promote"], p["demote"], int(p["min_episodes"])))
@@ -115,6 +115,10 @@ class push_curriculum(SurvivalCurriculum):
         if self.start[0] > self.target[0] or self.start[1] > self.target[1]:
             raise ValueError(f"push_curriculum start_mps {self.start} must not exceed the task's range {self.target}")
         self._write()
+
+    @classmethod
+    def drives_pushes(cls, params: dict) -> bool:
+        return params.get("start_mps") is not None  # off (None): the task's pushes, untouched
 
     def range_mps(self) -> tuple[float, float]:
         """The push range at the current level, m/s."""

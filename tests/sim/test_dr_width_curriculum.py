@@ -82,8 +82,13 @@ def test_width_curriculum_refuses_a_second_curriculum_of_the_pushes():
     from realgap.envs.run.factory import load_cfgs, make_env, simulation
 
     levers = "Realgap-Balance-G1-Levers-v0"
-    env_cfg, _ = load_cfgs(levers, "cpu", 4, 0)
-    env_cfg.curriculum.push_level.params["start_mps"] = [0.0, 0.2]
-    apply_dr_profile(env_cfg, "wide_curriculum", task=levers)
-    with simulation(env_cfg), pytest.raises(ValueError, match=r"\['push_level'\] already drive them"):
-        make_env(levers, env_cfg)
+    for start_mps in (None, [0.0, 0.2]):  # the task's push curriculum off, then on
+        env_cfg, _ = load_cfgs(levers, "cpu", 4, 0)
+        env_cfg.curriculum.push_level.params["start_mps"] = start_mps
+        apply_dr_profile(env_cfg, "wide_curriculum", task=levers)
+        with simulation(env_cfg):
+            if start_mps is None:  # off: it leaves the pushes to the width curriculum
+                make_env(levers, env_cfg).close()
+                continue
+            with pytest.raises(ValueError, match=r"\['push_level'\] already drive them"):
+                make_env(levers, env_cfg)

@@ -147,7 +147,7 @@ def test_restored_groups_come_from_the_lending_robot_and_nothing_else_moves(g1_m
     assert {k: v for k, v in everything.items() if k not in ("family", "index", "seed", "sensors")} == {
         k: v for k, v in typical.to_dict().items() if k not in ("family", "index", "seed", "sensors")
     }
-    with pytest.raises(ValueError, match=r"unknown error group\(s\) \['gains'\]"):
+    with pytest.raises(ValueError, match=r"error groups: unknown error group\(s\) \['gains'\]"):
         restore_groups(worn, typical, ["gains"])
     with pytest.raises(ValueError, match=r"--restore: unknown error group\(s\) \['gains'\]"):
         check_request(SuiteRequest(policy="p", suite=str(G1), restore=("drives", "gains")))

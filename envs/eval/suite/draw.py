@@ -157,6 +157,12 @@ def _body_group(key: str) -> str:
     return "sensors" if key in _SENSOR_BODY else "body"
 
 
+def check_groups(groups: tuple[str, ...] | list[str], where: str = "error groups") -> None:
+    """Raises ValueError naming any of ``groups`` that is not in :data:`GROUPS` (and the known ones)."""
+    if unknown := sorted(set(groups) - set(GROUPS)):
+        raise ValueError(f"{where}: unknown error group(s) {unknown}; known: {list(GROUPS)}")
+
+
 def restore_groups(draw: RobotDraw, reference: RobotDraw, groups: tuple[str, ...] | list[str]) -> RobotDraw:
     """``draw`` with the error ``groups`` (:data:`GROUPS`) taken from ``reference``; its identity (family, index,
     seed) and its episodes (``episode_seed``: the same pushes or objects) stay ``draw``'s.
@@ -164,9 +170,7 @@ def restore_groups(draw: RobotDraw, reference: RobotDraw, groups: tuple[str, ...
     Raises:
         ValueError: An unknown group (names the known ones).
     """
-    unknown = sorted(set(groups) - set(GROUPS))
-    if unknown:
-        raise ValueError(f"unknown error group(s) {unknown}; known: {list(GROUPS)}")
+    check_groups(groups)
     truth = {}
     if "drives" in groups:
         truth |= {k: getattr(reference.truth, k) for k in _DRIVES}

@@ -68,10 +68,9 @@ def check_request(req: SuiteRequest) -> None:
     """
     if req.episodes < 1 or (req.robots is not None and req.robots < 1):
         raise ValueError(f"--episodes and --robots must be >= 1, got {req.episodes} and {req.robots}")
-    from realgap.envs.eval.suite.draw import GROUPS
+    from realgap.envs.eval.suite.draw import check_groups
 
-    if unknown := sorted(set(req.restore) - set(GROUPS)):
-        raise ValueError(f"--restore: unknown error group(s) {unknown}; known: {list(GROUPS)}")
+    check_groups(req.restore, "--restore")
 
 
 def grasp_episode(runtime: Any, robot: Any, scene_robot: Any, family: str, index: int, episode: int) -> Outcome:
