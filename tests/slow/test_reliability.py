@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from shared_run import TINY_RUN_ARGS, TINY_RUN_ITERATIONS, TRAIN, copy_run
+import yaml
+from shared_run import REPO, TINY_RUN_ARGS, TINY_RUN_ITERATIONS, TRAIN, copy_run
 
 pytestmark = pytest.mark.slow
 
@@ -141,3 +142,55 @@ def test_resume_from_an_older_checkpoint_says_it_is_not_exact(tiny_run, tmp_path
     )
     assert rest.returncode == 0, rest.stderr[-3000:]
     assert "no model_0.env.pt beside it" in rest.stdout and "not exact" in rest.stdout
+
+
+def _stopped_and_resumed(tmp_path: Path, profile: dict, stop: int, total: int) -> tuple[list[dict], list[dict]]:
+    """The crouch task with ``profile`` and 0.5 s episodes (so episodes end within a few iterations): the progress
+    rows of a run of ``total`` iterations uninterrupted, and of the same run stopped after ``stop`` and resumed."""
+    (tmp_path / "profile.yaml").write_text(yaml.safe_dump(profile))
+    args = [*TRAIN[:2], "--task", "Realgap-Balance-G1-Crouch-v0", *TRAIN[4:], "--seed", "5", "--save_interval", "1"]
+    args += ["--dr_profile", str(tmp_path / "profile.yaml"), "--set", "env.episode_length_s=0.5"]
+    resume = [*TRAIN[:2], "--device", "cpu", "--max_iterations", str(total), "--resume"]
+    runs = {}
+    for name, cmd in (
+        ("whole", [*args, "--max_iterations", str(total)]),
+        ("part", [*args, "--max_iterations", str(stop)]),
+    ):
+        out = subprocess.run([*cmd, "--log_root", str(tmp_path / name)], capture_output=True, text=True, timeout=900)
+        assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
+        (runs[name],) = list((tmp_path / name / "balance_g1").iterdir())
+    out = subprocess.run([*resume, str(runs["part"])], capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "an exact continuation" in out.stdout
+    return _rows(runs["whole"]), _rows(runs["part"])
+
+
+def _wide_curriculum(**rule: float) -> dict:
+    profile = yaml.safe_load((REPO / "configs/dr/wide_curriculum.yaml").read_text())
+    profile["width_curriculum"].update(rule)
+    return profile
+
+
+def test_resume_is_exact_under_a_width_curriculum(tmp_path):
+    """Class-based manager terms (the width curriculum's level, each randomization term's generator) live only in
+    their configs; stopped while the width is rising and resumed, the run logs the same iterations as uninterrupted:
+    the level goes on from where it was, not from 0. A quick rule so the width moves within a few iterations; the
+    inertia sections are left out (their known drift: the next test)."""
+    profile = _wide_curriculum(step=0.02, promote=0.0, demote=0.0, min_episodes=4)
+    profile.update(name="wide_quick_curriculum", payload=[], link_inertia=[])
+    a, b = _stopped_and_resumed(tmp_path, profile, stop=4, total=8)
+    assert 0.0 < float(a[3]["width_level"]) < float(a[7]["width_level"]) < 1.0  # the level moves across the stop
+    assert [r["iteration"] for r in b] == [str(i) for i in range(8)]
+    assert a == b
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known: with link or payload inertia randomized, a resumed run drifts from the "
+    "uninterrupted one by ~1e-6 relative in its rewards from the first iteration after the resume "
+    "(some state below the randomized inertia is not restored bit for bit; not found yet)",
+)
+def test_resume_is_exact_with_inertia_randomization(tmp_path):
+    profile = yaml.safe_load((REPO / "configs/dr/nominal.yaml").read_text())
+    a, b = _stopped_and_resumed(tmp_path, profile, stop=3, total=5)
+    assert a == b

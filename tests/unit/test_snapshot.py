@@ -75,3 +75,30 @@ def test_a_simulator_array_of_another_shape_is_refused_with_its_path():
     saved = capture({"sim": {"joint_q": wp.zeros(8, dtype=wp.float32, device="cpu")}})
     with pytest.raises(SnapshotError, match=r"sim\.joint_q.*does not fit"):
         restore({"sim": {"joint_q": wp.zeros(16, dtype=wp.float32, device="cpu")}}, saved)
+
+
+class FakeTermCfg:
+    """Stands in for an Isaac Lab manager term config: a config (never walked) holding its class-based term."""
+
+    def __init__(self, func: object) -> None:
+        self.func = func
+        self.params = {"start": torch.zeros(2)}  # a config's own values: set once, not state
+
+
+def test_a_class_based_term_kept_only_in_its_config_is_restored():
+    """Isaac Lab keeps a class-based curriculum or event term only in its config's ``func``: its level and generator
+    come back, the config's own values are left alone."""
+    term = Term()
+    term.generator.manual_seed(11)
+    term.rate = 0.5
+    cfg = FakeTermCfg(term)
+    manager = {"_term_cfgs": [cfg], "_class_term_cfgs": [cfg]}  # one term reached twice: captured once
+    saved = capture({"curriculum": manager, "fn": {"_term_cfgs": [FakeTermCfg(torch.rand)]}})
+    assert "curriculum._term_cfgs.0.func.rate" in saved and not any(".params" in k for k in saved)
+    expected = _run(term)
+    term.rate = 0.0
+    torch.rand(3, generator=term.generator)
+    cfg.params["start"] += 1.0
+    restore({"curriculum": manager}, saved)
+    assert term.rate == 0.5 and _run(term) == expected
+    assert cfg.params["start"].tolist() == [1.0, 1.0]
