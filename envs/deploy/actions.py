@@ -8,6 +8,8 @@ The runtime runs the term types that need nothing but the action and the exporte
   balance task's ``RampedJointPositionAction``) the offset moves linearly from ``joints.default_pos`` to ``offset``
   over the first ``ramp_s`` seconds after the start, ``k`` policy steps in: ``default + (offset − default) ·
   min(1, k · policy_dt / ramp_s)``;
+- ``joint_position_measured`` (the balance task's ``relative_to="measured"``): ``q_target[j] = clip(q[j] + scale[j] ·
+  a[start + j], clip_min[j], clip_max[j])`` about the joint positions ``q`` read at that policy step;
 - ``binary_joint_position`` (``BinaryJointPositionAction``, e.g. a gripper):
   ``goal = close if a[start] < threshold else open``; with a ``speed`` (the hand's own controller, as trained) and a
   runtime that computes the finger PD itself (``ramp_binary``: a torque robot such as the MuJoCo one) the setpoint
@@ -36,7 +38,12 @@ from realgap.envs.format.actions import ActionTerm
 from realgap.envs.format.description import locate_description
 from realgap.envs.format.metadata import PolicyMetadata
 
-SUPPORTED_ACTIONS: tuple[str, ...] = ("joint_position_offset", "binary_joint_position", "ee_pose_delta")
+SUPPORTED_ACTIONS: tuple[str, ...] = (
+    "joint_position_offset",
+    "joint_position_measured",
+    "binary_joint_position",
+    "ee_pose_delta",
+)
 """Action term types the deploy runtime runs."""
 
 
@@ -106,6 +113,12 @@ class ActionMapper:
     def _arrays(term: ActionTerm, default: np.ndarray, policy_dt: float) -> dict[str, np.ndarray]:
         if term.type == "ee_pose_delta":
             return {}
+        if term.type == "joint_position_measured":
+            return {
+                "scale": term.array("scale"),
+                "lo": term.array("clip_min", -np.inf),
+                "hi": term.array("clip_max", np.inf),
+            }
         if term.type == "joint_position_offset":
             return {
                 "scale": term.array("scale"),
@@ -130,17 +143,21 @@ class ActionMapper:
 
     def apply(self, action: np.ndarray, q_target: np.ndarray, q: np.ndarray | None = None) -> None:
         """Set the targets of every term's joints from ``action`` (already raw-clipped); an ``ee_pose_delta`` term sets
-        its target pose from the measured joint positions ``q`` (its joint targets follow in :meth:`track`).
+        its target pose from the measured joint positions ``q`` (its joint targets follow in :meth:`track`), a
+        ``joint_position_measured`` term its targets about ``q``.
 
         Shape:
             ``action`` ``(A,)``; ``q_target`` ``(J,)`` float64, written in place; ``q`` ``(J,)``.
         """
         a = np.asarray(action, dtype=np.float64)
         for (term, idx), p in zip(self.terms, self._params, strict=True):
+            if term.type in ("ee_pose_delta", "joint_position_measured") and q is None:
+                raise ValueError(f"action term '{term.name}' ({term.type}) needs the measured joint positions")
             if term.type == "ee_pose_delta":
-                if q is None:
-                    raise ValueError(f"action term '{term.name}' (ee_pose_delta) needs the measured joint positions")
                 self.ik[term.name].set_command(a[term.start : term.stop], np.asarray(q, dtype=np.float64))
+            elif term.type == "joint_position_measured":
+                anchor = np.asarray(q, dtype=np.float64)[idx]
+                q_target[idx] = np.clip(anchor + p["scale"] * a[term.start : term.stop], p["lo"], p["hi"])
             elif term.type == "joint_position_offset":
                 offset = p["offset"]
                 if p["ramp_steps"] > 0:

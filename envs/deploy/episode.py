@@ -27,6 +27,7 @@ from realgap.envs.deploy.robot import Robot
 from realgap.envs.deploy.runtime import DeployRuntime, Policy
 from realgap.envs.format.metadata import PolicyMetadata
 from realgap.envs.format.protocol import BALANCE_PROTOCOL, BalanceProtocol
+from realgap.envs.format.terms import joint_position_offset
 
 
 class BalanceRobot(Protocol):
@@ -134,13 +135,19 @@ def stance_metadata(meta: PolicyMetadata) -> PolicyMetadata:
 
     An export trained around another nominal pose (e.g. the crouch lever, ``--set env.actions.joint_pos.offset=...``)
     holds its own pose at a zero action; its baseline, as in Isaac Lab, is the task's stance. For an export of the task
-    as defined (offset = default pose) this is ``meta`` unchanged.
+    as defined (offset = default pose) this is ``meta`` unchanged. A ``joint_position_measured`` term (whose zero
+    action holds wherever the robot is) becomes the ``joint_position_offset`` term at the stance with its scale and
+    clip.
     """
     terms = []
     for term in meta.actions.terms:
+        pose = [meta.default_joint_pos[meta.joint_names.index(j)] for j in term.joint_names]
         if term.type == "joint_position_offset":
-            pose = [meta.default_joint_pos[meta.joint_names.index(j)] for j in term.joint_names]
             term = replace(term, params={**term.params, "offset": pose})
+        elif term.type == "joint_position_measured":  # its zero action holds where the robot is: hold the stance
+            params = {k: term.params[k] for k in ("scale", "clip_min", "clip_max")}
+            equation = joint_position_offset(term.joint_names, 1.0, 0.0, None, None)["equation"]  # values: params
+            term = replace(term, type="joint_position_offset", params={**params, "offset": pose}, equation=equation)
         terms.append(term)
     actions = replace(meta.actions, terms=tuple(terms))
     return meta if actions == meta.actions else replace(meta, actions=actions)

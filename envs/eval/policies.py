@@ -84,11 +84,20 @@ def export_actions(env_cfg: Any, meta: Any) -> None:
             # the hand's speed as the export ran it (absent: the idealised hand of exports made before it)
             speed = term.params.get("speed")
             getattr(env_cfg.actions, term.name).max_speed = None if speed is None else float(speed[0])
-        if term.type != "joint_position_offset":
+        if term.type not in ("joint_position_offset", "joint_position_measured"):
             continue
         cfg = getattr(env_cfg.actions, term.name, None)
         if cfg is None:
             raise ExportError(f"the export's action term '{term.name}' is not an action term of {meta.task}")
+        if term.type == "joint_position_measured":
+            if not hasattr(cfg, "relative_to"):
+                raise ExportError(
+                    f"the export's action term '{term.name}' sets targets about the measured joint positions; "
+                    f"{meta.task}'s term cannot (no relative_to)"
+                )
+            cfg.relative_to = "measured"
+            cfg.scale = {re.escape(j): float(v) for j, v in zip(term.joint_names, term.params["scale"], strict=True)}
+            continue
         cfg.use_default_offset = False
         cfg.offset = {re.escape(j): float(v) for j, v in zip(term.joint_names, term.params["offset"], strict=True)}
         cfg.scale = {re.escape(j): float(v) for j, v in zip(term.joint_names, term.params["scale"], strict=True)}

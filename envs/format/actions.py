@@ -17,6 +17,7 @@ from realgap.envs.format.schema import MetadataError, bound, floats, plain
 
 ACTION_TYPES: tuple[str, ...] = (
     "joint_position_offset",
+    "joint_position_measured",
     "joint_position_rate_limited",
     "joint_position_delta",
     "joint_velocity",
@@ -29,6 +30,7 @@ ACTION_TYPES: tuple[str, ...] = (
 """Action term types of the format (``docs/policy_format.md``, "Action terms")."""
 _PER_JOINT_PARAMS: dict[str, tuple[str, ...]] = {
     "joint_position_offset": ("scale", "offset", "clip_min", "clip_max"),
+    "joint_position_measured": ("scale", "clip_min", "clip_max"),
     "joint_position_rate_limited": ("scale", "offset", "clip_min", "clip_max", "max_velocity", "max_acceleration"),
     "joint_position_delta": ("scale", "clip_min", "clip_max"),
     "joint_velocity": ("scale", "offset"),

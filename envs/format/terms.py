@@ -132,6 +132,20 @@ def joint_position_offset(
     return description("joint_position_offset", joint_names, params, eq, JOINT_UNITS, feed_forward)
 
 
+def joint_position_measured(joint_names: Sequence[str], scale: Any, clip: Any) -> dict[str, Any]:
+    """``joint_position_measured``: q_target = clip(q + scale·a) about the joint positions measured when the command
+    is set, so a zero action holds the robot where it is and a drive that holds its PD torque for the policy period
+    gets a torque bounded by kp·scale·|a| (no stiffness on a stale reading)."""
+    n = len(joint_names)
+    lo, hi = clip_bounds(clip, n)
+    params = {"scale": per_joint(scale, n), "clip_min": lo, "clip_max": hi}
+    eq = (
+        f"q_target[j] = clip(q[j] + scale[j] * {_A}, clip_min[j], clip_max[j]) each policy step, q the joint "
+        "positions measured at that step (the reading the observations use); qd_target[j] = 0; tau_ff[j] = 0"
+    )
+    return description("joint_position_measured", joint_names, params, eq, JOINT_UNITS, None)
+
+
 def rate_limited_params(
     n: int, scale: Any, offset: Any, clip: Any, v_max: Any, a_max: Any, max_error: Any
 ) -> dict[str, Any]:

@@ -40,7 +40,7 @@ def test_every_arm_trains_a_profile_of_its_task_and_the_page_order():
             profile = load_dr_profile(arm.dr_profile)  # loads and validates
             assert profile.task in (None, name), (name, arm.id, profile.task)  # None: the profile serves both
         assert not set(LEFT_OUT[name]) & {a.id for a in spec.arms}
-    assert [a.id for a in BALANCE.arms] == ["a", "b", "c0", "c", "d", "e", "f", "g", "h", "gh", "hw"]
+    assert [a.id for a in BALANCE.arms] == ["a", "b", "c0", "c", "d", "e", "f", "g", "h", "gh", "hw", "gm"]
     assert [a.id for a in TASKS["grasp"].arms] == ["a", "b", "c0", "c", "d", "e", "g", "h"]
     # (a) is Isaac Lab's implicit PD, (b) the chain without its delay, (g) all of it
     assert load_dr_profile(BALANCE.arm("a").dr_profile).actuator_model == "implicit_pd"
@@ -48,6 +48,12 @@ def test_every_arm_trains_a_profile_of_its_task_and_the_page_order():
     assert (BALANCE.arm("g").dr_profile, TASKS["grasp"].arm("g").dr_profile) == ("nominal", "grasp_nominal")
     assert load_dr_profile(BALANCE.arm("hw").dr_profile).width_curriculum is not None  # (h) under item 3's lever
     assert load_dr_profile(BALANCE.arm("gh").dr_profile).holding_drive_fraction == 0.25  # (g) + the holding bridge
+    # (gh) with targets about the measured joint positions: the same profile, one override, no other arm has one
+    assert (BALANCE.arm("gm").dr_profile, BALANCE.arm("gm").overrides) == (
+        "nominal_holding",
+        ("env.actions.joint_pos.relative_to=measured",),
+    )
+    assert [a.id for spec in TASKS.values() for a in spec.arms if a.overrides] == ["gm"]
     assert (BALANCE.task_id, BALANCE.max_iterations, BALANCE.num_procs) == ("Realgap-Balance-G1-Crouch-v0", 150, 1)
     grasp = TASKS["grasp"]
     assert (grasp.task_id, grasp.max_iterations, grasp.num_procs) == ("Realgap-Grasp-Franka-EEPoseDelta-v0", 450, 2)
@@ -58,7 +64,7 @@ def test_every_arm_trains_a_profile_of_its_task_and_the_page_order():
 @pytest.mark.parametrize(
     ("task", "arms", "message"),
     [
-        ("balance", "a,z", "--arms 'a,z': unknown arm 'z' for balance; known: a, b, c0, c, d, e, f, g, h, gh, hw"),
+        ("balance", "a,z", "--arms 'a,z': unknown arm 'z' for balance; known: a, b, c0, c, d, e, f, g, h, gh, hw, gm"),
         ("balance", "a,i", "arm (i) (identify-then-train) is not run by this command"),
         ("grasp", "z", "--arms 'z': unknown arm 'z' for grasp; known: a, b, c0, c, d, e, g, h"),
         ("grasp", "f", "grasp arm (f) is arm (g)"),
@@ -168,6 +174,8 @@ def test_a_new_run_trains_with_the_arms_profile_and_a_stopped_one_resumes_its_fu
         "--task Realgap-Balance-G1-Crouch-v0 --dr_profile ablation_a --seed 1 --max_iterations 150 "
         f"--log_root {tmp_path / 'runs'} --run_name a_s1 --device cpu"
     )
+    measured = command(Pair(BALANCE.arm("gm"), 1, tmp_path), "train", BALANCE, RULES)
+    assert measured[-2:] == ["--set", "env.actions.joint_pos.relative_to=measured"]
     grasp = command(Pair(TASKS["grasp"].arm("g"), 2, tmp_path), "train", TASKS["grasp"], RULES)
     assert grasp[grasp.index("--num_procs") + 1] == "2" and grasp[grasp.index("--dr_profile") + 1] == "grasp_nominal"
     gpu = Budget("grasp", "cuda:0", 450, 4096, 256, None, 4)  # one process per GPU arm, 4096 envs

@@ -26,15 +26,17 @@ class Arm:
     """One arm of the study.
 
     Attributes:
-        id: The page's letter (``a`` … ``h``, ``c0``; ``gh``, ``hw``: levers of items 5 and 3), also the run name's
-            prefix (``<id>_s<seed>``).
+        id: The page's letter (``a`` … ``h``, ``c0``; ``gh``, ``gm``, ``hw``: levers of items 5 and 3), also the run
+            name's prefix (``<id>_s<seed>``).
         what: What the arm trains with, in the page's words.
         dr_profile: The ``--dr_profile`` of its training (a name of ``configs/dr/``).
+        overrides: ``--set`` of its training (a choice no profile makes, such as the action's anchor); none for most.
     """
 
     id: str
     what: str
     dr_profile: str
+    overrides: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,12 @@ TASKS: dict[str, TaskSpec] = {
                 "hw",
                 "wide under a width curriculum (item 3's lever: (h) learns too little at full width)",
                 "wide_curriculum",
+            ),
+            Arm(
+                "gm",
+                "(gh) with targets set about the measured joint positions (item 5's lever for the holding bridge)",
+                "nominal_holding",
+                ("env.actions.joint_pos.relative_to=measured",),
             ),
         ),
     ),

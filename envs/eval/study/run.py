@@ -191,7 +191,7 @@ def write_outputs(spec: TaskSpec, budget: Budget, out: Path, sittings: list[dict
     if unfinished:
         header += ["", f"Unfinished (not in the tables): {', '.join(unfinished)}."]
     text = markdown(summary, header)
-    arms = {a.id: {"what": a.what, "dr_profile": a.dr_profile} for a in spec.arms}
+    arms = {a.id: {"what": a.what, "dr_profile": a.dr_profile, "overrides": list(a.overrides)} for a in spec.arms}
     record = {
         "task": spec.task_id,
         "metric": spec.metric,

@@ -150,6 +150,7 @@ def command(pair: Pair, step: str, spec: TaskSpec, budget: Budget) -> list[str]:
         cmd = [*_script("train"), "--task", spec.task_id, "--dr_profile", pair.arm.dr_profile]
         cmd += ["--seed", str(pair.seed), "--max_iterations", str(budget.max_iterations)]
         cmd += ["--log_root", str(pair.out / "runs"), "--run_name", pair.tag, *device]
+        cmd += ["--set", *pair.arm.overrides] if pair.arm.overrides else []
         # processes sharing the envs are the CPU's way to use its cores; a GPU arm steps all its envs in one
         cmd += ["--num_procs", str(spec.num_procs)] if spec.num_procs > 1 and budget.device == "cpu" else []
         return cmd + (["--num_envs", str(budget.num_envs)] if budget.num_envs is not None else [])
