@@ -11,8 +11,8 @@ a, b, c0, c, d, e, g, h (grasp f is g; arm i is not run by this command). Per (a
 own and skipped once its artifact exists: scripts/train.py (the task's base command, the arm's --dr_profile and its
 --set, if any), export of model_<N-1>.pt, scripts/play.py --episodes 256 --seed 0, scripts/evaluate_suite.py
 --episodes 4. The same command run again into the same --out goes on where a stopped sitting ended (a training
-stopped part-way continues with --resume); a folder of another request (task, device, budget) is refused, and nothing is ever deleted. Writes into
---out: study.json, study.md (per seed, per arm with t intervals over seeds, tiers and every pair's verdict), study.csv
+stopped part-way continues with --resume); a folder of another request (task, device, budget) is refused, and
+nothing is ever deleted. Writes into --out: study.json, study.md (per seed, per arm with t intervals over seeds, tiers and every pair's verdict), study.csv
 (with each step's wall-clock and CPU seconds), request.json (the budget and every sitting), the runs, exports, Play
 and suite results, and a log per step in logs/. On the CPU each child runs with OMP_NUM_THREADS=1.
 
