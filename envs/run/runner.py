@@ -257,6 +257,11 @@ class RealgapRunner(OnPolicyRunner):
                 "the same state, but on CUDA not a bitwise continuation (MuJoCo-Warp atomics and torch CUDA "
                 "scatters are not deterministic without --deterministic; docs/gpu.md)"
             )
+        if _randomizes_body_inertia(self.env):
+            exact += (
+                "; with body inertia randomized, to about 1e-5 relative in the mean reward (a known drift, "
+                "tests/slow/test_reliability.py)"
+            )
         print(f"[realgap] env state restored from {state.name} ({count} values): {exact}", flush=True)
 
     def _trim_progress(self) -> None:
@@ -345,3 +350,12 @@ class RealgapRunner(OnPolicyRunner):
         # first row, or a metric seen for the first time: (re)write the file with the wider header, atomically
         header = list(dict.fromkeys([*(rows[0] if rows else {}), *row]))
         write_progress(path, header, [*rows, row])
+
+
+def _randomizes_body_inertia(env: Any) -> bool:
+    """Whether an event term of ``env`` randomizes body inertia (a resume of such a run drifts, see the snapshot)."""
+    from realgap.envs.dr.events import randomize_body_inertia
+
+    manager = getattr(env, "unwrapped", env).event_manager
+    terms = (manager.get_term_cfg(name).func for names in manager.active_terms.values() for name in names)
+    return any(isinstance(func, randomize_body_inertia) for func in terms)

@@ -5,6 +5,7 @@ weights)."""
 
 import csv
 import json
+import math
 import os
 import signal
 import subprocess
@@ -144,9 +145,10 @@ def test_resume_from_an_older_checkpoint_says_it_is_not_exact(tiny_run, tmp_path
     assert "no model_0.env.pt beside it" in rest.stdout and "not exact" in rest.stdout
 
 
-def _stopped_and_resumed(tmp_path: Path, profile: dict, stop: int, total: int) -> tuple[list[dict], list[dict]]:
+def _stopped_and_resumed(tmp_path: Path, profile: dict, stop: int, total: int) -> tuple[list[dict], list[dict], str]:
     """The crouch task with ``profile`` and 0.5 s episodes (so episodes end within a few iterations): the progress
-    rows of a run of ``total`` iterations uninterrupted, and of the same run stopped after ``stop`` and resumed."""
+    rows of a run of ``total`` iterations uninterrupted, of the same run stopped after ``stop`` and resumed, and the
+    resume's stdout."""
     (tmp_path / "profile.yaml").write_text(yaml.safe_dump(profile))
     args = [*TRAIN[:2], "--task", "Realgap-Balance-G1-Crouch-v0", *TRAIN[4:], "--seed", "5", "--save_interval", "1"]
     args += ["--dr_profile", str(tmp_path / "profile.yaml"), "--set", "env.episode_length_s=0.5"]
@@ -162,7 +164,7 @@ def _stopped_and_resumed(tmp_path: Path, profile: dict, stop: int, total: int) -
     out = subprocess.run([*resume, str(runs["part"])], capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "an exact continuation" in out.stdout
-    return _rows(runs["whole"]), _rows(runs["part"])
+    return _rows(runs["whole"]), _rows(runs["part"]), out.stdout
 
 
 def _wide_curriculum(**rule: float) -> dict:
@@ -178,19 +180,27 @@ def test_resume_is_exact_under_a_width_curriculum(tmp_path):
     inertia sections are left out (their known drift: the next test)."""
     profile = _wide_curriculum(step=0.02, promote=0.0, demote=0.0, min_episodes=4)
     profile.update(name="wide_quick_curriculum", payload=[], link_inertia=[])
-    a, b = _stopped_and_resumed(tmp_path, profile, stop=4, total=8)
+    a, b, said = _stopped_and_resumed(tmp_path, profile, stop=4, total=8)
+    assert "known drift" not in said
     assert 0.0 < float(a[3]["width_level"]) < float(a[7]["width_level"]) < 1.0  # the level moves across the stop
     assert [r["iteration"] for r in b] == [str(i) for i in range(8)]
     assert a == b
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known: with link or payload inertia randomized, a resumed run drifts from the "
-    "uninterrupted one by ~1e-6 relative in its rewards from the first iteration after the resume "
-    "(some state below the randomized inertia is not restored bit for bit; not found yet)",
-)
-def test_resume_is_exact_with_inertia_randomization(tmp_path):
+def test_resume_with_inertia_randomization_drifts_within_what_it_says(tmp_path):
+    """Known, not found yet: with link or payload inertia randomized, something below the randomized bodies is not
+    restored bit for bit. The resume says so, and the drift stays small: episode statistics equal, the mean reward
+    within 1e-4 relative and every reward term within 5e-4 over the two resumed iterations (measured: 1.3e-5 and
+    5e-5)."""
     profile = yaml.safe_load((REPO / "configs/dr/nominal.yaml").read_text())
-    a, b = _stopped_and_resumed(tmp_path, profile, stop=3, total=5)
-    assert a == b
+    a, b, said = _stopped_and_resumed(tmp_path, profile, stop=3, total=5)
+    assert "with body inertia randomized, to about 1e-5 relative in the mean reward" in said
+
+    def rewards(key: str) -> bool:
+        return key.startswith(("reward_", "mean_reward"))
+
+    for ra, rb in zip(a, b, strict=True):
+        assert {k: v for k, v in ra.items() if not rewards(k)} == {k: v for k, v in rb.items() if not rewards(k)}
+        assert math.isclose(float(ra["mean_reward"]), float(rb["mean_reward"]), rel_tol=1e-4), ra["iteration"]
+        for k in (k for k in ra if k.startswith("reward_")):
+            assert abs(float(ra[k]) - float(rb[k])) <= 5e-4, (ra["iteration"], k)
