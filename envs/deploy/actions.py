@@ -113,21 +113,16 @@ class ActionMapper:
     def _arrays(term: ActionTerm, default: np.ndarray, policy_dt: float) -> dict[str, np.ndarray]:
         if term.type == "ee_pose_delta":
             return {}
-        if term.type == "joint_position_measured":
-            return {
+        if term.type in ("joint_position_offset", "joint_position_measured"):
+            target = {
                 "scale": term.array("scale"),
                 "lo": term.array("clip_min", -np.inf),
                 "hi": term.array("clip_max", np.inf),
             }
-        if term.type == "joint_position_offset":
-            return {
-                "scale": term.array("scale"),
-                "offset": term.array("offset"),
-                "lo": term.array("clip_min", -np.inf),
-                "hi": term.array("clip_max", np.inf),
-                "ramp_steps": float(term.params.get("ramp_s", 0.0)) / policy_dt,
-                "start": default,
-            }
+            if term.type == "joint_position_measured":  # about the reading: no offset, no ramp
+                return target
+            ramp_steps = float(term.params.get("ramp_s", 0.0)) / policy_dt
+            return {**target, "offset": term.array("offset"), "ramp_steps": ramp_steps, "start": default}
         return {
             "open": term.array("open"),
             "close": term.array("close"),

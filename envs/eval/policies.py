@@ -89,6 +89,7 @@ def export_actions(env_cfg: Any, meta: Any) -> None:
         cfg = getattr(env_cfg.actions, term.name, None)
         if cfg is None:
             raise ExportError(f"the export's action term '{term.name}' is not an action term of {meta.task}")
+        cfg.scale = {re.escape(j): float(v) for j, v in zip(term.joint_names, term.params["scale"], strict=True)}
         if term.type == "joint_position_measured":
             if not hasattr(cfg, "relative_to"):
                 raise ExportError(
@@ -96,11 +97,9 @@ def export_actions(env_cfg: Any, meta: Any) -> None:
                     f"{meta.task}'s term cannot (no relative_to)"
                 )
             cfg.relative_to = "measured"
-            cfg.scale = {re.escape(j): float(v) for j, v in zip(term.joint_names, term.params["scale"], strict=True)}
             continue
         cfg.use_default_offset = False
         cfg.offset = {re.escape(j): float(v) for j, v in zip(term.joint_names, term.params["offset"], strict=True)}
-        cfg.scale = {re.escape(j): float(v) for j, v in zip(term.joint_names, term.params["scale"], strict=True)}
         ramp = float(term.params.get("ramp_s", 0.0))
         if ramp > 0 and not hasattr(cfg, "ramp_s"):
             raise ExportError(

@@ -94,9 +94,7 @@ class RampedJointPositionAction(JointPositionAction):
         return joint_position_offset(self._joint_names, self._scale, self.nominal_offset, clip, None, self.cfg.ramp_s)
 
     def process_actions(self, actions: torch.Tensor) -> None:
-        if self._measured:
-            self._offset = self.next_offset()
-        elif self._ramp_steps > 0:
+        if self._measured or self._ramp_steps > 0:
             self._offset = self.next_offset()
             self._steps += 1
         super().process_actions(actions)

@@ -167,18 +167,13 @@ def _stopped_and_resumed(tmp_path: Path, profile: dict, stop: int, total: int) -
     return _rows(runs["whole"]), _rows(runs["part"]), out.stdout
 
 
-def _wide_curriculum(**rule: float) -> dict:
-    profile = yaml.safe_load((REPO / "configs/dr/wide_curriculum.yaml").read_text())
-    profile["width_curriculum"].update(rule)
-    return profile
-
-
 def test_resume_is_exact_under_a_width_curriculum(tmp_path):
     """Class-based manager terms (the width curriculum's level, each randomization term's generator) live only in
     their configs; stopped while the width is rising and resumed, the run logs the same iterations as uninterrupted:
     the level goes on from where it was, not from 0. A quick rule so the width moves within a few iterations; the
     inertia sections are left out (their known drift: the next test)."""
-    profile = _wide_curriculum(step=0.02, promote=0.0, demote=0.0, min_episodes=4)
+    profile = yaml.safe_load((REPO / "configs/dr/wide_curriculum.yaml").read_text())
+    profile["width_curriculum"].update(step=0.02, promote=0.0, demote=0.0, min_episodes=4)
     profile.update(name="wide_quick_curriculum", payload=[], link_inertia=[])
     a, b, said = _stopped_and_resumed(tmp_path, profile, stop=4, total=8)
     assert "known drift" not in said
