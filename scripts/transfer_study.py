@@ -6,10 +6,11 @@ last checkpoint, score it in Play and on the held-out suite, and summarize — r
     python scripts/transfer_study.py --task balance --arms a,b --seeds 1,2,3 --device cpu \\
         --out runs/transfer/balance --summarize_only          # the tables of whatever is finished
 
-Arms (the page's table; envs/eval/study/arms.py): balance a, b, c0, c, d, e, f, g, h and the levers gh, hw, gm; grasp
-a, b, c0, c, d, e, g, h (grasp f is g; arm i is not run by this command). Per (arm, seed), each a process of its own
-and skipped once its artifact exists: scripts/train.py (the task's base command, the arm's --dr_profile and its --set,
-if any), export of model_<N-1>.pt, scripts/play.py --episodes 256 --seed 0, scripts/evaluate_suite.py --episodes 4.
+Arms (the page's table; envs/eval/study/arms.py): balance a, b, c0, c, d, e, f, g, h and the levers gh, hw, gm,
+gho; grasp a, b, c0, c, d, e, g, h (grasp f is g; arm i is not run by this command). Per (arm, seed), each a
+process of its own and skipped once its artifact exists: scripts/train.py (the task's base command, the arm's
+--dr_profile and its --set, if any), export of model_<N-1>.pt, scripts/play.py --episodes 256 --seed 0,
+scripts/evaluate_suite.py --episodes 4.
 The same command run again into the same --out goes on where a stopped sitting ended (a training stopped part-way
 continues with --resume); a folder of another request (task, device, budget) is refused, and nothing is ever deleted.
 Writes into --out: study.json, study.md (per seed, per arm with t intervals over seeds, tiers and every pair's

@@ -40,7 +40,7 @@ def test_every_arm_trains_a_profile_of_its_task_and_the_page_order():
             profile = load_dr_profile(arm.dr_profile)  # loads and validates
             assert profile.task in (None, name), (name, arm.id, profile.task)  # None: the profile serves both
         assert not set(LEFT_OUT[name]) & {a.id for a in spec.arms}
-    assert [a.id for a in BALANCE.arms] == ["a", "b", "c0", "c", "d", "e", "f", "g", "h", "gh", "hw", "gm"]
+    assert [a.id for a in BALANCE.arms] == ["a", "b", "c0", "c", "d", "e", "f", "g", "h", "gh", "hw", "gm", "gho"]
     assert [a.id for a in TASKS["grasp"].arms] == ["a", "b", "c0", "c", "d", "e", "g", "h"]
     # (a) is Isaac Lab's implicit PD, (b) the chain without its delay, (g) all of it
     assert load_dr_profile(BALANCE.arm("a").dr_profile).actuator_model == "implicit_pd"
@@ -53,7 +53,9 @@ def test_every_arm_trains_a_profile_of_its_task_and_the_page_order():
         "nominal_holding",
         ("env.actions.joint_pos.relative_to=measured",),
     )
-    assert [a.id for spec in TASKS.values() for a in spec.arms if a.overrides] == ["gm"]
+    # (gh) with a 4-step observation history (the runtime's history: tests/sim/test_export_metadata.py)
+    assert BALANCE.arm("gho").overrides == ("env.observations.policy.history_length=4",)
+    assert [a.id for spec in TASKS.values() for a in spec.arms if a.overrides] == ["gm", "gho"]
     assert (BALANCE.task_id, BALANCE.max_iterations, BALANCE.num_procs) == ("Realgap-Balance-G1-Crouch-v0", 150, 1)
     grasp = TASKS["grasp"]
     assert (grasp.task_id, grasp.max_iterations, grasp.num_procs) == ("Realgap-Grasp-Franka-EEPoseDelta-v0", 450, 2)
@@ -64,7 +66,11 @@ def test_every_arm_trains_a_profile_of_its_task_and_the_page_order():
 @pytest.mark.parametrize(
     ("task", "arms", "message"),
     [
-        ("balance", "a,z", "--arms 'a,z': unknown arm 'z' for balance; known: a, b, c0, c, d, e, f, g, h, gh, hw, gm"),
+        (
+            "balance",
+            "a,z",
+            "--arms 'a,z': unknown arm 'z' for balance; known: a, b, c0, c, d, e, f, g, h, gh, hw, gm, gho",
+        ),
         ("balance", "a,i", "arm (i) (identify-then-train) is not run by this command"),
         ("grasp", "z", "--arms 'z': unknown arm 'z' for grasp; known: a, b, c0, c, d, e, g, h"),
         ("grasp", "f", "grasp arm (f) is arm (g)"),

@@ -26,8 +26,8 @@ class Arm:
     """One arm of the study.
 
     Attributes:
-        id: The page's letter (``a`` … ``h``, ``c0``; ``gh``, ``gm``, ``hw``: levers of items 5 and 3), also the run
-            name's prefix (``<id>_s<seed>``).
+        id: The page's letter (``a`` … ``h``, ``c0``; ``gh``, ``gm``, ``gho``, ``hw``: levers of items 5 and 3), also
+            the run name's prefix (``<id>_s<seed>``).
         what: What the arm trains with, in the page's words.
         dr_profile: The ``--dr_profile`` of its training (a name of ``configs/dr/``).
         overrides: ``--set`` of its training (a choice no profile makes, such as the action's anchor); none for most.
@@ -106,6 +106,12 @@ TASKS: dict[str, TaskSpec] = {
                 "(gh) with targets set about the measured joint positions (item 5's lever for the holding bridge)",
                 "nominal_holding",
                 ("env.actions.joint_pos.relative_to=measured",),
+            ),
+            Arm(
+                "gho",
+                "(gh) with the last 4 policy steps of every observation term (item 5's lever: tell a held drive apart)",
+                "nominal_holding",
+                ("env.observations.policy.history_length=4",),
             ),
         ),
     ),
