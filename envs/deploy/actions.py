@@ -12,10 +12,11 @@ The runtime runs the term types that need nothing but the action and the exporte
   a[start + j], clip_min[j], clip_max[j])`` about the joint positions ``q`` read at that policy step;
 - ``binary_joint_position`` (``BinaryJointPositionAction``, e.g. a gripper):
   ``goal = close if a[start] < threshold else open``; with a ``speed`` (the hand's own controller, as trained) and a
-  runtime that computes the finger PD itself (``ramp_binary``: a torque robot such as the MuJoCo one) the setpoint
-  moves toward the goal by at most ``speed · dt`` every control period, starting at the measured position after a
-  reset (:func:`realgap.actuators.motion.ramp_toward`); otherwise ``q_target = goal`` (a real hand ramps itself: its
-  driver passes the speed to the hand's controller);
+  robot whose hand does not ramp itself (``ramp_binary``: a torque robot such as the MuJoCo one, whose finger PD is
+  the runtime's, or a position robot whose finger servo takes a target at once, such as the hidden and suite robots)
+  the setpoint moves toward the goal by at most ``speed · control_dt`` every control period, starting at the
+  measured position after a reset (:func:`realgap.actuators.motion.ramp_toward`); otherwise ``q_target = goal`` (a
+  real hand ramps itself: its driver passes the speed to the hand's controller);
 - ``ee_pose_delta`` (Isaac Lab's differential IK, relative pose, damped least squares, with the nominal gravity
   feed-forward g(q)): :mod:`realgap.envs.deploy.task_space`, on the kinematics of the export's MJCF; it sets a target
   pose each policy step and joint targets and ``tau_ff`` each control period (:meth:`ActionMapper.track`).
@@ -56,6 +57,8 @@ class ActionMapper:
 
     Args:
         meta: Exported metadata.
+        ramp_binary: Move a binary term's setpoint at its ``speed`` (the robot's hand does not ramp itself).
+        control_dt: The robot's control period, s, the ramp's step (default: the export's physics step).
 
     Raises:
         UnsupportedActionError: A term of a type outside :data:`SUPPORTED_ACTIONS`, or with a feed-forward torque
@@ -63,7 +66,7 @@ class ActionMapper:
             (:func:`~realgap.envs.deploy.task_space.check_ik_params`).
     """
 
-    def __init__(self, meta: PolicyMetadata, ramp_binary: bool = True) -> None:
+    def __init__(self, meta: PolicyMetadata, ramp_binary: bool = True, control_dt: float | None = None) -> None:
         index = {j: i for i, j in enumerate(meta.joint_names)}
         self._ramp_binary = ramp_binary
         self.terms: list[tuple[ActionTerm, np.ndarray]] = []
@@ -87,7 +90,7 @@ class ActionMapper:
         self._params = [self._arrays(term, default[idx], meta.rates.policy_dt) for term, idx in self.terms]
         for (term, _), p in zip(self.terms, self._params, strict=True):
             if term.type == "binary_joint_position" and "speed" in term.params and ramp_binary:
-                p["step"] = term.array("speed") * meta.rates.sim_dt  # per control period = physics step (torque robot)
+                p["step"] = term.array("speed") * (meta.rates.sim_dt if control_dt is None else control_dt)
         self.reset()
 
     def _ik_term(self, meta: PolicyMetadata, term: ActionTerm, index: dict[str, int]) -> Any:

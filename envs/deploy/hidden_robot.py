@@ -199,6 +199,7 @@ class HiddenRobot(Robot):
 
     command_mode = "position"
     simulated = False  # it brings its own latency: the runtime must not add the training delay
+    hand_ramps = False  # its finger servo takes a target at once: the runtime ramps it as the real hand would
 
     def __init__(
         self,

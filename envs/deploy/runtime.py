@@ -189,9 +189,9 @@ class DeployRuntime:
         obs_dim = getattr(policy, "obs_dim", meta.obs_dim)
         if obs_dim != meta.obs_dim:
             raise MetadataMismatchError(f"the policy takes {obs_dim} inputs, the metadata layout has {meta.obs_dim}")
-        # a torque robot's finger PD is the runtime's: it also runs the hand's setpoint speed (a real hand ramps itself)
-        ramp = robot.command_mode == "torque"
-        self.actions = ActionMapper(meta, ramp_binary=ramp) if policy is not None else None
+        # the hand's setpoint speed is the runtime's unless the robot's own hand ramps (a real hand does)
+        ramp = robot.command_mode == "torque" or not robot.hand_ramps
+        self.actions = ActionMapper(meta, ramp, float(robot.control_dt)) if policy is not None else None
         self.observations = None
         if policy is not None:
             objects = objects if objects is not None else (robot if isinstance(robot, ObjectPose) else None)

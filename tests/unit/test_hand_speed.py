@@ -112,3 +112,39 @@ def test_grasp_detection_is_libfrankas_window_and_closing_on_nothing_is_not_a_gr
     assert grasp_window(replace(meta, scene=None)) == (0.0, HAND_MAX_WIDTH_M, HAND_MAX_WIDTH_M)
     with pytest.raises(ValueError, match="object width range"):
         FrankaHand.grasp_window(0.05, 0.04)
+
+
+def test_the_suite_cell_closes_the_fingers_at_the_exports_speed(meta):
+    """The held-out suite's Panda (a position robot whose simulated finger servo takes each target at once) is driven
+    with the hand the export trained with: the runtime moves the finger target by speed · control_dt per control
+    period, and the fingers close no faster than that (before the fix the target jumped to 0 and the hand slammed)."""
+    from realgap.envs.deploy.runtime import DeployRuntime
+    from realgap.envs.eval.suite.draw import draw_robot
+    from realgap.envs.eval.suite.plant import grasp_robot
+    from realgap.envs.eval.suite.schema import load_suite
+
+    sped = _with_speed(meta, 0.05)
+    suite = load_suite(EXPORT.parents[1] / "suites" / "panda_grasp_v1.yaml")
+    typical = suite.family("typical")
+    draw = draw_robot(suite, typical, 0, sped)
+    draw = replace(draw, noise=replace(draw.noise, q_rad=0.0, qd_rads=0.0))  # exact readings: exact setpoints
+    robot, _, objects = grasp_robot(sped, suite, draw, typical.values)
+    assert robot.command_mode == "position" and not robot.hand_ramps
+    close = np.zeros(sped.action_dim, dtype=np.float32)
+    close[-1] = -1.0
+    runtime = DeployRuntime(sped, robot, lambda obs: close, objects=objects)
+    robot.reset()
+    runtime.reset()
+    fingers = slice(7, 9)
+    open_width = robot.read_joints().pos[fingers].copy()
+    runtime.step()  # one policy period: the close command, then its control periods
+    n, dt = runtime.steps_per_policy, robot.control_dt
+    np.testing.assert_allclose(runtime.q_target[fingers], open_width - n * 0.05 * dt, atol=1e-9)
+    moved = open_width - robot.read_joints().pos[fingers]
+    assert np.all(moved <= n * 0.05 * dt + 1e-4), moved  # no faster than the hand (0.1 mm of servo lag allowed)
+
+    legacy = DeployRuntime(meta, robot, lambda obs: close, objects=objects)  # no speed: the trained idealised hand
+    robot.reset()
+    legacy.reset()
+    legacy.step()
+    np.testing.assert_array_equal(legacy.q_target[fingers], [0.0, 0.0])
