@@ -17,6 +17,7 @@ from isaaclab.utils.math import quat_apply, subtract_frame_transforms
 from realgap.envs.robots.panda import PANDA_HAND_BODY, PANDA_TCP_OFFSET_HAND
 from realgap.envs.sim.constants import device_constant
 from realgap.envs.sim.device_stats import RunningMeans
+from realgap.envs.sim.managers import curriculum_term
 from realgap.tasks.grasp.contact_modes import (
     CONTACT_MODE_NAMES,
     ContactModeThresholds,
@@ -325,5 +326,4 @@ def episode_success(env: ManagerBasedRLEnv, metrics_term: str = "metrics") -> to
     Valid right after a step that ended the episode (the metrics term stores it before the auto-reset clears the
     hold counter); used by :func:`realgap.envs.eval.rollout.rollout` through ``env_cfg.episode_success``.
     """
-    manager = env.curriculum_manager
-    return manager._term_cfgs[manager.active_terms.index(metrics_term)].func.last_success
+    return curriculum_term(env, metrics_term).last_success

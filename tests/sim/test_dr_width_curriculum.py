@@ -17,6 +17,7 @@ def test_width_curriculum_draws_the_middle_robot_then_widens():
     from realgap.envs.dr.events import WidthTerm
     from realgap.envs.dr.profile import WidthCurriculumSpec, load_dr_profile
     from realgap.envs.run.factory import load_cfgs, make_env, simulation
+    from realgap.envs.sim.managers import curriculum_term
 
     spec = WidthCurriculumSpec(start_width=0.0, step=0.5, promote=0.75, demote=0.25, min_episodes=4)
     profile = dataclasses.replace(load_dr_profile("wide"), width_curriculum=spec)
@@ -27,8 +28,9 @@ def test_width_curriculum_draws_the_middle_robot_then_widens():
         env = make_env(TASK, env_cfg)
         try:
             env.reset()
-            manager = env.curriculum_manager
-            term = manager._term_cfgs[manager.active_terms.index("dr_width")].func
+            term = curriculum_term(env, "dr_width")
+            with pytest.raises(KeyError, match="dr_width"):  # a wrong name is refused naming the terms there are
+                curriculum_term(env, "dr_widht")
             events = env.event_manager
             terms = {name: events.get_term_cfg(name).func for name in events.active_terms["reset"]}
             drawn = {n: t for n, t in terms.items() if isinstance(t, WidthTerm)}

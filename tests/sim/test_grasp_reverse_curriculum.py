@@ -25,6 +25,7 @@ def _fraction(value: float, path: str | None = None):
 def test_every_reset_from_a_recorded_state_writes_that_state_and_keeps_its_success_apart():
     from conftest import build_env
 
+    from realgap.envs.sim.managers import curriculum_term
     from realgap.tasks.grasp import mdp as grasp_mdp
     from realgap.tasks.grasp.reverse_curriculum import DEFAULT_STATES
 
@@ -52,8 +53,7 @@ def test_every_reset_from_a_recorded_state_writes_that_state_and_keeps_its_succe
         # a body drawn for the recorded size: mass = density x volume within the profile's density range
         mass = env.scene["object"].data.body_mass.torch[:, 0].cpu()
         density = mass / size.prod(-1)
-        manager = env.curriculum_manager
-        metrics = manager._term_cfgs[manager.active_terms.index("metrics")].func
+        metrics = curriculum_term(env, "metrics")
         nominal = env.cfg.events.reset_object.params["density_kg_m3"]
         assert bool(((density > 0.5 * nominal) & (density < 2.0 * nominal)).all())
         # the arm holds where it was put for a few steps (absolute targets at the recorded joints, gripper closed)
