@@ -413,7 +413,7 @@ THIRD_PARTY_PRIVATE: dict[str, str] = {
     "_invalidate_contact_fast_path": "newton SolverMuJoCo: drops its cached contact set after a model write",
     "_contacts": "isaaclab_newton NewtonManager: the contact buffers (captured by the exact-resume snapshot)",
     "_sim_time": "isaaclab PhysicsManager: the simulation clock (captured by the exact-resume snapshot)",
-    "_term_cfgs": "isaaclab CurriculumManager: the metrics term instance that holds the episode outcome",
+    "_term_cfgs": "isaaclab CurriculumManager (no get_term_cfg): its class-based terms, read in envs/sim/managers.py",
     "_num_instances": "isaaclab_newton articulation data: sizes its gravity_compensation_forces kernel uses",
     "_num_joints": "isaaclab_newton articulation data: sizes its gravity_compensation_forces kernel uses",
     "_num_base_dofs": "isaaclab_newton articulation data: sizes its gravity_compensation_forces kernel uses",

@@ -4,6 +4,7 @@ per-seed results with hand-computed values."""
 
 import json
 import runpy
+import shutil
 import sys
 from pathlib import Path
 
@@ -354,7 +355,7 @@ def test_more_training_processes_than_cores_is_said():
 
 
 def test_training_curves_of_every_started_run_against_env_steps(tmp_path):
-    from realgap.envs.eval.study.curves import curve_points, write_curves
+    from realgap.envs.eval.study.curves import curve_points, kept_points, write_curves
 
     a, b = TASKS["balance"].arm("a"), TASKS["balance"].arm("b")
     for arm, rows in ((a, ["0,nan", "1,0.25", "2,0.5"]), (b, ["0,0.1"])):
@@ -375,3 +376,7 @@ def test_training_curves_of_every_started_run_against_env_steps(tmp_path):
     assert [p.name for p in written] == ["training_curves.csv", "training_curves.png"]
     assert (tmp_path / "training_curves.csv").read_text().splitlines()[1] == "a,1,1,480,0.25"
     assert write_curves([], "survival", tmp_path / "none") == []
+    # summarized again without arm b's run folder (published elsewhere): b's points stay, a's come from its run
+    shutil.rmtree(tmp_path / "runs" / "g1" / "2026-12-06_10-00-00_b_s1")
+    kept = kept_points(tmp_path, pairs)
+    assert [(p["arm"], p["seed"], p["iteration"], p["env_steps"], p["value"]) for p in kept] == [("b", 1, 0, 240, 0.1)]

@@ -40,6 +40,28 @@ def curve_points(pairs: Sequence[Pair], metric: str) -> list[dict[str, Any]]:
     return points
 
 
+def kept_points(out: Path, pairs: Sequence[Pair]) -> list[dict[str, Any]]:
+    """The points of ``out``'s ``training_curves.csv`` whose (arm, seed) has no run in ``pairs``: a published folder
+    keeps the curves of runs trained on another machine (their run folders are not published) when summarized again."""
+    path = out / "training_curves.csv"
+    if not path.is_file():
+        return []
+    with_run = {(p.arm.id, p.seed) for p in pairs if find_run(p) is not None}
+    with path.open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    return [
+        {
+            "arm": r["arm"],
+            "seed": int(r["seed"]),
+            "iteration": int(r["iteration"]),
+            "env_steps": int(r["env_steps"]),
+            "value": float(r["value"]),
+        }
+        for r in rows
+        if (r["arm"], int(r["seed"])) not in with_run
+    ]
+
+
 def write_curves(points: Sequence[dict[str, Any]], metric: str, out: Path) -> list[Path]:
     """``training_curves.csv`` (every point) and ``training_curves.png`` (a panel per arm) in ``out``; returns the
     files written (none without points)."""

@@ -24,7 +24,7 @@ from typing import Any
 from realgap.envs.eval.compare.run import say
 from realgap.envs.eval.robustness.stats import finite_or_none
 from realgap.envs.eval.study.arms import GPU_NUM_ENVS, TaskSpec, parse_arms, parse_study_seeds, task_spec
-from realgap.envs.eval.study.curves import curve_points, write_curves
+from realgap.envs.eval.study.curves import curve_points, kept_points, write_curves
 from realgap.envs.eval.study.steps import STEPS, Budget, Pair, StepFailed, find_run, run_pair
 from realgap.envs.eval.study.summary import markdown, read_seed_row, study_summary
 from realgap.envs.run.run_dir import git_state
@@ -177,7 +177,7 @@ def write_outputs(spec: TaskSpec, budget: Budget, out: Path, sittings: list[dict
     """``study.json``, ``study.md`` and ``study.csv`` of everything finished in ``out``, and the training curves of
     every run started (:mod:`~realgap.envs.eval.study.curves`); returns the markdown."""
     rows, timing, unfinished, pairs = gather(spec, out)
-    write_curves(curve_points(pairs, f"{spec.metric}_rate"), spec.metric, out)
+    write_curves(kept_points(out, pairs) + curve_points(pairs, f"{spec.metric}_rate"), spec.metric, out)
     summary = study_summary(rows, [a.id for a in spec.arms])
     smoke = deviations(spec, budget)
     header = [f"# Transfer study: {spec.name} ({spec.task_id}, {spec.metric}), {budget.device}", ""]
