@@ -68,16 +68,21 @@ class Robot(abc.ABC):
             reads another body's (``None``: not checked).
         gravity_compensated: True when the robot's own joint controller adds the gravity torque g(q) (the Franka's
             does): a position robot may then run a policy whose action terms feed g(q) forward.
-        hand_ramps: True when a position robot's hand moves its fingers at the speed its driver passes on (a real
-            Franka Hand); False when its finger servo takes each target at once, so the runtime moves the target at
-            the export's finger speed itself. A torque robot's finger PD is the runtime's: it always ramps.
+        hand_ramps: True when the robot's hand moves its fingers at the speed its driver passes on (a real Franka
+            Hand); False when its finger servo takes each target at once, so the runtime moves the target at the
+            export's finger speed itself. Default: True for a position robot, False for a torque robot (its finger
+            PD is the runtime's).
     """
 
     command_mode: CommandMode = "torque"
     simulated: bool = False
     imu_body: str | None = None
     gravity_compensated: bool = False
-    hand_ramps: bool = True
+
+    @property
+    def hand_ramps(self) -> bool:
+        """See the class's attributes; a subclass whose hand differs sets it as a class attribute."""
+        return self.command_mode == "position"
 
     @property
     @abc.abstractmethod

@@ -190,8 +190,7 @@ class DeployRuntime:
         if obs_dim != meta.obs_dim:
             raise MetadataMismatchError(f"the policy takes {obs_dim} inputs, the metadata layout has {meta.obs_dim}")
         # the hand's setpoint speed is the runtime's unless the robot's own hand ramps (a real hand does)
-        ramp = robot.command_mode == "torque" or not robot.hand_ramps
-        self.actions = ActionMapper(meta, ramp, float(robot.control_dt)) if policy is not None else None
+        self.actions = ActionMapper(meta, not robot.hand_ramps, float(robot.control_dt)) if policy is not None else None
         self.observations = None
         if policy is not None:
             objects = objects if objects is not None else (robot if isinstance(robot, ObjectPose) else None)

@@ -148,3 +148,17 @@ def test_the_suite_cell_closes_the_fingers_at_the_exports_speed(meta):
     legacy.reset()
     legacy.step()
     np.testing.assert_array_equal(legacy.q_target[fingers], [0.0, 0.0])
+
+
+def test_a_torque_robot_ramps_the_hand_by_default_and_a_position_robot_leaves_it_to_the_driver(meta):
+    """``Robot.hand_ramps`` defaults by command mode: a torque robot's finger PD is the runtime's (it ramps), a
+    position robot's driver passes the speed on (a real Franka Hand); the suite's robot overrides it (above)."""
+    from realgap.envs.deploy.drivers.franka import FrankaRobot
+    from realgap.envs.deploy.mujoco_robot import MujocoRobot
+    from realgap.envs.deploy.robot import Robot
+
+    torque = MujocoRobot.for_policy(meta)
+    assert torque.command_mode == "torque" and not torque.hand_ramps
+    # the real Franka (no hardware here) keeps the default, which for a position robot leaves the speed to the hand
+    assert FrankaRobot.command_mode == "position" and FrankaRobot.hand_ramps is Robot.hand_ramps
+    assert Robot.hand_ramps.fget(FrankaRobot) is True
