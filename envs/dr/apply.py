@@ -26,7 +26,9 @@ otherwise the profile is refused.
 
 A profile's ``width_curriculum`` adds the curriculum term ``dr_width`` (:class:`realgap.envs.dr.curriculum.
 dr_width_curriculum`) that narrows every term above about its ranges' midpoints and widens them as training survival
-rises; refused where the task draws a body itself (its owner term keeps its full ranges) or where no term draws.
+rises (or, with ``signal: success``, the task's episode success); refused where the task draws a body itself with a
+term that cannot narrow (not a :class:`~realgap.envs.dr.events.WidthTerm`: it would keep its full ranges) or where no
+term draws.
 
 A profile's ``actuator_model`` other than the chain rebuilds the robot's actuator configs first
 (:func:`realgap.envs.dr.targets.use_actuator_model`), after refusing sections that need the chain it removes.
@@ -45,6 +47,7 @@ from isaaclab.managers import CurriculumTermCfg, EventTermCfg
 
 from realgap.envs.dr.contact import reset_root_pose_uniform
 from realgap.envs.dr.curriculum import dr_width_curriculum
+from realgap.envs.dr.events import WidthTerm
 from realgap.envs.dr.profile import DRProfile, load_dr_profile
 from realgap.envs.dr.push import find_push
 from realgap.envs.dr.targets import ROOT_RESETS as ROOT_RESETS
@@ -192,10 +195,11 @@ def _width_curriculum(env_cfg: Any, profile: DRProfile, terms: dict[str, Any], o
     if spec is None:
         return None
     where = f"{profile.name}: width_curriculum"
-    if owned:
+    fixed = [t.func.__name__ for t, _ in owned if not (isinstance(t.func, type) and issubclass(t.func, WidthTerm))]
+    if fixed:
         raise ValueError(
-            f"{where}: this task draws {[t.func.__name__ for t, _ in owned]} itself, whose ranges a width "
-            "curriculum does not narrow; remove width_curriculum or the owned sections"
+            f"{where}: this task draws {fixed} itself, whose ranges a width curriculum does not narrow; remove "
+            "width_curriculum or the owned sections"
         )
     if not terms:
         raise ValueError(f"{where}: the profile randomizes nothing a width curriculum could narrow")

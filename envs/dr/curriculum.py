@@ -7,8 +7,9 @@ what the level does. :class:`dr_width_curriculum` narrows every randomization te
 scales the push range toward zero by the same width (a push is a disturbance: its nominal is no push, not the middle of
 its range): automatic domain randomization in its simplest form, one width for every model error drawn (an
 ``initial_pose`` term, a task's reset rather than a model error, keeps its range). Survival means reaching the time-out,
-so it suits tasks whose success is not falling (balance). Isaac Lab curriculum terms, called before the ending envs are
-reset.
+so it suits tasks whose success is not falling (balance); with ``signal="success"`` the level moves with the task's own
+episode success instead (``env_cfg.episode_success``: the grasp, whose failures also reach the time-out). Isaac Lab
+curriculum terms, called before the ending envs are reset.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import torch
 from isaaclab.managers import ManagerTermBase
 
 from realgap.envs.dr.events import WidthTerm
+from realgap.envs.dr.profile_schema import CURRICULUM_SIGNALS
 from realgap.envs.dr.push import find_push
 from realgap.envs.dr.width import LevelController, check_width
 from realgap.envs.sim.device_stats import HostMirror
@@ -29,13 +31,37 @@ if TYPE_CHECKING:
 
 
 class SurvivalCurriculum(ManagerTermBase):
-    """Counts full episodes ended by time-out (survived) or termination (fell) and moves ``self.control``."""
+    """Counts full episodes ended by time-out (survived) or termination (fell) and moves ``self.control``.
 
-    def __init__(self, cfg: CurriculumTermCfg, env: ManagerBasedRLEnv, control: LevelController):
+    With ``signal="success"`` an ended episode counts as survived when the task's ``env_cfg.episode_success`` says it
+    succeeded. That function reads what another curriculum term (the task's metrics) stores for the ending envs, so
+    this term must come after every other curriculum term of the table (checked here).
+    """
+
+    def __init__(
+        self, cfg: CurriculumTermCfg, env: ManagerBasedRLEnv, control: LevelController, signal: str = "survival"
+    ):
         super().__init__(cfg, env)
         self.control = control
         self.full_episode = torch.zeros(env.num_envs, dtype=torch.bool, device=env.device)
         self._counts = HostMirror()  # episode counts reach the host without a sync (at once on the CPU)
+        if signal not in CURRICULUM_SIGNALS:
+            raise ValueError(f"{type(self).__name__} signal {signal!r}: expected one of {list(CURRICULUM_SIGNALS)}")
+        self.success = None
+        if signal == "success":
+            self.success = getattr(env.cfg, "episode_success", None)
+            if self.success is None:
+                raise ValueError(
+                    f"{type(self).__name__} signal 'success' needs a task with env_cfg.episode_success (the grasp); "
+                    "this task has none: use signal 'survival'"
+                )
+            names = [n for n, t in vars(env.cfg.curriculum).items() if t is not None]
+            mine = [n for n in names if _term_class(getattr(env.cfg.curriculum, n)) is type(self)]
+            if mine and mine[-1] != names[-1]:
+                raise ValueError(
+                    f"curriculum term {mine[-1]!r} (signal 'success') must come after every other curriculum term, "
+                    f"so the task's metrics have stored the ending episodes' success first; the table's order: {names}"
+                )
 
     @classmethod
     def drives_pushes(cls, params: dict) -> bool:
@@ -55,7 +81,8 @@ class SurvivalCurriculum(ManagerTermBase):
         full = self.full_episode[env_ids]
         timed_out = env.termination_manager.time_outs[env_ids] & full
         fell = env.termination_manager.terminated[env_ids] & full
-        self._counts.put(torch.stack([(timed_out | fell).sum(), timed_out.sum()]))
+        survived = timed_out if self.success is None else self.success(env)[env_ids] & (timed_out | fell)
+        self._counts.put(torch.stack([(timed_out | fell).sum(), survived.sum()]))
         self.full_episode[env_ids] = True
         for ended, survived in self._counts.ready():
             self.control.update(int(ended), int(survived))
@@ -70,11 +97,14 @@ class dr_width_curriculum(SurvivalCurriculum):
     Params:
         start_width: Width at level 0, in [0, 1) (0: every term draws its ranges' midpoints).
         step, promote, demote, min_episodes: The level rule (:class:`~realgap.envs.dr.width.LevelController`).
+        signal: What counts as a good episode for the rule: ``survival`` (the time-out reached) or ``success`` (the
+            task's episode success; :class:`SurvivalCurriculum`).
     """
 
     def __init__(self, cfg: CurriculumTermCfg, env: ManagerBasedRLEnv):
         p = cfg.params
-        super().__init__(cfg, env, LevelController(p["step"], p["promote"], p["demote"], int(p["min_episodes"])))
+        control = LevelController(p["step"], p["promote"], p["demote"], int(p["min_episodes"]))
+        super().__init__(cfg, env, control, p.get("signal", "survival"))
         self.start = float(p["start_width"])
         check_width(self.start)
         if self.start == 1.0:
@@ -121,6 +151,7 @@ class dr_width_curriculum(SurvivalCurriculum):
         promote: float | None = None,
         demote: float | None = None,
         min_episodes: int | None = None,
+        signal: str | None = None,
     ) -> dict[str, float]:
         """Count the ended episodes and set the terms' width (every call: also after a restored snapshot). The params
         (named for Isaac Lab's signature check) were read and validated at construction."""

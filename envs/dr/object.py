@@ -8,14 +8,15 @@ from typing import TYPE_CHECKING
 
 import torch
 import warp as wp
-from isaaclab.managers import ManagerTermBase, SceneEntityCfg
+from isaaclab.managers import SceneEntityCfg
 from isaaclab.utils.math import quat_from_euler_xyz
 from newton import ModelFlags
 
-from realgap.envs.dr.events import env_ids_tensor, solver_update, term_generator, torch_stream_order
+from realgap.envs.dr.events import WidthTerm, env_ids_tensor, solver_update, term_generator, torch_stream_order
 from realgap.envs.dr.inertia import BodyInertia, box_inertia_c
 from realgap.envs.dr.inertia_sampling import InertiaRandomization, cast_consistent, sample_inertia, validate_vec3_range
 from realgap.envs.dr.sampling import body_to_flat, uniform
+from realgap.envs.dr.width import narrow, narrow_randomization
 from realgap.envs.sim.constants import device_constant
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 OBJECT = SceneEntityCfg("object")
 
 
-class reset_object(ManagerTermBase):
+class reset_object(WidthTerm):
     """Draw a new object and set it on the table: box size, consistent mass / CoM / inertia, pose.
 
     Per env at every reset: edge lengths ``size_range_m`` (uniform per axis, m); the nominal body is a solid box of
@@ -43,6 +44,10 @@ class reset_object(ManagerTermBase):
     This term is the object's single owner (``owns_body``): a DR profile's payload, contact-geometry and initial-pose
     groups of the object become its params (:mod:`realgap.envs.dr.apply`), so mass, centre of mass and inertia always
     belong to the collider drawn in the same reset.
+
+    A width curriculum (``width`` < 1) narrows the model errors it draws -- ``inertia`` and ``size_scale_range`` --
+    about their midpoints; the object set (``size_range_m``) and the placement are the task's resets and keep their
+    ranges, as a profile's ``initial_pose`` does.
 
     Attributes:
         size_m: Edge lengths of the collider this term set per env, m. Shape: ``(E, 3)``.
@@ -90,7 +95,8 @@ class reset_object(ManagerTermBase):
         mass = density * size.prod(-1)
         com_b = torch.zeros(n, 1, 3, device=env.device)
         nominal = BodyInertia(mass[:, None], com_b, box_inertia_c(mass, size)[:, None])
-        drawn = cast_consistent(sample_inertia(nominal, self.inertia, self.generator), what="object")
+        randomization = narrow_randomization(self.inertia, self.width)
+        drawn = cast_consistent(sample_inertia(nominal, randomization, self.generator), what="object")
         masses, coms, inertias = body_to_flat(drawn)  # float32 as written, checked as written
         with solver_update(env, ModelFlags.BODY_INERTIAL_PROPERTIES, fast=True):
             self.asset.set_masses_index(masses=masses, env_ids=ids)
@@ -118,8 +124,8 @@ class reset_object(ManagerTermBase):
         n = len(ids)
         # 1-2. size (Newton box scale = half extents), then a consistent body drawn for it
         size = self.size_lo + (self.size_hi - self.size_lo) * self._uniform((n, 3))
-        lo, hi = size_scale_range
-        if (lo, hi) != (1.0, 1.0):  # a collider tolerance (no extra draw without one: the task's stream is kept)
+        if tuple(size_scale_range) != (1.0, 1.0):  # a collider tolerance (no extra draw without: the stream is kept)
+            lo, hi = narrow(*size_scale_range, self.width)
             size = torch.minimum(size * (lo + (hi - lo) * self._uniform((n, 1))), self.spawned_size_m)
         self.set_body(ids, size, density_kg_m3)
         # 3. pose: upright on the table (1 mm clearance), shifted and turned about z

@@ -52,6 +52,9 @@ ACTUATOR_MODELS = ("chain", "chain_no_delay", "implicit_pd")
 ``chain_no_delay``, that chain with every spec's latency at zero; ``implicit_pd``, Isaac Lab's implicit solver PD with
 the specs' gains, armature, friction and effort limits (no delay, servo hold nor torque–speed line) -- what a user
 gets without realgap. The transfer study's arms (b) and (a) (docs/results/transfer.md)."""
+CURRICULUM_SIGNALS = ("survival", "success")
+"""What moves a width curriculum's level: ``survival``, episodes that reach the time-out (balance: not falling is the
+task); ``success``, the task's own episode success (``env_cfg.episode_success``; the grasp, whose failures time out)."""
 
 
 def _f(kind: str, unit: str = "", default: Any = dataclasses.MISSING) -> Any:
@@ -179,7 +182,8 @@ class PushSpec:
 @dataclass(frozen=True)
 class WidthCurriculumSpec:
     """Training widens every randomization range from ``start_width`` of itself (about its midpoint) to the whole range
-    as survival rises (:class:`realgap.envs.dr.curriculum.dr_width_curriculum`; the rule: :mod:`realgap.envs.dr.width`).
+    as survival (or, with ``signal: success``, the task's episode success) rises
+    (:class:`realgap.envs.dr.curriculum.dr_width_curriculum`; the rule: :mod:`realgap.envs.dr.width`).
     """
 
     start_width: float = _f("unit")
@@ -187,6 +191,7 @@ class WidthCurriculumSpec:
     promote: float = _f("unit")
     demote: float = _f("unit")
     min_episodes: int = _f("count")
+    signal: str = _f("curriculum_signal", default="survival")  # one of CURRICULUM_SIGNALS
 
     def __post_init__(self) -> None:
         if self.start_width >= 1.0:
@@ -260,6 +265,10 @@ def _parse_value(kind: str, unit: str, value: Any, where: str) -> Any:
     if kind == "actuator_model":
         if value not in ACTUATOR_MODELS:
             raise ValueError(f"{where}: expected one of {list(ACTUATOR_MODELS)}, got {value!r}")
+        return value
+    if kind == "curriculum_signal":
+        if value not in CURRICULUM_SIGNALS:
+            raise ValueError(f"{where}: expected one of {list(CURRICULUM_SIGNALS)}, got {value!r}")
         return value
     if kind == "unit":
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:

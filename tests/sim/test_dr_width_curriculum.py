@@ -1,5 +1,6 @@
 """Sim tier: a profile's width curriculum narrows every randomization term of the balance env to its ranges'
-midpoints at level 0 and widens them as its level rises; the curriculum manager logs it."""
+midpoints at level 0 and widens them as its level rises; the curriculum manager logs it. The grasp's curriculum moves
+with its episode success and narrows the block its reset term draws."""
 
 import dataclasses
 
@@ -9,6 +10,7 @@ import torch
 pytestmark = pytest.mark.sim
 
 TASK = "Realgap-Balance-G1-Crouch-v0"
+GRASP = "Realgap-Grasp-Franka-EEPoseDelta-v0"
 
 
 def test_width_curriculum_draws_the_middle_robot_then_widens():
@@ -65,18 +67,85 @@ def test_width_curriculum_draws_the_middle_robot_then_widens():
             env.close()
 
 
-def test_width_curriculum_refused_where_it_cannot_narrow():
+def test_grasp_width_curriculum_narrows_the_block_and_moves_with_success():
+    from realgap.envs.dr.apply import apply_dr_profile
+    from realgap.envs.dr.events import WidthTerm
+    from realgap.envs.dr.profile import WidthCurriculumSpec, load_dr_profile
+    from realgap.envs.run.factory import load_cfgs, make_env, simulation
+    from realgap.envs.sim.managers import curriculum_term
+    from realgap.tasks.grasp.env_cfg import OBJECT_DENSITY
+
+    spec = WidthCurriculumSpec(start_width=0.0, step=1.0, promote=0.75, demote=0.25, min_episodes=4, signal="success")
+    profile = dataclasses.replace(load_dr_profile("grasp_wide_curriculum"), width_curriculum=spec)
+    env_cfg, _ = load_cfgs(GRASP, "cpu", 4, 0)
+    apply_dr_profile(env_cfg, profile, task=GRASP)
+    assert list(vars(env_cfg.curriculum))[-1] == "dr_width"  # after the metrics term, whose success it reads
+    with simulation(env_cfg):
+        env = make_env(GRASP, env_cfg)
+        try:
+            env.reset()
+            term = curriculum_term(env, "dr_width")
+            owner = env.event_manager.get_term_cfg("reset_object").func
+            assert isinstance(owner, WidthTerm) and owner.width == 0.0
+            obj = env.scene["object"]
+
+            def mass_scale() -> torch.Tensor:  # the drawn block's mass over the solid box of its size
+                return obj.data.body_mass.torch[:, 0] / (OBJECT_DENSITY * owner.size_m.prod(-1))
+
+            lo, hi = next(g for g in profile.payload if g.asset == "object").mass_scale
+            assert torch.allclose(mass_scale(), torch.full((4,), 0.5 * (lo + hi)), rtol=1e-4)  # the middle block
+            assert owner.size_m.std(0).max() > 0.0  # the object set keeps its sizes at width 0
+
+            hold = env.reward_manager.get_term_cfg("hold").func
+            zero = torch.zeros(env.num_envs, env.action_manager.total_action_dim)
+
+            def time_out(lifted: bool) -> None:  # every env reaches the time-out on the next step
+                env.episode_length_buf[:] = env.max_episode_length - 1
+                hold.succeeded[:] = lifted
+                env.step(zero)
+
+            time_out(False)  # the first episodes: not counted
+            time_out(False)  # four full episodes reach the time-out, none lifted: survival would widen, success not
+            assert term.level == 0.0 and owner.width == 0.0
+            time_out(True)  # four lifted: 4 of 4 >= promote
+            assert term.level == 1.0 and owner.width == 1.0
+            env._reset_idx(torch.arange(4))
+            drawn = mass_scale()
+            assert drawn.std() > 0.0 and bool(((drawn >= lo - 1e-4) & (drawn <= hi + 1e-4)).all())
+        finally:
+            env.close()
+
+
+def test_width_curriculum_refused_where_it_cannot_narrow_or_count():
+    from isaaclab.managers import ManagerTermBase
+
     from realgap.envs.dr.apply import apply_dr_profile
     from realgap.envs.dr.profile import WidthCurriculumSpec, load_dr_profile
-    from realgap.envs.run.factory import load_cfgs
+    from realgap.envs.run.factory import load_cfgs, make_env, simulation
 
-    spec = WidthCurriculumSpec(start_width=0.2, step=0.1, promote=0.8, demote=0.5, min_episodes=16)
-    grasp = "Realgap-Grasp-Franka-EEPoseDelta-v0"
-    env_cfg, _ = load_cfgs(grasp, "cpu", 4, 0)
+    class fixed_owner(ManagerTermBase):  # a task's body-owning reset term that cannot narrow its draws
+        owns_body = True
+
+    env_cfg, _ = load_cfgs(GRASP, "cpu", 4, 0)
+    env_cfg.events.reset_object.func = fixed_owner
     before = set(vars(env_cfg.events))
-    with pytest.raises(ValueError, match="draws .*reset_object.* itself"):
-        apply_dr_profile(env_cfg, dataclasses.replace(load_dr_profile("grasp_nominal"), width_curriculum=spec))
+    with pytest.raises(ValueError, match="draws .*fixed_owner.* itself"):
+        apply_dr_profile(env_cfg, "grasp_wide_curriculum")
     assert set(vars(env_cfg.events)) == before  # refused before anything was written
+
+    success = WidthCurriculumSpec(start_width=0.0, step=0.1, promote=0.8, demote=0.5, min_episodes=16, signal="success")
+    env_cfg, _ = load_cfgs(TASK, "cpu", 4, 0)  # the balance task: no episode success to count
+    apply_dr_profile(env_cfg, dataclasses.replace(load_dr_profile("wide"), width_curriculum=success), task=TASK)
+    with simulation(env_cfg), pytest.raises(ValueError, match="signal 'success' needs a task with env_cfg.episode"):
+        make_env(TASK, env_cfg)
+
+    env_cfg, _ = load_cfgs(GRASP, "cpu", 4, 0)
+    apply_dr_profile(env_cfg, "grasp_wide_curriculum", task=GRASP)
+    metrics = env_cfg.curriculum.metrics
+    del env_cfg.curriculum.metrics
+    env_cfg.curriculum.metrics = metrics  # now after dr_width: the success it would read is the previous episode's
+    with simulation(env_cfg), pytest.raises(ValueError, match="'dr_width' .* must come after every other"):
+        make_env(GRASP, env_cfg)
 
 
 def test_width_curriculum_refuses_a_second_curriculum_of_the_pushes():

@@ -94,7 +94,9 @@ def test_profile_width_curriculum_parses_round_trips_and_refuses_bad_values():
     spec = {"start_width": 0.0, "step": 0.1, "promote": 0.8, "demote": 0.5, "min_episodes": 256}
     data = wide.to_dict() | {"width_curriculum": spec}
     parsed = parse_dr_profile(data, "w.yaml")
-    assert parsed.width_curriculum == WidthCurriculumSpec(0.0, 0.1, 0.8, 0.5, 256)
+    assert parsed.width_curriculum == WidthCurriculumSpec(0.0, 0.1, 0.8, 0.5, 256, "survival")  # the default signal
+    success = parse_dr_profile(data | {"width_curriculum": spec | {"signal": "success"}}, "w.yaml")
+    assert success.width_curriculum.signal == "success" and parse_dr_profile(success.to_dict()) == success
     assert parse_dr_profile(parsed.to_dict()) == parsed
     for key, value, match in (
         ("start_width", 1.0, "no curriculum"),
@@ -103,6 +105,7 @@ def test_profile_width_curriculum_parses_round_trips_and_refuses_bad_values():
         ("min_episodes", 2.5, "whole number >= 1"),
         ("demote", 0.9, "a curriculum needs"),
         ("step", True, r"in \[0, 1\]"),
+        ("signal", "reward", r"one of \['survival', 'success'\]"),
     ):
         with pytest.raises(ValueError, match=f"w.yaml.width_curriculum.*{match}"):
             parse_dr_profile(data | {"width_curriculum": spec | {key: value}}, "w.yaml")
@@ -116,6 +119,17 @@ def test_wide_curriculum_is_wide_with_a_curriculum():
 
     wide, lever = load_dr_profile("wide"), load_dr_profile("wide_curriculum")
     assert lever.width_curriculum is not None and lever.width_curriculum.start_width == 0.0
+    same = dataclasses.replace(lever, name=wide.name, description=wide.description, width_curriculum=None)
+    assert same == wide  # every section copied unchanged
+
+
+def test_grasp_wide_curriculum_is_grasp_wide_with_a_success_curriculum():
+    from realgap.envs.dr.profile import load_dr_profile
+
+    wide, lever = load_dr_profile("grasp_wide"), load_dr_profile("grasp_wide_curriculum")
+    spec = lever.width_curriculum
+    assert (spec.start_width, spec.signal, lever.task) == (0.0, "success", "grasp")
+    assert spec.demote < spec.promote < 0.8  # below the training success the chain without randomization ends at
     same = dataclasses.replace(lever, name=wide.name, description=wide.description, width_curriculum=None)
     assert same == wide  # every section copied unchanged
 

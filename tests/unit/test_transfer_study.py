@@ -42,12 +42,13 @@ def test_every_arm_trains_a_profile_of_its_task_and_the_page_order():
             assert profile.task in (None, name), (name, arm.id, profile.task)  # None: the profile serves both
         assert not set(LEFT_OUT[name]) & {a.id for a in spec.arms}
     assert [a.id for a in BALANCE.arms] == ["a", "b", "c0", "c", "d", "e", "f", "g", "h", "gh", "hw", "gm", "gho"]
-    assert [a.id for a in TASKS["grasp"].arms] == ["a", "b", "c0", "c", "d", "e", "g", "h"]
+    assert [a.id for a in TASKS["grasp"].arms] == ["a", "b", "c0", "c", "d", "e", "g", "h", "hw"]
     # (a) is Isaac Lab's implicit PD, (b) the chain without its delay, (g) all of it
     assert load_dr_profile(BALANCE.arm("a").dr_profile).actuator_model == "implicit_pd"
     assert load_dr_profile(BALANCE.arm("b").dr_profile).actuator_model == "chain_no_delay"
     assert (BALANCE.arm("g").dr_profile, TASKS["grasp"].arm("g").dr_profile) == ("nominal", "grasp_nominal")
     assert load_dr_profile(BALANCE.arm("hw").dr_profile).width_curriculum is not None  # (h) under item 3's lever
+    assert load_dr_profile(TASKS["grasp"].arm("hw").dr_profile).width_curriculum.signal == "success"  # the grasp's
     assert load_dr_profile(BALANCE.arm("gh").dr_profile).holding_drive_fraction == 0.25  # (g) + the holding bridge
     # (gh) with targets about the measured joint positions: the same profile, one override, no other arm has one
     assert (BALANCE.arm("gm").dr_profile, BALANCE.arm("gm").overrides) == (
@@ -73,7 +74,7 @@ def test_every_arm_trains_a_profile_of_its_task_and_the_page_order():
             "--arms 'a,z': unknown arm 'z' for balance; known: a, b, c0, c, d, e, f, g, h, gh, hw, gm, gho",
         ),
         ("balance", "a,i", "arm (i) (identify-then-train) is not run by this command"),
-        ("grasp", "z", "--arms 'z': unknown arm 'z' for grasp; known: a, b, c0, c, d, e, g, h"),
+        ("grasp", "z", "--arms 'z': unknown arm 'z' for grasp; known: a, b, c0, c, d, e, g, h, hw"),
         ("grasp", "f", "grasp arm (f) is arm (g)"),
         ("balance", "a,a", "--arms 'a,a' lists a more than once"),
         ("balance", "a,", "--arms 'a,': an empty arm id"),

@@ -128,6 +128,12 @@ TASKS: dict[str, TaskSpec] = {
             Arm("e", "(d) + consistent inertia randomization", "ablation_grasp_e"),
             Arm("g", "all of it (grasp_nominal)", "grasp_nominal"),
             Arm("h", "wide (grasp_wide)", "grasp_wide"),
+            Arm(
+                "hw",
+                "grasp_wide under a width curriculum moved by grasp success (item 3's lever: (h) learned too little "
+                "at full width at one seed of two)",
+                "grasp_wide_curriculum",
+            ),
         ),
     ),
 }
