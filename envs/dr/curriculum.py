@@ -35,7 +35,8 @@ class SurvivalCurriculum(ManagerTermBase):
 
     With ``signal="success"`` an ended episode counts as survived when the task's ``env_cfg.episode_success`` says it
     succeeded. That function reads what another curriculum term (the task's metrics) stores for the ending envs, so
-    this term must come after every other curriculum term of the table (checked here).
+    this term must come after every other curriculum term of the table (checked here). Every ended episode counts,
+    those a task started from recorded states (the grasp's reverse curriculum) included.
     """
 
     def __init__(
