@@ -20,9 +20,9 @@ import torch
 from isaaclab.managers import ManagerTermBase
 
 from realgap.envs.dr.events import WidthTerm
-from realgap.envs.dr.profile_schema import CURRICULUM_SIGNALS
+from realgap.envs.dr.profile_schema import WidthCurriculumSpec
 from realgap.envs.dr.push import find_push
-from realgap.envs.dr.width import LevelController, check_width
+from realgap.envs.dr.width import LevelController
 from realgap.envs.sim.device_stats import HostMirror
 
 if TYPE_CHECKING:
@@ -46,8 +46,6 @@ class SurvivalCurriculum(ManagerTermBase):
         self.control = control
         self.full_episode = torch.zeros(env.num_envs, dtype=torch.bool, device=env.device)
         self._counts = HostMirror()  # episode counts reach the host without a sync (at once on the CPU)
-        if signal not in CURRICULUM_SIGNALS:
-            raise ValueError(f"{type(self).__name__} signal {signal!r}: expected one of {list(CURRICULUM_SIGNALS)}")
         self.success = None
         if signal == "success":
             self.success = getattr(env.cfg, "episode_success", None)
@@ -103,13 +101,10 @@ class dr_width_curriculum(SurvivalCurriculum):
     """
 
     def __init__(self, cfg: CurriculumTermCfg, env: ManagerBasedRLEnv):
-        p = cfg.params
-        control = LevelController(p["step"], p["promote"], p["demote"], int(p["min_episodes"]))
-        super().__init__(cfg, env, control, p.get("signal", "survival"))
-        self.start = float(p["start_width"])
-        check_width(self.start)
-        if self.start == 1.0:
-            raise ValueError("dr_width_curriculum start_width 1 is no curriculum; give a width below 1")
+        spec = WidthCurriculumSpec(**cfg.params)  # the profile's checks, also for params set by hand
+        control = LevelController(spec.step, spec.promote, spec.demote, spec.min_episodes)
+        super().__init__(cfg, env, control, spec.signal)
+        self.start = spec.start_width
         self.terms = _width_terms(env)
         if not self.terms:
             raise ValueError(

@@ -42,7 +42,7 @@ from realgap.envs.dr.profile_bounds import (  # noqa: F401  (re-exported with th
     check_inertia_bounds,
     check_timeconst_range,
 )
-from realgap.envs.dr.width import LevelController
+from realgap.envs.dr.width import LevelController, check_width
 
 PROFILE_PACKAGE = "realgap.configs"
 PROFILE_DIR = "dr"
@@ -191,12 +191,15 @@ class WidthCurriculumSpec:
     promote: float = _f("unit")
     demote: float = _f("unit")
     min_episodes: int = _f("count")
-    signal: str = _f("curriculum_signal", default="survival")  # one of CURRICULUM_SIGNALS
+    signal: str = _f("name", default="survival")  # one of CURRICULUM_SIGNALS
 
     def __post_init__(self) -> None:
+        check_width(self.start_width)
         if self.start_width >= 1.0:
             raise ValueError(f"start_width {self.start_width} is no curriculum; give a width below 1")
         LevelController(self.step, self.promote, self.demote, self.min_episodes)  # its own checks
+        if self.signal not in CURRICULUM_SIGNALS:
+            raise ValueError(f"signal: expected one of {list(CURRICULUM_SIGNALS)}, got {self.signal!r}")
 
 
 @dataclass(frozen=True)
@@ -265,10 +268,6 @@ def _parse_value(kind: str, unit: str, value: Any, where: str) -> Any:
     if kind == "actuator_model":
         if value not in ACTUATOR_MODELS:
             raise ValueError(f"{where}: expected one of {list(ACTUATOR_MODELS)}, got {value!r}")
-        return value
-    if kind == "curriculum_signal":
-        if value not in CURRICULUM_SIGNALS:
-            raise ValueError(f"{where}: expected one of {list(CURRICULUM_SIGNALS)}, got {value!r}")
         return value
     if kind == "unit":
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:

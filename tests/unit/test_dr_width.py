@@ -95,6 +95,8 @@ def test_profile_width_curriculum_parses_round_trips_and_refuses_bad_values():
     data = wide.to_dict() | {"width_curriculum": spec}
     parsed = parse_dr_profile(data, "w.yaml")
     assert parsed.width_curriculum == WidthCurriculumSpec(0.0, 0.1, 0.8, 0.5, 256, "survival")  # the default signal
+    with pytest.raises(ValueError, match=r"signal: expected one of \['survival', 'success'\], got 'reward'"):
+        WidthCurriculumSpec(0.0, 0.1, 0.8, 0.5, 256, "reward")  # built in code, as the curriculum term builds it
     success = parse_dr_profile(data | {"width_curriculum": spec | {"signal": "success"}}, "w.yaml")
     assert success.width_curriculum.signal == "success" and parse_dr_profile(success.to_dict()) == success
     assert parse_dr_profile(parsed.to_dict()) == parsed
