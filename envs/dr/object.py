@@ -75,6 +75,11 @@ class reset_object(WidthTerm):
         self.size_m = self.spawned_size_m.expand(env.num_envs, 3).clone()
         self.table_top_z = float(params["table_top_z"])
 
+    def collider_size_m(self) -> torch.Tensor:
+        """Edge lengths of the box collider the simulator holds now, m (twice Newton's box scale, the half
+        extents): what :attr:`size_m` must equal after a draw. Shape: ``(E, 3)``."""
+        return 2.0 * self._scale_view[:, 0, :]
+
     def rest_z_w(self) -> torch.Tensor:
         """Height of the object's origin when it rests upright on the table, m: table top + half the collider's
         current height (Newton's box scale is the half extents). Shape: ``(E,)``."""

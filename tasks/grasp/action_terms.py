@@ -140,6 +140,20 @@ class RateLimitedJointPositionAction(JointPositionAction):
         self._velocity = torch.zeros_like(self._setpoint)
         self._reset_mask = torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
 
+    @property
+    def setpoint(self) -> torch.Tensor:
+        """The motion generator's position setpoint last sent to the drives, rad. Shape: ``(E, J)``."""
+        if not self._limited:
+            raise AttributeError(f"{type(self).__name__} has no motion generator (max_velocity is None)")
+        return self._setpoint
+
+    @property
+    def max_following_error(self) -> torch.Tensor | None:
+        """The setpoint's bound on its distance from the measured joint, rad (None: unbounded). Shape: ``(1, J)``."""
+        if not self._limited:
+            raise AttributeError(f"{type(self).__name__} has no motion generator (max_velocity is None)")
+        return self._max_error
+
     def _per_joint(self, value: float | dict[str, float] | None, field: str) -> torch.Tensor:
         """A per-joint ``(1, J)`` tensor from a float or a {joint regex: value} dict (every joint must match)."""
         if value is None:

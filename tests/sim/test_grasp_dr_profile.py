@@ -50,7 +50,7 @@ def test_grasp_nominal_profile_plugs_in_and_the_object_has_one_owner():
                     obs, rew, _, _, _ = env.step(act)
                     assert torch.isfinite(obs["policy"]).all() and torch.isfinite(rew).all()
                 term = env.event_manager.get_term_cfg("reset_object").func
-                size = 2.0 * term._scale_view[:, 0, :]  # collider edges now, m (Newton box scale = half extents)
+                size = term.collider_size_m()  # the collider the simulator holds now
                 torch.testing.assert_close(size, term.size_m)  # the owner's draw is the collider
                 assert float(size.min()) >= 0.04 * 0.98 - 1e-6 and float(size.max()) <= 0.05 + 1e-6
                 data = env.scene["object"].data

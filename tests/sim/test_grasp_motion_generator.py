@@ -54,7 +54,7 @@ def test_the_setpoint_stays_within_its_following_error_bound(pos_env):
     """The bound (tasks/grasp/actions.py SETPOINT_MAX_FOLLOWING_ERROR) reaches the env: under full-scale commands the
     setpoint never runs further from the measured joint than δ plus one physics step of the joint's own motion."""
     term = pos_env.action_manager.get_term("arm")
-    bound = term._max_error[0]
+    bound = term.max_following_error[0]
     torch.testing.assert_close(bound, torch.tensor([0.12] * 4 + [0.14] * 3))
     robot = pos_env.scene["robot"]
     pos_env.reset()
@@ -63,7 +63,7 @@ def test_the_setpoint_stays_within_its_following_error_bound(pos_env):
         act = torch.zeros(2, pos_env.action_manager.total_action_dim)
         act[0, :7] = 5.0 if k < 20 else -5.0  # full scale one way, then the other
         pos_env.step(act)
-        worst = torch.maximum(worst, (term._setpoint[0] - robot.data.joint_pos.torch[0, :7]).abs())
+        worst = torch.maximum(worst, (term.setpoint[0] - robot.data.joint_pos.torch[0, :7]).abs())
     step = LIMITS * pos_env.physics_dt  # the joint moves after the setpoint's last update
     assert bool((worst <= bound + step + 1e-6).all()), f"lag {worst.tolist()} against {bound.tolist()}"
     assert float(worst.max()) > 0.05  # the commands did open a lag: the check had something to check
