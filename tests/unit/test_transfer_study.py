@@ -377,6 +377,12 @@ def test_training_curves_of_every_started_run_against_env_steps(tmp_path):
     assert [p.name for p in written] == ["training_curves.csv", "training_curves.png"]
     assert (tmp_path / "training_curves.csv").read_text().splitlines()[1] == "a,1,1,480,0.25"
     assert write_curves([], "survival", tmp_path / "none") == []
+    # a dozen arms wrap into rows of four panels: the figure is 3 rows tall, 4 panels wide
+    many = [{**points[0], "arm": f"x{i}"} for i in range(12)]
+    (tmp_path / "many").mkdir()
+    png = write_curves(many, "survival", tmp_path / "many")[1].read_bytes()
+    width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")  # the PNG's IHDR
+    assert (width, height) == (round(4 * 3.2 * 110), round(3 * 2.8 * 110))
     # summarized again without arm b's run folder (published elsewhere): b's points stay, a's come from its run
     shutil.rmtree(tmp_path / "runs" / "g1" / "2026-12-06_10-00-00_b_s1")
     kept = kept_points(tmp_path, pairs)

@@ -62,6 +62,9 @@ def kept_points(out: Path, pairs: Sequence[Pair]) -> list[dict[str, Any]]:
     ]
 
 
+PANELS_PER_ROW = 4  # a study's dozen arms wrap into rows a page can show, not one strip 40 inches wide
+
+
 def write_curves(points: Sequence[dict[str, Any]], metric: str, out: Path) -> list[Path]:
     """``training_curves.csv`` (every point) and ``training_curves.png`` (a panel per arm) in ``out``; returns the
     files written (none without points)."""
@@ -78,15 +81,20 @@ def write_curves(points: Sequence[dict[str, Any]], metric: str, out: Path) -> li
     import matplotlib.pyplot as plt
 
     arms = list(dict.fromkeys(p["arm"] for p in points))
-    fig, axes = plt.subplots(1, len(arms), figsize=(3.2 * len(arms), 2.8), sharey=True, squeeze=False)
-    for ax, arm in zip(axes[0], arms, strict=True):
+    cols = min(len(arms), PANELS_PER_ROW)
+    rows = -(-len(arms) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.8 * rows), sharey=True, squeeze=False)
+    for ax in axes.flat[len(arms) :]:  # the last row's unused panels
+        ax.set_visible(False)
+    for ax, arm in zip(axes.flat, arms, strict=False):
         for seed in sorted({p["seed"] for p in points if p["arm"] == arm}):
             mine = [p for p in points if p["arm"] == arm and p["seed"] == seed]
             ax.plot([p["env_steps"] / 1e6 for p in mine], [p["value"] for p in mine], label=f"seed {seed}")
         ax.set_title(f"arm ({arm})")
         ax.set_xlabel("env steps (M)")
         ax.legend(fontsize=7)
-    axes[0][0].set_ylabel(f"training {metric}")
+    for row in axes:
+        row[0].set_ylabel(f"training {metric}")
     fig.tight_layout()
     fig.savefig(png_path, dpi=110)
     plt.close(fig)
