@@ -20,7 +20,7 @@ import torch
 from isaaclab.managers import ManagerTermBase
 
 from realgap.envs.dr.events import WidthTerm
-from realgap.envs.dr.profile_schema import WidthCurriculumSpec
+from realgap.envs.dr.profile_schema import CURRICULUM_SIGNALS, WidthCurriculumSpec
 from realgap.envs.dr.push import find_push
 from realgap.envs.dr.width import LevelController
 from realgap.envs.sim.device_stats import HostMirror
@@ -42,6 +42,8 @@ class SurvivalCurriculum(ManagerTermBase):
     def __init__(
         self, cfg: CurriculumTermCfg, env: ManagerBasedRLEnv, control: LevelController, signal: str = "survival"
     ):
+        if signal not in CURRICULUM_SIGNALS:  # before the env is touched: a typo must not count survival instead
+            raise ValueError(f"{type(self).__name__} signal {signal!r}: expected one of {list(CURRICULUM_SIGNALS)}")
         super().__init__(cfg, env)
         self.control = control
         self.full_episode = torch.zeros(env.num_envs, dtype=torch.bool, device=env.device)

@@ -86,6 +86,15 @@ def test_level_controller_moves_by_its_rule():
             LevelController(**(dict(step=0.1, promote=0.8, demote=0.5, min_episodes=1) | kwargs))
 
 
+def test_a_survival_curriculum_refuses_an_unknown_signal_before_touching_the_env():
+    from realgap.envs.dr.curriculum import SurvivalCurriculum
+    from realgap.envs.dr.width import LevelController
+
+    control = LevelController(step=0.1, promote=0.8, demote=0.5, min_episodes=1)
+    with pytest.raises(ValueError, match=r"signal 'reward': expected one of \['survival', 'success'\]"):
+        SurvivalCurriculum(None, None, control, "reward")  # a subclass passing its own signal, not the profile's
+
+
 def test_profile_width_curriculum_parses_round_trips_and_refuses_bad_values():
     from realgap.envs.dr.profile import WidthCurriculumSpec, load_dr_profile, parse_dr_profile
 
